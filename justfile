@@ -1,0 +1,50 @@
+# Recipes for a fresh Debian machine (run as root, or with sudo available).
+# The virtualenv lives at .venv; Python packages come from requirements.lock.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+venv := ".venv"
+py := venv / "bin/python"
+apt_packages := "redis-server chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core"
+
+# Start the service on embedded defaults (private redis-server, SecantusDB, SeaweedFS).
+run *ARGS: setup
+    {{py}} -m tornado_app serve {{ARGS}}
+
+# Run the whole test suite.
+test *ARGS: setup
+    {{venv}}/bin/ruff check .
+    {{py}} -m pytest {{ARGS}}
+
+# Install system packages (when missing) and the locked Python packages into .venv.
+setup: apt-deps venv
+
+apt-deps:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    missing=$(for p in {{apt_packages}}; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+    if [ -n "$missing" ]; then
+        sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+        $sudo_cmd apt-get update -q
+        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q $missing
+    fi
+
+venv:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    [ -x {{py}} ] || python3 -m venv {{venv}}
+    stamp={{venv}}/.lock-$(sha256sum requirements.lock pyproject.toml | sha256sum | cut -c1-16)
+    if [ ! -f "$stamp" ]; then
+        {{venv}}/bin/pip install -q --upgrade pip
+        {{venv}}/bin/pip install -q -r requirements.lock
+        {{venv}}/bin/pip install -q --no-deps -e .
+        rm -f {{venv}}/.lock-*; touch "$stamp"
+    fi
+
+# Benchmarks: prints tables of ratios against baselines measured in the same run.
+bench: setup
+    {{py}} -m bench
+
+# Lint and format check only.
+lint: venv
+    {{venv}}/bin/ruff check .

@@ -1,0 +1,298 @@
+"""The document model every reader builds and every writer serialises.
+
+The shape follows Pandoc's AST: a document is a list of blocks; blocks hold
+inlines or other blocks. Readers (DOCX, PDF, Markdown, HTML) never know which
+writer will run, and writers (Markdown, HTML, JSON, DocTags, DOCX, PDF) never
+know which reader ran. Binary assets (images) live in ``Document.resources``
+keyed by a name that ``Image.src`` refers to, so a writer can embed them as
+data URIs or the service can upload them and rewrite the links.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Union
+
+SCHEMA_VERSION = "1.0"
+
+
+# ---------------------------------------------------------------- inlines
+@dataclass
+class Text:
+    """Plain text run."""
+
+    text: str
+
+
+@dataclass
+class Emph:
+    """Italic / emphasised text."""
+
+    children: list[Inline]
+
+
+@dataclass
+class Strong:
+    """Bold / strong text."""
+
+    children: list[Inline]
+
+
+@dataclass
+class Strike:
+    """Struck-through text (also tracked deletions when shown)."""
+
+    children: list[Inline]
+
+
+@dataclass
+class Underline:
+    """Underlined text (also tracked insertions when shown)."""
+
+    children: list[Inline]
+
+
+@dataclass
+class Subscript:
+    children: list[Inline]
+
+
+@dataclass
+class Superscript:
+    children: list[Inline]
+
+
+@dataclass
+class Code:
+    """Inline code span."""
+
+    text: str
+
+
+@dataclass
+class Link:
+    """Hyperlink; ``target`` is a URL or ``#anchor`` for an internal link."""
+
+    children: list[Inline]
+    target: str
+    title: str = ""
+
+
+@dataclass
+class Image:
+    """Image; ``src`` is a key of ``Document.resources`` or an external URL."""
+
+    src: str
+    alt: str = ""
+    title: str = ""
+    width_px: int | None = None
+    height_px: int | None = None
+
+
+@dataclass
+class LineBreak:
+    """Hard line break inside a paragraph."""
+
+
+@dataclass
+class Math:
+    """Formula as LaTeX; ``display`` for a formula on its own line."""
+
+    tex: str
+    display: bool = False
+
+
+@dataclass
+class NoteRef:
+    """Reference to a footnote or endnote held in ``Document.notes``."""
+
+    note_id: str
+
+
+@dataclass
+class Anchor:
+    """Named target for internal links (a bookmark)."""
+
+    name: str
+
+
+@dataclass
+class Placeholder:
+    """Content the reader could not convert; writers show it visibly."""
+
+    text: str
+
+
+Inline = Union[
+    Text, Emph, Strong, Strike, Underline, Subscript, Superscript, Code, Link, Image,
+    LineBreak, Math, NoteRef, Anchor, Placeholder,
+]
+
+
+# ---------------------------------------------------------------- blocks
+@dataclass
+class Paragraph:
+    children: list[Inline]
+
+
+@dataclass
+class Heading:
+    level: int
+    children: list[Inline]
+    anchor: str = ""
+
+
+@dataclass
+class ListItem:
+    blocks: list[Block]
+    checked: bool | None = None
+
+
+@dataclass
+class ListBlock:
+    """Bulleted (``ordered=False``) or numbered list; ``start`` for numbered."""
+
+    ordered: bool
+    items: list[ListItem]
+    start: int = 1
+
+
+@dataclass
+class TableCell:
+    blocks: list[Block]
+    rowspan: int = 1
+    colspan: int = 1
+    header: bool = False
+
+
+@dataclass
+class TableRow:
+    cells: list[TableCell]
+
+
+@dataclass
+class Table:
+    """Table; the first ``header_rows`` rows form the header."""
+
+    rows: list[TableRow]
+    header_rows: int = 0
+    caption: list[Inline] = field(default_factory=list)
+
+
+@dataclass
+class CodeBlock:
+    text: str
+    language: str = ""
+
+
+@dataclass
+class BlockQuote:
+    blocks: list[Block]
+
+
+@dataclass
+class HorizontalRule:
+    pass
+
+
+@dataclass
+class MathBlock:
+    tex: str
+
+
+@dataclass
+class RawHtml:
+    """HTML passed through by the Markdown reader; writers may drop it."""
+
+    html: str
+
+
+Block = Union[
+    Paragraph, Heading, ListBlock, Table, CodeBlock, BlockQuote, HorizontalRule, MathBlock,
+    RawHtml,
+]
+
+
+@dataclass
+class Resource:
+    """A binary asset, such as an image, referenced from the body."""
+
+    data: bytes
+    mime: str
+
+
+@dataclass
+class Document:
+    """One converted document: body, notes, metadata, assets and warnings."""
+
+    blocks: list[Block] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, list[Block]] = field(default_factory=dict)
+    resources: dict[str, Resource] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    furniture: list[Block] = field(default_factory=list)  # headers/footers/comments when asked
+
+    def warn(self, message: str) -> None:
+        """Record a warning once; warnings reach the caller in the response."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+
+# ---------------------------------------------------------------- helpers
+_NODE_TYPES: dict[str, type] = {}
+for _cls in (
+    Text, Emph, Strong, Strike, Underline, Subscript, Superscript, Code, Link, Image, LineBreak,
+    Math, NoteRef, Anchor, Placeholder, Paragraph, Heading, ListItem, ListBlock, TableCell,
+    TableRow, Table, CodeBlock, BlockQuote, HorizontalRule, MathBlock, RawHtml,
+):
+    _NODE_TYPES[_cls.__name__] = _cls
+
+
+def plain_text(nodes: list[Any]) -> str:
+    """Concatenated visible text of inlines or blocks (for ids, alt text, tests)."""
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, (Text, Code, Placeholder)):
+            out.append(node.text)
+        elif isinstance(node, Math):
+            out.append(node.tex)
+        elif isinstance(node, LineBreak):
+            out.append("\n")
+        elif isinstance(node, Image):
+            out.append(node.alt)
+        elif isinstance(node, CodeBlock):
+            out.append(node.text)
+        elif is_dataclass(node):
+            for f in fields(node):
+                value = getattr(node, f.name)
+                if isinstance(value, list):
+                    for child in value:
+                        walk(child)
+
+    for n in nodes:
+        walk(n)
+    return "".join(out)
+
+
+def to_dict(node: Any) -> Any:
+    """Serialise a model node (or list of nodes) to JSON-ready data with a ``type`` tag."""
+    if isinstance(node, list):
+        return [to_dict(n) for n in node]
+    if is_dataclass(node) and not isinstance(node, type):
+        data: dict[str, Any] = {"type": type(node).__name__}
+        for f in fields(node):
+            data[f.name] = to_dict(getattr(node, f.name))
+        return data
+    return node
+
+
+def from_dict(data: Any) -> Any:
+    """Inverse of :func:`to_dict` for body nodes."""
+    if isinstance(data, list):
+        return [from_dict(d) for d in data]
+    if isinstance(data, dict) and "type" in data:
+        cls = _NODE_TYPES[data["type"]]
+        kwargs = {k: from_dict(v) for k, v in data.items() if k != "type"}
+        return cls(**kwargs)
+    return data

@@ -1,0 +1,33 @@
+"""Writers: one per output format, each serialising a :class:`render_pool.model.Document`.
+
+A writer never knows which reader built the document. Image sources are resolved through an
+``ImageResolver``: by default to data URIs from ``Document.resources``; when the service saves
+to object storage it passes the uploaded links instead.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+
+from render_pool.model import Document
+
+ImageResolver = Callable[[str], str]
+
+
+def data_uri_resolver(doc: Document) -> ImageResolver:
+    """Resolve resource keys to ``data:`` URIs; other sources (URLs) pass through."""
+
+    def resolve(src: str) -> str:
+        res = doc.resources.get(src)
+        if res is None:
+            return src
+        return f"data:{res.mime};base64,{base64.b64encode(res.data).decode('ascii')}"
+
+    return resolve
+
+
+def mapping_resolver(doc: Document, urls: dict[str, str]) -> ImageResolver:
+    """Resolve resource keys through ``urls`` (uploaded links), falling back to data URIs."""
+    fallback = data_uri_resolver(doc)
+    return lambda src: urls.get(src) or fallback(src)

@@ -1,0 +1,1 @@
+"""Persistence: MongoDB (motor), Redis sessions, object storage and safe archive handling."""

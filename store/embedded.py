@@ -1,0 +1,178 @@
+"""Supervise the private servers the service starts when no real ones are configured.
+
+Each server is a real child process bound to loopback (redis-server on a unix socket,
+SecantusDB speaking the MongoDB wire protocol). Children get ``PR_SET_PDEATHSIG`` so that
+they die with the service even if it is killed hard; :meth:`Embedded.stop` terminates
+them politely first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("store.embedded")
+
+
+class EmbeddedServerError(RuntimeError):
+    """A private server could not start; the message names the fix."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def find_binary(name: str, fix: str) -> str:
+    """Path of ``name`` in the virtualenv's bin directory or on PATH, else a clear error."""
+    venv_bin = Path(sys.executable).parent / name
+    if venv_bin.exists():
+        return str(venv_bin)
+    found = shutil.which(name)
+    if not found:
+        raise EmbeddedServerError(f"{name} not found; {fix}")
+    return found
+
+
+@dataclass
+class Child:
+    """One supervised server process."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    url: str
+    log_path: Path | None = None
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Terminate the server, then kill it if it does not exit in ``timeout`` seconds."""
+        if self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+
+
+def _spawn(name: str, argv: list[str], log_path: Path | None) -> subprocess.Popen[bytes]:
+    out = open(log_path, "ab") if log_path else subprocess.DEVNULL
+    try:
+        return subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,
+        )
+    finally:
+        if log_path:
+            out.close()  # type: ignore[union-attr]
+
+
+def _wait_ready(child: Child, probe: tuple[int, str | int], timeout: float = 30.0) -> None:
+    family, address = probe
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if child.process.poll() is not None:
+            tail = ""
+            if child.log_path and child.log_path.exists():
+                tail = child.log_path.read_text(errors="replace")[-800:]
+            raise EmbeddedServerError(f"{child.name} exited at start-up: {tail.strip()}")
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.settimeout(0.5)
+            try:
+                s.connect(address if family == socket.AF_UNIX else ("127.0.0.1", address))
+                return
+            except OSError:
+                time.sleep(0.05)
+    child.stop()
+    raise EmbeddedServerError(f"{child.name} did not answer within {timeout:.0f} s")
+
+
+def start_redis(directory: Path, *, persistent: bool) -> Child:
+    """Start redis-server on a unix socket in ``directory``; append-only file when persistent."""
+    binary = find_binary("redis-server", "install it with `apt-get install redis-server`")
+    directory.mkdir(parents=True, exist_ok=True)
+    sock = directory / "redis.sock"
+    with contextlib.suppress(FileNotFoundError):
+        sock.unlink()
+    argv = [
+        binary, "--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700",
+        "--dir", str(directory), "--daemonize", "no", "--save", "",
+        "--appendonly", "yes" if persistent else "no", "--loglevel", "warning",
+    ]
+    log_path = directory / "redis.log"
+    child = Child("redis-server", _spawn("redis-server", argv, log_path), f"unix://{sock}",
+                  log_path)
+    _wait_ready(child, (socket.AF_UNIX, str(sock)))
+    return child
+
+
+def start_secantus(storage: Path | None, log_dir: Path) -> Child:
+    """Start a SecantusDB daemon (MongoDB wire protocol) on a free loopback port.
+
+    ``storage=None`` keeps the data in memory (tests). SecantusDB is GPL-2.0-only, so it
+    only ever runs as a separate process.
+    """
+    binary = find_binary(
+        "secantusd-py", "install the embedded extra: `pip install 'SecantusDB==0.7.0b3'`"
+    )
+    port = free_port()
+    log_dir.mkdir(parents=True, exist_ok=True)
+    if storage is not None:
+        storage.mkdir(parents=True, exist_ok=True)
+    argv = [
+        binary, "--host", "127.0.0.1", "--port", str(port),
+        "--storage-path", str(storage) if storage is not None else ":memory:",
+        "--log-level", "WARNING",
+    ]
+    log_path = log_dir / f"secantus-{port}.log"
+    child = Child(
+        "secantusd", _spawn("secantusd", argv, log_path),
+        f"mongodb://127.0.0.1:{port}/?directConnection=true", log_path,
+    )
+    _wait_ready(child, (socket.AF_INET, port))
+    return child
+
+
+@dataclass
+class Embedded:
+    """The set of private servers one service process runs."""
+
+    children: list[Child] = field(default_factory=list)
+
+    def add(self, child: Child) -> Child:
+        self.children.append(child)
+        log.info("embedded server started", extra={"server": child.name, "pid": child.process.pid})
+        return child
+
+    def stop(self) -> None:
+        """Stop every child, newest first."""
+        for child in reversed(self.children):
+            child.stop()
+            log.info("embedded server stopped", extra={"server": child.name})
+        self.children.clear()
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create ``path`` with owner-only permissions (it holds keys and data)."""
+    path.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+    return path

@@ -1,0 +1,126 @@
+"""Shared fixtures: real redis-server and SecantusDB started once per test session on
+free loopback ports, and the real Tornado app driven over HTTP (pytest-tornasync)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis as redis_sync
+
+from store.embedded import Child, start_redis, start_secantus
+from tornado_app.app import make_app
+from tornado_app.services import Services, open_services
+from tornado_app.settings import Settings
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+CORPUS = SHARED / "corpus"
+
+
+def need_corpus() -> Path:
+    """The shared corpus, or skip: a user's clone has no ../shared beside it."""
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus not present (a user's clone has none)")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Child]:
+    child = start_redis(tmp_path_factory.mktemp("redis"), persistent=False)
+    yield child
+    child.stop()
+
+
+@pytest.fixture(scope="session")
+def mongo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Child]:
+    child = start_secantus(None, tmp_path_factory.mktemp("secantus-logs"))
+    yield child
+    child.stop()
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(mongo_db=f"t_{uuid.uuid4().hex[:12]}", allow_private_urls=True)
+
+
+@pytest.fixture
+def services(io_loop, settings, redis_server, mongo_server) -> Iterator[Services]:
+    redis_sync.Redis.from_url(redis_server.url).flushdb()
+    svc = io_loop.run_sync(lambda: open_services(
+        settings, mongo_url=mongo_server.url, redis_url=redis_server.url))
+    yield svc
+    io_loop.run_sync(svc.close)
+
+
+@pytest.fixture
+def app(services):
+    return make_app(services)
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any
+    headers: Any
+
+
+class Api:
+    """Small JSON client over the test server."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    async def call(self, method: str, path: str, body: Any = None, *, token: str | None = None,
+                   raw: bytes | str | None = None, headers: dict[str, str] | None = None) -> Reply:
+        hdrs = dict(headers or {})
+        if token:
+            hdrs["Authorization"] = f"Bearer {token}"
+        data: bytes | str | None = raw
+        if body is not None:
+            data = json.dumps(body)
+            hdrs.setdefault("Content-Type", "application/json")
+        if data is None and method in ("POST", "PUT"):
+            data = b""
+        resp = await self.client.fetch(path, method=method, body=data, headers=hdrs,
+                                       raise_error=False, request_timeout=60)
+        text = resp.body.decode("utf-8") if resp.body else ""
+        try:
+            parsed = json.loads(text) if text else None
+        except ValueError:
+            parsed = text
+        return Reply(resp.code, parsed, resp.headers)
+
+
+@pytest.fixture
+def api(http_server_client) -> Api:
+    return Api(http_server_client)
+
+
+PASSWORD = "correct horse battery"
+
+
+async def add_user(svc: Services, company_code: str, username: str, *, role: str = "ANNOTATOR",
+                   status: str = "ACTIVE", password: str = PASSWORD,
+                   real_name: str = "") -> int:
+    """Create (company and) user directly through the stores; returns the user id."""
+    from store import users
+    from tornado_app.seed import ensure_company, ensure_user
+
+    company = await ensure_company(svc, company_code, f"{company_code} Ltd")
+    await ensure_user(svc, company, {"username": username, "password": password, "role": role,
+                                     "status": status, "realName": real_name})
+    user = await users.find_by_username(svc.db, company.id, username)
+    assert user is not None
+    return user.id
+
+
+async def login(api: Api, company: str, username: str, password: str = PASSWORD) -> str:
+    r = await api.call("POST", "/api/auth/login",
+                       {"companyCode": company, "username": username, "password": password})
+    assert r.status == 200, r.body
+    return r.body["data"]["token"]

@@ -1,0 +1,1 @@
+"""HTTP layer of the service: route table, handlers, envelopes and the CLI."""

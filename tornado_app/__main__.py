@@ -1,0 +1,148 @@
+"""Command line: ``serve``, ``create-company`` and ``create-user``.
+
+``serve`` with no ``MONGO_URL``/``REDIS_URL`` starts private SecantusDB and redis-server
+children under ``DATA_DIR`` and stops them on exit (also on Ctrl-C and SIGTERM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from pathlib import Path
+
+import tornado.httpserver
+
+from store.embedded import Embedded, EmbeddedServerError, ensure_dir, start_redis, start_secantus
+from tornado_app.app import make_app, parse_services
+from tornado_app.logs import setup_logging
+from tornado_app.services import Services, open_services
+from tornado_app.settings import Settings
+
+log = logging.getLogger("tornado_app")
+
+
+def start_embedded(settings: Settings, embedded: Embedded) -> tuple[str, str]:
+    """Start what is not configured; returns the MongoDB and Redis URLs to use."""
+    mongo_url, redis_url = settings.mongo_url, settings.redis_url
+    data = ensure_dir(settings.data_dir)
+    if not redis_url:
+        redis_url = embedded.add(start_redis(data / "redis", persistent=True)).url
+    if not mongo_url:
+        mongo_url = embedded.add(start_secantus(data / "mongo", data / "logs")).url
+    return mongo_url, redis_url
+
+
+async def _with_services(settings: Settings, embedded: Embedded, fn):  # type: ignore[no-untyped-def]
+    mongo_url, redis_url = start_embedded(settings, embedded)
+    svc = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
+    try:
+        return await fn(svc)
+    finally:
+        await svc.close()
+
+
+async def serve(settings: Settings, port: int, host: str, services: tuple[str, ...],
+                seed: Path | None, embedded: Embedded) -> None:
+    mongo_url, redis_url = start_embedded(settings, embedded)
+    svc: Services = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
+    if "docs" in services:
+        from tornado_app.docs.setup import open_docs_services
+
+        await open_docs_services(svc, embedded)
+    if seed:
+        from tornado_app.seed import load_seed
+
+        await load_seed(svc, seed)
+    app = make_app(svc, services)
+    server = tornado.httpserver.HTTPServer(
+        app, xheaders=True, max_body_size=settings.max_upload_bytes + 1024 * 1024,
+        idle_connection_timeout=60, body_timeout=300,
+    )
+    server.listen(port, address=host)
+    log.info("serving", extra={"port": port, "host": host, "services": ",".join(services)})
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down")
+    server.stop()
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(server.close_all_connections(), 20)
+    await svc.close()
+
+
+async def _create_company(svc: Services, code: str, name: str) -> int:
+    from tornado_app.seed import ensure_company
+
+    company = await ensure_company(svc, code, name)
+    print(f"company {company.code} id={company.id}")
+    return 0
+
+
+async def _create_user(svc: Services, args: argparse.Namespace) -> int:
+    from store import companies
+    from tornado_app.seed import ensure_user
+
+    company = await companies.get_by_code(svc.db, args.company)
+    if company is None:
+        print(f"no company with code {args.company!r}", file=sys.stderr)
+        return 2
+    created = await ensure_user(svc, company, {
+        "username": args.username, "password": args.password, "role": args.role,
+        "realName": args.real_name or "",
+    })
+    print("user created" if created else "user exists already")
+    return 0 if created else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tornado_app")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_serve = sub.add_parser("serve", help="start the service")
+    p_serve.add_argument("--port", type=int, default=8080)
+    p_serve.add_argument("--host", default="127.0.0.1")
+    p_serve.add_argument("--seed", type=Path, default=None)
+    p_serve.add_argument("--services", default="all", help="all, auth, docs or auth,docs")
+    p_company = sub.add_parser("create-company", help="create a company (tenant)")
+    p_company.add_argument("--code", required=True)
+    p_company.add_argument("--name", required=True)
+    p_user = sub.add_parser("create-user", help="create a user in a company")
+    p_user.add_argument("--company", required=True, help="company code")
+    p_user.add_argument("--username", required=True)
+    p_user.add_argument("--password", required=True)
+    p_user.add_argument("--role", default="ANNOTATOR")
+    p_user.add_argument("--real-name", default="")
+    args = parser.parse_args(argv)
+
+    settings = Settings.from_env()
+    setup_logging(settings.log_level)
+    embedded = Embedded()
+    try:
+        if args.command == "serve":
+            import os
+
+            seed = args.seed or (Path(os.environ["SEED_FILE"]) if os.environ.get("SEED_FILE")
+                                 else None)
+            asyncio.run(serve(settings, args.port, args.host, parse_services(args.services),
+                              seed, embedded))
+            return 0
+        if args.command == "create-company":
+            return asyncio.run(_with_services(
+                settings, embedded, lambda s: _create_company(s, args.code, args.name)))
+        return asyncio.run(_with_services(settings, embedded, lambda s: _create_user(s, args)))
+    except (EmbeddedServerError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        embedded.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

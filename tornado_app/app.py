@@ -1,0 +1,47 @@
+"""The route table: which handlers a process mounts, by service set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tornado.web
+
+from tornado_app.auth.handlers import ROUTES as AUTH_ROUTES
+from tornado_app.http import BaseHandler, NotFoundHandler, log_request
+from tornado_app.services import Services
+
+SERVICE_SETS = ("auth", "docs")
+
+
+class HealthHandler(BaseHandler):
+    """Liveness: answers as soon as the process serves."""
+
+    def get(self) -> None:
+        self.write_json(200, {"status": "ok"})
+
+
+def parse_services(value: str) -> tuple[str, ...]:
+    """``all`` or a comma list of ``auth``/``docs``."""
+    if value.strip() in ("", "all"):
+        return SERVICE_SETS
+    chosen = tuple(dict.fromkeys(p.strip() for p in value.split(",") if p.strip()))
+    unknown = [p for p in chosen if p not in SERVICE_SETS]
+    if unknown or not chosen:
+        raise ValueError(f"unknown service set(s): {', '.join(unknown) or value!r}")
+    return chosen
+
+
+def make_app(services: Services, mounted: tuple[str, ...] = SERVICE_SETS,
+             **extra: Any) -> tornado.web.Application:
+    """Build the Tornado application for ``services`` with the chosen route sets."""
+    routes: list[Any] = [(r"/health", HealthHandler)]
+    if "auth" in mounted:
+        routes += AUTH_ROUTES
+    if "docs" in mounted:
+        from tornado_app.docs.routes import docs_routes
+
+        routes += docs_routes()
+    return tornado.web.Application(
+        routes, services=services, default_handler_class=NotFoundHandler,
+        log_function=log_request, xsrf_cookies=False, compress_response=True, **extra,
+    )

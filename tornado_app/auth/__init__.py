@@ -1,0 +1,1 @@
+"""Annotation backend: login, sessions, current user and user administration."""

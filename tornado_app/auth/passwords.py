@@ -1,0 +1,82 @@
+"""Password hashing with argon2id, off the event loop, in a bounded executor.
+
+A login flood cannot starve other requests: at most ``workers`` hashes run at once, at
+most ``queue_limit`` wait, and a waiter gives up after ``wait_seconds`` (the caller then
+answers 429). Unknown users are verified against a dummy hash with the same parameters,
+so a miss costs the same time as a wrong password.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+
+from argon2 import PasswordHasher, Type
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+
+class HasherBusy(Exception):
+    """Too many password operations queued; retry shortly."""
+
+
+class PasswordService:
+    """argon2id hashing/verification with a concurrency bound."""
+
+    def __init__(
+        self, *, time_cost: int, memory_kib: int, parallelism: int, workers: int,
+        queue_limit: int, wait_seconds: float,
+    ) -> None:
+        self.hasher = PasswordHasher(
+            time_cost=time_cost, memory_cost=memory_kib, parallelism=parallelism,
+            type=Type.ID,
+        )
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="argon2")
+        self.workers = workers
+        self.queue_limit = queue_limit
+        self.wait_seconds = wait_seconds
+        self._active = 0
+        self._slots: asyncio.Semaphore | None = None
+        self.dummy_hash = self.hasher.hash(secrets.token_urlsafe(16))
+
+    async def _run(self, fn, *args):  # type: ignore[no-untyped-def]
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.workers)
+        if self._active >= self.workers + self.queue_limit:
+            raise HasherBusy()
+        self._active += 1
+        try:
+            try:
+                await asyncio.wait_for(self._slots.acquire(), self.wait_seconds)
+            except TimeoutError as exc:
+                raise HasherBusy() from exc
+            try:
+                return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+            finally:
+                self._slots.release()
+        finally:
+            self._active -= 1
+
+    async def hash(self, password: str) -> str:
+        """argon2id hash of ``password`` (used exactly as sent)."""
+        return await self._run(self.hasher.hash, password)
+
+    def _verify(self, stored: str | None, password: str) -> bool:
+        try:
+            return self.hasher.verify(stored or self.dummy_hash, password) and stored is not None
+        except (VerifyMismatchError, VerificationError, InvalidHashError):
+            return False
+
+    async def verify(self, stored: str | None, password: str) -> bool:
+        """True when ``password`` matches ``stored``; ``None`` costs the same and is False."""
+        return await self._run(self._verify, stored, password)
+
+    def needs_rehash(self, stored: str) -> bool:
+        """True when ``stored`` was made with weaker/different parameters."""
+        try:
+            return self.hasher.check_needs_rehash(stored)
+        except InvalidHashError:
+            return True
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,1 @@
+"""Document conversion service: conversion, Markdown rendering, storage and batches."""

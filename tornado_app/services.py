@@ -1,0 +1,60 @@
+"""The service objects one process shares between handlers, opened and closed together."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+
+from store import mongo
+from store.sessions import SessionStore, Throttle
+from tornado_app.auth.passwords import PasswordService
+from tornado_app.settings import Settings
+
+log = logging.getLogger("tornado_app.services")
+
+
+@dataclass
+class Services:
+    """Everything a handler may call: settings, database, Redis stores, hashing, pool."""
+
+    settings: Settings
+    mongo_client: Any
+    db: Any
+    redis: Redis
+    sessions: SessionStore
+    throttle: Throttle
+    passwords: PasswordService
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def metrics_login_failure(self) -> None:
+        """Hook for metrics; counts failed logins."""
+        self.extras["login_failures"] = self.extras.get("login_failures", 0) + 1
+
+    async def close(self) -> None:
+        for closer in self.extras.get("closers", []):
+            await closer()
+        await self.redis.aclose()
+        self.mongo_client.close()
+        self.passwords.close()
+
+
+async def open_services(settings: Settings, *, mongo_url: str, redis_url: str) -> Services:
+    """Connect to MongoDB and Redis and build the shared services (indexes ensured)."""
+    client, db = mongo.connect(mongo_url, settings.mongo_db)
+    await mongo.ensure_indexes(db)
+    redis = Redis.from_url(redis_url, decode_responses=True, socket_timeout=5,
+                           socket_connect_timeout=2, health_check_interval=30)
+    passwords = PasswordService(
+        time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib,
+        parallelism=settings.argon2_parallelism, workers=settings.hash_workers,
+        queue_limit=settings.hash_queue_limit, wait_seconds=settings.hash_wait_seconds,
+    )
+    return Services(
+        settings=settings, mongo_client=client, db=db, redis=redis,
+        sessions=SessionStore(redis, ttl_seconds=settings.session_ttl_seconds,
+                              perm_ttl_seconds=settings.permission_cache_seconds),
+        throttle=Throttle(redis), passwords=passwords,
+    )

@@ -1,0 +1,128 @@
+"""The one settings object, read from environment variables (documented in the README)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def _env_bool(env: dict[str, str], name: str, default: bool) -> bool:
+    value = env.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in _TRUE
+
+
+def _env_int(env: dict[str, str], name: str, default: int) -> int:
+    value = env.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise SystemExit(f"{name} must be an integer, got {value!r}") from exc
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every tunable of the service. Secrets here are never logged (see ``public_view``)."""
+
+    data_dir: Path = Path("./data")
+    mongo_url: str = ""  # empty: start the embedded SecantusDB
+    mongo_db: str = "docservice"
+    redis_url: str = ""  # empty: start the embedded redis-server
+    session_ttl_seconds: int = 86400
+    permission_cache_seconds: int = 60
+    log_level: str = "INFO"
+    # request limits
+    max_json_body_bytes: int = 64 * 1024
+    max_upload_bytes: int = 50 * 1024 * 1024
+    max_markdown_bytes: int = 10 * 1024 * 1024
+    # password hashing: argon2id, OWASP parameters or stronger
+    argon2_time_cost: int = 2
+    argon2_memory_kib: int = 19 * 1024
+    argon2_parallelism: int = 1
+    hash_workers: int = 2
+    hash_queue_limit: int = 64
+    hash_wait_seconds: float = 5.0
+    # login throttling
+    account_failure_limit: int = 5
+    account_failure_window_seconds: int = 900
+    address_failure_limit: int = 100
+    address_failure_window_seconds: int = 900
+    # conversion pool
+    pool_workers: int = 0  # 0: from the CPU count
+    pool_queue_limit: int = 16
+    job_timeout_seconds: float = 120.0
+    worker_memory_mb: int = 1500
+    # remote fetches
+    allow_private_urls: bool = False
+    fetch_timeout_seconds: float = 20.0
+    fetch_max_bytes: int = 50 * 1024 * 1024
+    # object storage (any S3_* set: no embedded storage)
+    s3_endpoint: str = ""
+    s3_public: str = ""
+    s3_access_key: str = ""
+    s3_secret_key: str = field(default="", repr=False)
+    s3_bucket: str = "docservice"
+    s3_secure: bool = False
+    s3_prefix: str = ""
+    s3_public_read: bool = False
+    folder_roots: tuple[Path, ...] = ()
+    chromium_path: str = ""
+    docs_api_token: str = field(default="", repr=False)
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        """Build settings from ``env`` (default: the process environment)."""
+        env = dict(os.environ if env is None else env)
+        roots = tuple(Path(p) for p in env.get("FOLDER_ROOTS", "").split(os.pathsep) if p)
+        return cls(
+            data_dir=Path(env.get("DATA_DIR") or "./data"),
+            mongo_url=env.get("MONGO_URL", ""),
+            mongo_db=env.get("MONGO_DB") or "docservice",
+            redis_url=env.get("REDIS_URL", ""),
+            session_ttl_seconds=_env_int(env, "SESSION_TTL_SECONDS", 86400),
+            log_level=(env.get("LOG_LEVEL") or "INFO").upper(),
+            max_upload_bytes=_env_int(env, "MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
+            pool_workers=_env_int(env, "POOL_WORKERS", 0),
+            pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
+            job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),
+            allow_private_urls=_env_bool(env, "ALLOW_PRIVATE_URLS", False),
+            s3_endpoint=env.get("S3_ENDPOINT", ""),
+            s3_public=env.get("S3_PUBLIC", ""),
+            s3_access_key=env.get("S3_ACCESS_KEY", ""),
+            s3_secret_key=env.get("S3_SECRET_KEY", ""),
+            s3_bucket=env.get("S3_BUCKET") or "docservice",
+            s3_secure=_env_bool(env, "S3_SECURE", False),
+            s3_prefix=env.get("S3_PREFIX", ""),
+            s3_public_read=_env_bool(env, "S3_PUBLIC_READ", False),
+            folder_roots=roots,
+            chromium_path=env.get("CHROMIUM_PATH", ""),
+            docs_api_token=env.get("DOCS_API_TOKEN", ""),
+        )
+
+    @property
+    def s3_configured(self) -> bool:
+        """True when any ``S3_*`` variable was given: then no embedded storage starts."""
+        return bool(self.s3_endpoint or self.s3_access_key or self.s3_secret_key)
+
+    def with_(self, **changes: object) -> Settings:
+        """A copy with some fields changed (used by the CLI and tests)."""
+        return replace(self, **changes)
+
+    def public_view(self) -> dict[str, object]:
+        """Settings safe to log: secrets and URL credentials masked."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in {"s3_secret_key", "docs_api_token", "s3_access_key"} and value:
+                value = "****"
+            elif f.name in {"mongo_url", "redis_url"} and "@" in str(value):
+                scheme, _, rest = str(value).partition("://")
+                value = f"{scheme}://****@{rest.split('@', 1)[1]}"
+            out[f.name] = str(value) if isinstance(value, Path) else value
+        return out
