@@ -408,7 +408,7 @@ async def test_address_throttle_needs_many_failures(api, services):
     assert limit >= 100
     await add_user(services, "ACME", "leo")
     for i in range(limit):
-        key = f"fail:ip:127.0.0.1"
+        key = "fail:ip:127.0.0.1"
         await services.throttle.record_failure(key, 900)
         if i == limit - 2:
             assert await login(api, "ACME", "leo")

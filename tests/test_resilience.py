@@ -1,0 +1,51 @@
+"""A dependency going away mid-run: a clear 503, no crash, recovery when it returns."""
+
+from __future__ import annotations
+
+import pytest
+
+from store.embedded import start_redis
+from tests.conftest import PASSWORD, Api, add_user, login
+from tornado_app.app import make_app
+from tornado_app.services import open_services
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    child = start_redis(tmp_path / "r", persistent=False)
+    yield tmp_path / "r", child
+    child.stop()
+
+
+@pytest.fixture
+def app(io_loop, settings, own_redis, mongo_server):
+    directory, child = own_redis
+    svc = io_loop.run_sync(lambda: open_services(settings, mongo_url=mongo_server.url,
+                                                 redis_url=child.url))
+    application = make_app(svc)
+    application.settings["test_redis"] = own_redis
+    yield application
+    io_loop.run_sync(svc.close)
+
+
+async def test_redis_away_gives_503_then_recovers(app, http_server_client):
+    api = Api(http_server_client)
+    svc = app.settings["services"]
+    directory, child = app.settings["test_redis"]
+    await add_user(svc, "ACME", "olga")
+    token = await login(api, "ACME", "olga")
+    child.stop()
+    r = await api.call("GET", "/api/auth/me", token=token)
+    assert r.status == 503 and r.body["code"] == "SERVICE_UNAVAILABLE"
+    assert "Traceback" not in str(r.body)
+    r = await api.call("POST", "/api/auth/login",
+                       {"companyCode": "ACME", "username": "olga", "password": PASSWORD})
+    assert r.status == 503
+    assert (await api.call("GET", "/health")).status == 200
+    restarted = start_redis(directory, persistent=False)
+    try:
+        # the old session died with the non-persistent Redis; logging in again works
+        new_token = await login(api, "ACME", "olga")
+        assert (await api.call("GET", "/api/auth/me", token=new_token)).status == 200
+    finally:
+        restarted.stop()
