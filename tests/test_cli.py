@@ -132,7 +132,7 @@ def test_create_company_and_user_commands(tmp_path):
 def test_services_flag_picks_route_sets(tmp_path):
     proc, port = _start(tmp_path / "data", "--services", "docs")
     try:
-        status, body = _post(port, "/api/auth/login", {"companyCode": "A", "username": "b",
+        status, _ = _post(port, "/api/auth/login", {"companyCode": "A", "username": "b",
                                                        "password": "c"})
         assert status == 404
     finally:

@@ -19,7 +19,7 @@ def own_redis(tmp_path):
 
 @pytest.fixture
 def app(io_loop, settings, own_redis, mongo_server):
-    directory, child = own_redis
+    _, child = own_redis
     svc = io_loop.run_sync(lambda: open_services(settings, mongo_url=mongo_server.url,
                                                  redis_url=child.url))
     application = make_app(svc)
