@@ -27,6 +27,8 @@ class Services:
     sessions: SessionStore
     throttle: Throttle
     passwords: PasswordService
+    pool: Any = None  # render_pool.pool.RenderPool, when the docs service is mounted
+    storage: Any = None  # tornado_app.docs.storage.StorageManager, likewise
     extras: dict[str, Any] = field(default_factory=dict)
 
     def metrics_login_failure(self) -> None:
@@ -36,6 +38,8 @@ class Services:
     async def close(self) -> None:
         for closer in self.extras.get("closers", []):
             await closer()
+        if self.pool is not None:
+            self.pool.close(wait=False)
         await self.redis.aclose()
         self.mongo_client.close()
         self.passwords.close()

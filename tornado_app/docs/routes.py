@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tornado_app.docs.convert import ConvertHandler
+
 
 def docs_routes() -> list[Any]:
-    """Handlers of the conversion service (filled in as the engines land)."""
-    return []
+    """Handlers of the conversion service."""
+    return [
+        (r"/api/convert", ConvertHandler),
+    ]

@@ -1,0 +1,168 @@
+"""Base handlers of the conversion service: the v2 envelope, optional caller auth,
+streamed multipart uploads with a size limit, and error-code mapping."""
+
+from __future__ import annotations
+
+import hmac
+import json
+from typing import Any
+
+import tornado.httputil
+import tornado.web
+
+from render_pool.errors import ConversionError
+from tornado_app.docs.fetch import FetchFailed, FetchRefused
+from tornado_app.http import ApiError, BaseHandler
+
+TRUE_VALUES = {"true", "1", "yes", "on"}
+FALSE_VALUES = {"false", "0", "no", "off", ""}
+
+
+class DocsError(Exception):
+    """A failure carrying a v2 numeric code (HTTP stays 200)."""
+
+    def __init__(self, code: int, msg: str) -> None:
+        super().__init__(msg)
+        self.code = code
+        self.msg = msg
+
+
+def docs_error_for(exc: BaseException) -> DocsError | None:
+    """The v2 error for a known failure, or None for an unexpected one."""
+    if isinstance(exc, DocsError):
+        return exc
+    if isinstance(exc, ConversionError):
+        return DocsError(exc.code, exc.message)
+    if isinstance(exc, FetchRefused):
+        return DocsError(42201, f"remote address refused: {exc}")
+    if isinstance(exc, FetchFailed):
+        if exc.too_large:
+            return DocsError(41301, str(exc))
+        return DocsError(50401 if exc.timed_out else 40003, str(exc))
+    return None
+
+
+class DocsHandler(BaseHandler):
+    """Conversion-service handler: ``{"code":0,"msg":"ok","data":...}``; failures keep
+    HTTP 200 with a non-zero code, except where the spec gives plain shapes."""
+
+    def success(self, data: Any) -> None:
+        self.write_json(200, {"code": 0, "msg": "ok", "data": data})
+
+    def write_failure(self, status: int, code: str, message: str) -> None:
+        numeric = {401: 40101, 403: 40301, 404: 40401, 405: 40501, 413: 41301, 429: 42901,
+                   503: 50301}.get(status, 40001 if status < 500 else 50001)
+        if status in (401, 403, 404, 405, 503):
+            self.set_status(status)
+            self.set_header("Content-Type", "application/json; charset=utf-8")
+            self.finish(json.dumps({"code": numeric, "msg": message, "data": None}))
+            return
+        self.write_json(200, {"code": numeric, "msg": message, "data": None})
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        mapped = docs_error_for(exc) if exc is not None else None
+        if mapped is not None:
+            self.write_json(200, {"code": mapped.code, "msg": mapped.msg, "data": None})
+            return
+        super().write_error(status_code, **kwargs)
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if value is not None and docs_error_for(value) is not None:
+            return
+        super().log_exception(typ, value, tb)
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await self.check_caller()
+
+    async def check_caller(self) -> None:
+        """With ``DOCS_API_TOKEN`` set, callers need that token or a valid session."""
+        expected = self.services.settings.docs_api_token
+        if not expected:
+            return
+        header = self.request.headers.get("Authorization", "")
+        scheme, _, value = header.partition(" ")
+        value = value.strip()
+        if scheme.lower() == "bearer" and hmac.compare_digest(value.encode(), expected.encode()):
+            return
+        from tornado_app.auth.service import authenticate
+
+        try:
+            await authenticate(self.services, header)
+        except ApiError as exc:
+            raise ApiError(401, "UNAUTHORIZED", "a valid API token or session is needed") from exc
+
+
+@tornado.web.stream_request_body
+class UploadHandler(DocsHandler):
+    """Multipart/form uploads read as a stream: past the limit nothing more is kept, and
+    the request answers 41301 (the body is drained, never buffered)."""
+
+    def upload_limit(self) -> int:
+        return self.services.settings.max_upload_bytes
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await self.check_caller()
+        self._chunks: list[bytes] = []
+        self._received = 0
+        self._over = False
+        self.request.connection.set_max_body_size(max(self.upload_limit() * 8, 1 << 30))
+        declared = self.request.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > self.upload_limit():
+            self._over = True
+
+    def data_received(self, chunk: bytes) -> None:
+        self._received += len(chunk)
+        if self._received > self.upload_limit():
+            self._over = True
+            self._chunks.clear()
+        if not self._over:
+            self._chunks.append(chunk)
+
+    def form(self) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]:
+        """Parsed fields and files (``name -> (filename, bytes)``), once the body is in."""
+        if self._over:
+            raise DocsError(41301, f"upload is larger than {self.upload_limit()} bytes")
+        body = b"".join(self._chunks)
+        self._chunks = []
+        args: dict[str, list[bytes]] = {}
+        files: dict[str, list[tornado.httputil.HTTPFile]] = {}
+        content_type = self.request.headers.get("Content-Type", "")
+        if body:
+            if not content_type.startswith(("multipart/form-data",
+                                            "application/x-www-form-urlencoded")):
+                raise DocsError(40001, "send the fields as multipart/form-data")
+            tornado.httputil.parse_body_arguments(content_type, body, args, files)
+        for name, values in self.request.query_arguments.items():
+            args.setdefault(name, values)
+        fields: dict[str, str] = {}
+        for name, values in args.items():
+            try:
+                fields[name] = values[-1].decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DocsError(40001, f"field {name} is not valid UTF-8") from exc
+        uploads = {name: (items[-1].filename or "", items[-1].body)
+                   for name, items in files.items() if items}
+        return fields, uploads
+
+
+def bool_field(fields: dict[str, str], name: str, default: bool = False) -> bool:
+    """A form boolean: true/false/1/0/yes/no/on/off; anything else is 40001."""
+    raw = fields.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in TRUE_VALUES:
+        return True
+    if value in FALSE_VALUES:
+        return False
+    raise DocsError(40001, f"{name} must be true or false")
+
+
+def choice_field(fields: dict[str, str], name: str, allowed: tuple[str, ...] | list[str],
+                 default: str) -> str:
+    """A field limited to ``allowed`` values; others are 40002 (unsupported value)."""
+    value = (fields.get(name) or default).strip()
+    if value not in allowed:
+        raise DocsError(40002, f"unsupported {name} {value!r}; use one of {', '.join(allowed)}")
+    return value

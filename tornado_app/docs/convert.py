@@ -1,0 +1,65 @@
+"""``POST /api/convert``: DOCX/PDF (upload or remote address) to Markdown, HTML, JSON or
+DocTags, parsed in the process pool."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from render_pool import jobs
+from tornado_app.docs.base import DocsError, UploadHandler, bool_field, choice_field
+from tornado_app.docs.fetch import fetch
+
+
+def safe_basename(name: str, default: str) -> str:
+    """A file base name safe in object keys and headers: no path, no control characters."""
+    name = unicodedata.normalize("NFC", name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = re.sub(r"[\x00-\x1f\x7f\"<>|*?:]", "", name).strip(" .")
+    return name[:120] or default
+
+
+async def fetch_remote(svc: Any, url: str) -> bytes:
+    """Bytes at ``url`` under the SSRF guard and the upload size limit."""
+    st = svc.settings
+    fetched = await fetch(url, allow_private=st.allow_private_urls,
+                          max_bytes=st.max_upload_bytes, timeout=st.fetch_timeout_seconds)
+    return fetched.data
+
+
+async def convert(svc: Any, data: bytes, *, export: str, engine: str, save: bool,
+                  filename: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Convert ``data``; when ``save``, store the output (and its images) and link them."""
+    if not save:
+        result: jobs.Converted = await svc.pool.run(jobs.convert_document, data, export, engine,
+                                                    options)
+        return {"content": result.content, "media_type": result.media_type,
+                "warnings": result.warnings}
+    if svc.storage is None:
+        raise DocsError(50201, "storage not configured")
+    return await svc.storage.save_conversion(svc, data, export=export, engine=engine,
+                                             filename=filename, options=options)
+
+
+class ConvertHandler(UploadHandler):
+    async def post(self) -> None:
+        fields, files = self.form()
+        upload = files.get("file")
+        source_url = (fields.get("source_url") or "").strip()
+        if bool(upload) == bool(source_url):
+            raise DocsError(40001, "send exactly one of file or source_url")
+        export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
+        engine = choice_field(fields, "engine", list(jobs.ENGINES), "word2markdown")
+        save = bool_field(fields, "save")
+        options = {
+            "include_furniture": bool_field(fields, "include_furniture"),
+            "track_changes": choice_field(fields, "track_changes", ("accept", "all"), "accept"),
+        }
+        if upload:
+            original, data = upload
+        else:
+            data = await fetch_remote(self.services, source_url)
+            original = source_url.rsplit("/", 1)[-1].split("?", 1)[0]
+        stem = safe_basename(fields.get("filename") or original.rsplit(".", 1)[0], "document")
+        self.success(await convert(self.services, data, export=export, engine=engine,
+                                   save=save, filename=stem, options=options))

@@ -1,0 +1,144 @@
+"""Remote fetches with an SSRF guard: http(s) only, public addresses only (unless allowed),
+few redirects, bounded size and time.
+
+The guard sits in the resolver, so the address that was checked is the address that is
+connected to (no DNS-rebinding gap between check and connect). Every redirect target is
+checked again.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.netutil import DefaultExecutorResolver, Resolver
+from tornado.simple_httpclient import HTTPStreamClosedError, HTTPTimeoutError
+
+MAX_REDIRECTS = 3
+
+
+class FetchRefused(Exception):
+    """The address is not allowed (42201)."""
+
+
+class FetchFailed(Exception):
+    """The remote answered badly, too big or too slow (the message says which)."""
+
+    def __init__(self, message: str, *, too_large: bool = False, timed_out: bool = False):
+        super().__init__(message)
+        self.too_large = too_large
+        self.timed_out = timed_out
+
+
+@dataclass
+class Fetched:
+    data: bytes
+    content_type: str
+    url: str
+
+
+def is_public_address(address: str) -> bool:
+    """True for globally routable unicast addresses (no private, loopback, link-local...)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+class GuardedResolver(Resolver):
+    """Resolves names and drops every address that is not public."""
+
+    def initialize(self, allow_private: bool = False) -> None:  # type: ignore[override]
+        self.inner = DefaultExecutorResolver()
+        self.allow_private = allow_private
+
+    async def resolve(self, host: str, port: int,
+                      family: socket.AddressFamily = socket.AF_UNSPEC) -> list[Any]:
+        addresses = await self.inner.resolve(host, port, family)
+        if self.allow_private:
+            return addresses
+        allowed = [a for a in addresses if is_public_address(a[1][0])]
+        if not allowed:
+            raise FetchRefused(f"{host} resolves to a private or local address")
+        return allowed
+
+
+def check_url(url: str) -> str:
+    """Refuse anything but an absolute http(s) URL with a host."""
+    if not isinstance(url, str) or len(url) > 4096:
+        raise FetchRefused("the address is not a valid URL")
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise FetchRefused("only http and https addresses can be fetched")
+    if parts.username or parts.password:
+        raise FetchRefused("addresses with credentials are not fetched")
+    return url.strip()
+
+
+def _refuse_literal_private(url: str) -> None:
+    host = (urlsplit(url).hostname or "").strip("[]")
+    try:
+        literal = ipaddress.ip_address(host)
+    except ValueError:
+        return
+    if not is_public_address(str(literal)):
+        raise FetchRefused("private, loopback and link-local addresses are refused")
+
+
+async def _get_once(client: AsyncHTTPClient, url: str, max_bytes: int, timeout: float
+                    ) -> tuple[Any, bytes]:
+    chunks: list[bytes] = []
+    size = 0
+
+    def collect(chunk: bytes) -> None:
+        nonlocal size
+        size += len(chunk)
+        if size > max_bytes:
+            raise FetchFailed(f"remote file is larger than {max_bytes} bytes", too_large=True)
+        chunks.append(chunk)
+
+    request = HTTPRequest(
+        url, follow_redirects=False, connect_timeout=min(timeout, 10), request_timeout=timeout,
+        streaming_callback=collect, decompress_response=True,
+        headers={"User-Agent": "docservice-fetch/1"},
+    )
+    try:
+        response = await client.fetch(request, raise_error=False)
+    except (FetchRefused, FetchFailed):
+        raise
+    except HTTPTimeoutError as exc:
+        raise FetchFailed("the remote address did not answer in time", timed_out=True) from exc
+    except (OSError, HTTPStreamClosedError, HTTPClientError) as exc:
+        raise FetchFailed(f"could not fetch the address: {type(exc).__name__}") from exc
+    if isinstance(response.error, (FetchRefused, FetchFailed)):
+        raise response.error
+    if response.code == 599:
+        if isinstance(response.error, HTTPTimeoutError):
+            raise FetchFailed("the remote address did not answer in time", timed_out=True)
+        raise FetchFailed("could not connect to the remote address")
+    return response, b"".join(chunks)
+
+
+async def fetch(url: str, *, allow_private: bool, max_bytes: int, timeout: float) -> Fetched:
+    """GET ``url`` under the guard; raises FetchRefused or FetchFailed."""
+    client = AsyncHTTPClient(force_instance=True,
+                             resolver=GuardedResolver(allow_private=allow_private))
+    try:
+        current = check_url(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            if not allow_private:
+                _refuse_literal_private(current)
+            response, body = await _get_once(client, current, max_bytes, timeout)
+            if response.code in (301, 302, 303, 307, 308) and "Location" in response.headers:
+                current = check_url(urljoin(current, response.headers["Location"]))
+                continue
+            if response.code >= 400:
+                raise FetchFailed(f"the remote address answered HTTP {response.code}")
+            return Fetched(body, response.headers.get("Content-Type", ""), current)
+        raise FetchFailed("too many redirects")
+    finally:
+        client.close()
