@@ -93,12 +93,14 @@ async def _get_once(client: AsyncHTTPClient, url: str, max_bytes: int, timeout: 
                     ) -> tuple[Any, bytes]:
     chunks: list[bytes] = []
     size = 0
+    too_large = FetchFailed(f"remote file is larger than {max_bytes} bytes", too_large=True)
 
     def collect(chunk: bytes) -> None:
         nonlocal size
         size += len(chunk)
         if size > max_bytes:
-            raise FetchFailed(f"remote file is larger than {max_bytes} bytes", too_large=True)
+            chunks.clear()
+            raise too_large  # aborts the transfer; reported below
         chunks.append(chunk)
 
     request = HTTPRequest(
@@ -108,11 +110,15 @@ async def _get_once(client: AsyncHTTPClient, url: str, max_bytes: int, timeout: 
     )
     try:
         response = await client.fetch(request, raise_error=False)
+        if size > max_bytes:
+            raise too_large
     except (FetchRefused, FetchFailed):
         raise
     except HTTPTimeoutError as exc:
         raise FetchFailed("the remote address did not answer in time", timed_out=True) from exc
     except (OSError, HTTPStreamClosedError, HTTPClientError) as exc:
+        if size > max_bytes:
+            raise too_large from None
         raise FetchFailed(f"could not fetch the address: {type(exc).__name__}") from exc
     if isinstance(response.error, (FetchRefused, FetchFailed)):
         raise response.error

@@ -1,0 +1,75 @@
+"""A tiny threaded HTTP server on loopback for tests: fixed routes, hits counted."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+Route = Callable[[BaseHTTPRequestHandler], None]
+
+
+class LocalServer:
+    def __init__(self, routes: dict[str, Route]) -> None:
+        self.routes = routes
+        self.hits: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.hits.append(self.path)
+                route = outer.routes.get(self.path.split("?", 1)[0])
+                if route is None:
+                    self.send_error(404)
+                    return
+                route(self)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def body(data: bytes, content_type: str = "application/octet-stream") -> Route:
+    def route(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", content_type)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    return route
+
+
+def redirect(location: str) -> Route:
+    def route(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(302)
+        h.send_header("Location", location)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    return route
+
+
+def hang(seconds: float) -> Route:
+    def route(h: BaseHTTPRequestHandler) -> None:
+        time.sleep(seconds)
+        try:
+            h.send_response(200)
+            h.end_headers()
+        except OSError:
+            pass
+
+    return route
