@@ -1,0 +1,24 @@
+"""``just bench``: run every benchmark section and print its table."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+SECTIONS = ["auth"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("sections", nargs="*", default=SECTIONS)
+    parser.add_argument("--quick", action="store_true", help="short runs (smoke test)")
+    args = parser.parse_args()
+    for name in args.sections:
+        module = importlib.import_module(f"bench.{name}")
+        module.run(quick=args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Server process for the auth benchmark: the real app plus a trivial baseline handler."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import tornado.web
+
+from tornado_app.app import make_app
+from tornado_app.seed import ensure_company, ensure_user
+from tornado_app.services import open_services
+from tornado_app.settings import Settings
+
+
+class Trivial(tornado.web.RequestHandler):
+    def get(self) -> None:
+        self.write({"code": "SUCCESS", "data": None})
+
+
+async def main(port: int, mongo_url: str, redis_url: str) -> None:
+    svc = await open_services(Settings(), mongo_url=mongo_url, redis_url=redis_url)
+    company = await ensure_company(svc, "BENCH", "Bench")
+    for i in range(20):
+        await ensure_user(svc, company, {"username": f"user{i}", "password": "bench password",
+                                         "role": "ADMIN"})
+    app = make_app(svc, ("auth",))
+    app.add_handlers(r".*", [(r"/trivial", Trivial)])
+    app.listen(port, address="127.0.0.1")
+    print("ready", flush=True)
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]), sys.argv[2], sys.argv[3]))
