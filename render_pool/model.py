@@ -11,7 +11,7 @@ data URIs or the service can upload them and rewrite the links.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Union
+from typing import Any
 
 SCHEMA_VERSION = "1.0"
 
@@ -123,10 +123,10 @@ class Placeholder:
     text: str
 
 
-Inline = Union[
-    Text, Emph, Strong, Strike, Underline, Subscript, Superscript, Code, Link, Image,
-    LineBreak, Math, NoteRef, Anchor, Placeholder,
-]
+Inline = (
+    Text | Emph | Strong | Strike | Underline | Subscript | Superscript | Code | Link | Image
+    | LineBreak | Math | NoteRef | Anchor | Placeholder
+)
 
 
 # ---------------------------------------------------------------- blocks
@@ -207,10 +207,10 @@ class RawHtml:
     html: str
 
 
-Block = Union[
-    Paragraph, Heading, ListBlock, Table, CodeBlock, BlockQuote, HorizontalRule, MathBlock,
-    RawHtml,
-]
+Block = (
+    Paragraph | Heading | ListBlock | Table | CodeBlock | BlockQuote | HorizontalRule | MathBlock
+    | RawHtml
+)
 
 
 @dataclass
