@@ -47,3 +47,9 @@ class ConversionFailed(ConversionError):
     """The engine failed on a readable input (50001)."""
 
     code = 50001
+
+
+class ConversionTimeout(ConversionFailed):
+    """The conversion ran past its time limit (50401)."""
+
+    code = 50401

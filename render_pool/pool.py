@@ -25,7 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from render_pool.errors import ConversionError
+from render_pool.errors import ConversionError, ConversionTimeout
 
 log = logging.getLogger("render_pool.pool")
 T = TypeVar("T")
@@ -37,10 +37,8 @@ class PoolBusy(ConversionError):
     code = 50301
 
 
-class JobTimeout(ConversionError):
-    """The job ran past its time limit (50401)."""
-
-    code = 50401
+class JobTimeout(ConversionTimeout):
+    """The job ran past the pool's time limit (50401)."""
 
 
 class WorkerCrashed(ConversionError):

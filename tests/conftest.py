@@ -124,3 +124,42 @@ async def login(api: Api, company: str, username: str, password: str = PASSWORD)
                        {"companyCode": company, "username": username, "password": password})
     assert r.status == 200, r.body
     return r.body["data"]["token"]
+
+
+@pytest.fixture(scope="session")
+def render_pool():
+    """One real process pool for the session (it is not bound to an event loop)."""
+    from render_pool.pool import RenderPool
+
+    pool = RenderPool(2, queue_limit=8, job_timeout=120, memory_limit_mb=2000)
+    yield pool
+    pool.close(wait=False)
+
+
+@pytest.fixture
+def docs_services(services, render_pool):
+    services.pool = render_pool
+    return services
+
+
+def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]] | None = None
+              ) -> tuple[bytes, str]:
+    """Encode a multipart/form-data body; returns (body, content type)."""
+    boundary = uuid.uuid4().hex
+    out: list[bytes] = []
+    for name, value in fields.items():
+        out.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+                   .encode() + value.encode("utf-8") + b"\r\n")
+    for name, (filename, data) in (files or {}).items():
+        out.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; '
+                   f'filename="{filename}"\r\nContent-Type: application/octet-stream\r\n\r\n'
+                   .encode() + data + b"\r\n")
+    out.append(f"--{boundary}--\r\n".encode())
+    return b"".join(out), f"multipart/form-data; boundary={boundary}"
+
+
+async def post_form(api: Api, path: str, fields: dict[str, str],
+                    files: dict[str, tuple[str, bytes]] | None = None, **kw: Any) -> Reply:
+    body, ctype = multipart(fields, files)
+    headers = {"Content-Type": ctype, **kw.pop("headers", {})}
+    return await api.call("POST", path, raw=body, headers=headers, **kw)

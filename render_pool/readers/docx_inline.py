@@ -1,0 +1,141 @@
+"""Turning a flat run of formatted pieces into nested inline nodes.
+
+Why: DOCX formatting is flat (each run says bold/italic/...), the document model is a tree
+(``Strong([Emph([...])])``). Segments carry a set of formats and an optional link; grouping
+consecutive segments by each format in a fixed order builds the smallest sensible tree, and
+whitespace at the edge of a formatted group moves outside it (``**a **`` is not Markdown).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import groupby
+
+from render_pool.model import (
+    Code,
+    Emph,
+    Inline,
+    Link,
+    Strike,
+    Strong,
+    Subscript,
+    Superscript,
+    Text,
+    Underline,
+)
+
+ORDER = ("b", "i", "u", "s", "sub", "sup")
+WRAP = {"b": Strong, "i": Emph, "u": Underline, "s": Strike, "sub": Subscript,
+        "sup": Superscript}
+
+
+@dataclass
+class Seg:
+    """One piece of paragraph content with its formatting and enclosing link."""
+
+    node: Inline
+    fmt: frozenset[str] = frozenset()
+    link: tuple[str, str] | None = None
+
+
+def merge_texts(nodes: list[Inline]) -> list[Inline]:
+    """Join adjacent Text (and adjacent Code) nodes."""
+    out: list[Inline] = []
+    for n in nodes:
+        if out and isinstance(n, Text) and isinstance(out[-1], Text):
+            out[-1] = Text(out[-1].text + n.text)
+        elif out and isinstance(n, Code) and isinstance(out[-1], Code):
+            out[-1] = Code(out[-1].text + n.text)
+        else:
+            out.append(n)
+    return [n for n in out if not (isinstance(n, Text) and n.text == "")]
+
+
+def _leaves(segs: list[Seg]) -> list[Inline]:
+    out: list[Inline] = []
+    for s in segs:
+        if "code" in s.fmt and isinstance(s.node, Text):
+            out.append(Code(s.node.text))
+        else:
+            out.append(s.node)
+    return merge_texts(out)
+
+
+def _peel(inner: list[Inline]) -> tuple[list[Inline], list[Inline], list[Inline]]:
+    lead: list[Inline] = []
+    trail: list[Inline] = []
+    inner = list(inner)
+    if inner and isinstance(inner[0], Text):
+        t = inner[0].text
+        s = t.lstrip()
+        if s != t:
+            lead = [Text(t[: len(t) - len(s)])]
+            inner[0] = Text(s)
+    if inner and isinstance(inner[-1], Text):
+        t = inner[-1].text
+        s = t.rstrip()
+        if s != t:
+            trail = [Text(t[len(s):])]
+            inner[-1] = Text(s)
+    inner = [n for n in inner if not (isinstance(n, Text) and n.text == "")]
+    return lead, inner, trail
+
+
+def _build(segs: list[Seg], k: int) -> list[Inline]:
+    if k == len(ORDER):
+        return _leaves(segs)
+    f = ORDER[k]
+    out: list[Inline] = []
+    for has, group in groupby(segs, key=lambda s: f in s.fmt):
+        inner = _build(list(group), k + 1)
+        if has:
+            lead, inner, trail = _peel(inner)
+            out += lead
+            if inner:
+                out.append(WRAP[f](inner))
+            out += trail
+        else:
+            out += inner
+    return merge_texts(out)
+
+
+def build_inlines(segs: list[Seg]) -> list[Inline]:
+    """Nested inline nodes for a paragraph's segments (links outermost)."""
+    out: list[Inline] = []
+    for link, group in groupby(segs, key=lambda s: s.link):
+        children = _build(list(group), 0)
+        if link is None:
+            out.extend(children)
+        elif children:
+            lead, inner, trail = _peel(children)
+            out += lead
+            if inner:
+                out.append(Link(inner, link[0], link[1]))
+            out += trail
+    return merge_texts(out)
+
+
+def strip_edges(nodes: list[Inline]) -> list[Inline]:
+    """Trim whitespace at the start and end of a paragraph's inlines."""
+    nodes = list(nodes)
+    while nodes and isinstance(nodes[0], Text) and not nodes[0].text.strip():
+        nodes.pop(0)
+    while nodes and isinstance(nodes[-1], Text) and not nodes[-1].text.strip():
+        nodes.pop()
+    if nodes and isinstance(nodes[0], Text):
+        nodes[0] = Text(nodes[0].text.lstrip())
+    if nodes and isinstance(nodes[-1], Text):
+        nodes[-1] = Text(nodes[-1].text.rstrip())
+    return nodes
+
+
+_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+
+
+def slugify(text: str) -> str:
+    """GitHub-like heading id: lowercase, punctuation dropped, spaces to hyphens."""
+    s = _SLUG_DROP.sub("", text.strip().lower())
+    s = re.sub(r"[\s_]+", "-", s)
+    s = re.sub(r"-{2,}", "-", s).strip("-")
+    return s or "section"

@@ -1,0 +1,309 @@
+"""Lenient HTML to document model reader.
+
+Why: the ``alt_engine`` produces HTML and its JSON/DocTags exports need the document model;
+HTML files uploaded later go through the same path. Browsers accept any tag soup, so this
+reader does too: unknown containers are looked through, loose inline content between blocks
+becomes a paragraph, and ``data:`` images move into ``Document.resources``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from urllib.parse import unquote_to_bytes
+
+import lxml.html
+from lxml import etree
+
+from render_pool.model import (
+    Anchor,
+    Block,
+    BlockQuote,
+    Code,
+    CodeBlock,
+    Document,
+    Emph,
+    Heading,
+    HorizontalRule,
+    Image,
+    Inline,
+    LineBreak,
+    Link,
+    ListBlock,
+    ListItem,
+    Math,
+    MathBlock,
+    Paragraph,
+    Placeholder,
+    Resource,
+    Strike,
+    Strong,
+    Subscript,
+    Superscript,
+    Table,
+    TableCell,
+    TableRow,
+    Text,
+    Underline,
+    plain_text,
+)
+from render_pool.readers.docx_inline import merge_texts, slugify, strip_edges
+
+_BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "table", "pre", "blockquote",
+               "hr", "div", "section", "article", "main", "header", "footer", "aside", "nav",
+               "figure", "figcaption", "dl", "dt", "dd", "li", "body", "html", "form",
+               "fieldset", "details", "summary", "address", "center", "tbody", "thead", "tr"}
+_DROP = {"script", "style", "head", "template", "noscript", "iframe", "object", "embed",
+         "svg", "canvas", "button", "select", "textarea"}
+_WRAP = {"strong": Strong, "b": Strong, "em": Emph, "i": Emph, "cite": Emph, "dfn": Emph,
+         "var": Emph, "s": Strike, "del": Strike, "strike": Strike, "u": Underline,
+         "ins": Underline, "sub": Subscript, "sup": Superscript}
+_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg",
+        "image/webp": "webp", "image/bmp": "bmp", "image/tiff": "tiff"}
+_WS = re.compile(r"[ \t\r\n\f]+")
+
+
+class _HtmlReader:
+    def __init__(self) -> None:
+        self.doc = Document()
+        self.slugs: set[str] = set()
+        self.images = 0
+
+    # ------------------------------------------------------------ blocks
+    def blocks(self, el: etree._Element) -> list[Block]:
+        out: list[Block] = []
+        pending: list[Inline] = []
+
+        def flush() -> None:
+            inl = strip_edges(merge_texts(pending))
+            if inl and (plain_text(inl).strip() or any(
+                    not isinstance(n, Text | LineBreak) for n in inl)):
+                out.append(Paragraph(inl))
+            pending.clear()
+
+        if el.text:
+            pending.append(Text(_WS.sub(" ", el.text)))
+        for c in el:
+            tag = c.tag.lower() if isinstance(c.tag, str) else ""
+            if tag in _DROP or not tag:
+                pass
+            elif tag in _BLOCK_TAGS or (tag == "span" and "math display" in c.get("class", "")):
+                flush()
+                out.extend(self.block(c, tag))
+            else:
+                pending.extend(self.inlines_of(c))
+            if c.tail:
+                pending.append(Text(_WS.sub(" ", c.tail)))
+        flush()
+        return out
+
+    def block(self, c: etree._Element, tag: str) -> list[Block]:
+        if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            inl = strip_edges(self.inline_children(c))
+            text = plain_text(inl).strip()
+            anchor = c.get("id") or slugify(text)
+            base, n = anchor, 0
+            while anchor in self.slugs:
+                n += 1
+                anchor = f"{base}-{n}"
+            self.slugs.add(anchor)
+            return [Heading(int(tag[1]), inl, anchor)] if text or inl else []
+        if tag == "p":
+            inl = strip_edges(self.inline_children(c))
+            return [Paragraph(inl)] if inl else []
+        if tag in ("ul", "ol"):
+            return [self.list_block(c, tag == "ol")]
+        if tag == "table":
+            return [self.table(c)]
+        if tag == "pre":
+            code = c.find(".//code")
+            cls = (code.get("class", "") if code is not None else "") + " " + c.get("class", "")
+            m = re.search(r"(?:language|lang)-([\w+#.-]+)", cls)
+            text = "".join(c.itertext())
+            return [CodeBlock(text.rstrip("\n"), m.group(1) if m else "")]
+        if tag == "blockquote":
+            return [BlockQuote(self.blocks(c))]
+        if tag == "hr":
+            return [HorizontalRule()]
+        if tag == "span":
+            return [MathBlock(_math_tex("".join(c.itertext())))]
+        if tag == "dt":
+            inl = strip_edges(self.inline_children(c))
+            return [Paragraph([Strong(inl)])] if inl else []
+        return self.blocks(c)
+
+    def list_block(self, el: etree._Element, ordered: bool) -> ListBlock:
+        try:
+            start = int(el.get("start", "1"))
+        except ValueError:
+            start = 1
+        items: list[ListItem] = []
+        for li in el:
+            if not isinstance(li.tag, str):
+                continue
+            if li.tag.lower() in ("ul", "ol") and items:
+                items[-1].blocks.append(self.list_block(li, li.tag.lower() == "ol"))
+                continue
+            if li.tag.lower() != "li":
+                continue
+            checked = None
+            box = li.find("input")
+            if box is None and len(li) and li[0].tag == "p":
+                box = li[0].find("input")
+            if box is not None and box.get("type", "").lower() == "checkbox":
+                checked = box.get("checked") is not None
+            blocks = self.blocks(li)
+            if checked is not None and blocks and isinstance(blocks[0], Paragraph):
+                first = blocks[0].children
+                if first and isinstance(first[0], Text) and first[0].text[:1] in "☒☐":
+                    first[0] = Text(first[0].text[1:].lstrip())
+                    if not first[0].text:
+                        first.pop(0)
+            items.append(ListItem(blocks, checked))
+        return ListBlock(ordered, items, start if ordered else 1)
+
+    def table(self, el: etree._Element) -> Table:
+        rows: list[TableRow] = []
+        header_rows = 0
+        caption: list[Inline] = []
+        counting = True
+        for tr in el.iter("tr", "caption"):
+            if tr.tag == "caption":
+                caption = strip_edges(self.inline_children(tr))
+                continue
+            # skip rows of nested tables
+            anc = tr.getparent()
+            while anc is not None and anc.tag != "table":
+                anc = anc.getparent()
+            if anc is not el:
+                continue
+            cells = []
+            in_head = tr.getparent() is not None and tr.getparent().tag == "thead"
+            all_th = True
+            for td in tr:
+                if not isinstance(td.tag, str) or td.tag.lower() not in ("td", "th"):
+                    continue
+                all_th = all_th and td.tag.lower() == "th"
+                cells.append(TableCell(self.blocks(td), _span(td.get("rowspan")),
+                                       _span(td.get("colspan")), td.tag.lower() == "th"))
+            if not cells:
+                continue
+            rows.append(TableRow(cells))
+            if counting and (in_head or all_th):
+                header_rows += 1
+            else:
+                counting = False
+        return Table(rows, header_rows, caption)
+
+    # ------------------------------------------------------------ inlines
+    def inline_children(self, el: etree._Element) -> list[Inline]:
+        out: list[Inline] = []
+        if el.text:
+            out.append(Text(_WS.sub(" ", el.text)))
+        for c in el:
+            out.extend(self.inlines_of(c))
+            if c.tail:
+                out.append(Text(_WS.sub(" ", c.tail)))
+        return merge_texts(out)
+
+    def inlines_of(self, c: etree._Element) -> list[Inline]:
+        if not isinstance(c.tag, str):
+            return []
+        tag = c.tag.lower()
+        if tag in _DROP:
+            return []
+        if tag in _WRAP:
+            kids = self.inline_children(c)
+            return [_WRAP[tag](kids)] if kids else []
+        if tag == "a":
+            kids = self.inline_children(c)
+            href = c.get("href")
+            if not href:
+                name = c.get("id") or c.get("name")
+                return ([Anchor(name)] if name else []) + kids
+            return [Link(kids or [Text(href)], href, c.get("title", ""))]
+        if tag in ("code", "kbd", "samp", "tt"):
+            return [Code("".join(c.itertext()))]
+        if tag == "br":
+            return [LineBreak()]
+        if tag == "img":
+            return [self.image(c)]
+        if tag == "input" and c.get("type", "").lower() == "checkbox":
+            return [Text("☒ " if c.get("checked") is not None else "☐ ")]
+        if tag == "span" and "math" in c.get("class", ""):
+            display = "display" in c.get("class", "")
+            return [Math(_math_tex("".join(c.itertext())), display)]
+        if tag in ("math",):
+            return [Placeholder("".join(c.itertext()))]
+        if tag in _BLOCK_TAGS:  # a block inside an inline context: keep its text
+            return self.inline_children(c)
+        return self.inline_children(c)
+
+    def image(self, c: etree._Element) -> Inline:
+        src = c.get("src", "")
+        alt = c.get("alt", "")
+        w, h = _span(c.get("width"), None), _span(c.get("height"), None)
+        if src.startswith("data:"):
+            key = self._data_uri(src)
+            if key is None:
+                self.doc.warn("An embedded image (data URI) could not be decoded.")
+                return Placeholder(f"[image{': ' + alt if alt else ''}]")
+            src = key
+        return Image(src=src, alt=alt, title=c.get("title", ""), width_px=w, height_px=h)
+
+    def _data_uri(self, uri: str) -> str | None:
+        m = re.match(r"data:([\w/+.-]*)((?:;[\w=.-]+)*),(.*)", uri, re.DOTALL)
+        if not m:
+            return None
+        mime = m.group(1) or "application/octet-stream"
+        try:
+            if ";base64" in m.group(2):
+                data = base64.b64decode(re.sub(r"\s+", "", m.group(3)), validate=True)
+            else:
+                data = unquote_to_bytes(m.group(3))
+        except (binascii.Error, ValueError):
+            return None
+        for key, res in self.doc.resources.items():
+            if res.data == data:
+                return key
+        self.images += 1
+        key = f"media/image{self.images}.{_EXT.get(mime, 'bin')}"
+        self.doc.resources[key] = Resource(data, mime)
+        return key
+
+
+def _span(value: str | None, default: int | None = 1) -> int | None:
+    try:
+        n = int(str(value).strip().rstrip("px"))
+    except (TypeError, ValueError):
+        return default
+    return n if n >= 1 else default
+
+
+def _math_tex(text: str) -> str:
+    text = text.strip()
+    for a, b in (("\\[", "\\]"), ("\\(", "\\)"), ("$$", "$$"), ("$", "$")):
+        if text.startswith(a) and text.endswith(b) and len(text) >= len(a) + len(b):
+            return text[len(a): len(text) - len(b)].strip()
+    return text
+
+
+def read_html(html: str) -> Document:
+    """Read an HTML string (fragment or page) into a :class:`Document`, leniently."""
+    reader = _HtmlReader()
+    if not html or not html.strip():
+        return reader.doc
+    try:
+        root = lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError):
+        return reader.doc
+    title = root.find(".//title")
+    if title is not None and (title.text or "").strip():
+        reader.doc.meta["title"] = title.text.strip()
+    for meta in root.iter("meta"):
+        if meta.get("name", "").lower() == "author" and meta.get("content"):
+            reader.doc.meta["author"] = meta.get("content", "")
+    body = root.find("body")
+    reader.doc.blocks = reader.blocks(body if body is not None else root)
+    return reader.doc

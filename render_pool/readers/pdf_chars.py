@@ -1,0 +1,208 @@
+"""Characters of one PDF page with their boxes and font style, grouped into text segments.
+
+pdfium reports font size 1 when a producer scales text through the text matrix, so the
+effective size is the font size times the scale of the character's matrix. Style (font name,
+bold, italic) is looked up once per text object and cached, which keeps the per-character
+cost to a handful of cheap calls.
+
+Coordinates are converted to a top-down system (``top`` grows downwards) so that reading
+order code can sort by ``top`` directly.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+_BOLD_WORDS = ("bold", "black", "heavy", "semibold", "demibold", "demi", "extrabold", "ultrabold")
+_ITALIC_WORDS = ("italic", "oblique", "slanted", "-ital", "-it", "cmti", "sfti")
+# TeX and URW names: cmbx10, sfbx1000, lmroman10-bold, nimbusromno9l-medi, ...-bd
+_TEX_BOLD = re.compile(r"(^|[^a-z])(cmbx|sfbx|cmb|bx)\d|-(medi|bd|bol)\b|-bdit")
+_FLAG_ITALIC = 64
+_FLAG_FORCE_BOLD = 262144
+HYPHENS = ("-", "\u00ad", "\u2010", "\u2011")
+MAX_CHARS_PER_PAGE = 300_000  # bounds time and memory on pathological pages
+
+
+@dataclass(slots=True)
+class Char:
+    """One visible character: text, loose box (top-down), baseline, size and style."""
+
+    text: str
+    x0: float
+    x1: float
+    top: float
+    bottom: float
+    baseline: float
+    size: float
+    bold: bool
+    italic: bool
+
+
+@dataclass(slots=True)
+class Segment:
+    """A run of characters written together on one baseline without a wide gap."""
+
+    chars: list[Char] = field(default_factory=list)
+    x0: float = math.inf
+    x1: float = -math.inf
+    top: float = math.inf
+    bottom: float = -math.inf
+
+    def add(self, ch: Char) -> None:
+        """Append a character and grow the box (spaces do not grow it)."""
+        self.chars.append(ch)
+        if ch.text.strip():
+            self.x0 = min(self.x0, ch.x0)
+            self.x1 = max(self.x1, ch.x1)
+            self.top = min(self.top, ch.top)
+            self.bottom = max(self.bottom, ch.bottom)
+
+    @property
+    def text(self) -> str:
+        return "".join(c.text for c in self.chars)
+
+    @property
+    def size(self) -> float:
+        sizes = sorted(c.size for c in self.chars if c.text.strip())
+        return sizes[len(sizes) // 2] if sizes else 0.0
+
+    @property
+    def baseline(self) -> float:
+        base = sorted(c.baseline for c in self.chars if c.text.strip())
+        return base[len(base) // 2] if base else self.bottom
+
+    @property
+    def visible(self) -> bool:
+        return self.x1 >= self.x0
+
+
+def _style_of(textpage: pdfium.PdfTextPage, index: int, buf: ctypes.Array,
+              cache: dict[int, tuple[bool, bool]]) -> tuple[bool, bool]:
+    """(bold, italic) of a character, from its font name, weight and flags."""
+    obj = pdfium_c.FPDFText_GetTextObject(textpage, index)
+    key = ctypes.cast(obj, ctypes.c_void_p).value or 0
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    flags = ctypes.c_int(0)
+    n = pdfium_c.FPDFText_GetFontInfo(textpage, index, buf, len(buf), ctypes.byref(flags))
+    name = bytes(buf.raw[: max(0, min(n, len(buf)) - 1)]).decode("latin-1").lower()
+    name = name.split("+", 1)[-1]  # subset prefix "ABCDEF+"
+    weight = pdfium_c.FPDFText_GetFontWeight(textpage, index)
+    bold = weight >= 600 or bool(flags.value & _FLAG_FORCE_BOLD) or any(
+        w in name for w in _BOLD_WORDS) or bool(_TEX_BOLD.search(name))
+    italic = bool(flags.value & _FLAG_ITALIC) or any(w in name for w in _ITALIC_WORDS)
+    if obj:
+        cache[key] = (bold, italic)
+    return bold, italic
+
+
+def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | None]:
+    """All characters of a page in content order; ``None`` marks a generated line break.
+
+    Rotated characters are dropped when they are a minority (margin stamps, axis labels),
+    because they would break line grouping; a page of mostly rotated text keeps them.
+    """
+    count = min(textpage.count_chars(), MAX_CHARS_PER_PAGE)
+    out: list[Char | None] = []
+    rotated: list[int] = []
+    buf = ctypes.create_string_buffer(256)
+    cache: dict[int, tuple[bool, bool]] = {}
+    rect = pdfium_c.FS_RECTF()
+    mat = pdfium_c.FS_MATRIX()
+    for i in range(count):
+        code = pdfium_c.FPDFText_GetUnicode(textpage, i)
+        if code in (0xFFFE, 0xFFFF):
+            continue
+        ch = chr(code) if code < 0x110000 else "\ufffd"
+        if ch in "\r\n":
+            if not out or out[-1] is not None:
+                out.append(None)
+            continue
+        if ch == "\x02":  # pdfium marks a hyphen it removed at a line end with STX
+            ch = "-"
+        if ch != " " and not ch.isprintable():
+            continue
+        generated = pdfium_c.FPDFText_IsGenerated(textpage, i) == 1
+        if generated and ch == " ":
+            # a space pdfium inferred from a gap: keep it as a word separator
+            if out and out[-1] is not None and out[-1].text != " ":
+                prev = out[-1]
+                out.append(Char(" ", prev.x1, prev.x1, prev.top, prev.bottom, prev.baseline,
+                                prev.size, prev.bold, prev.italic))
+            continue
+        if not pdfium_c.FPDFText_GetLooseCharBox(textpage, i, rect):
+            continue
+        pdfium_c.FPDFText_GetMatrix(textpage, i, mat)
+        scale = math.sqrt(abs(mat.a * mat.d - mat.b * mat.c)) or 1.0
+        size = pdfium_c.FPDFText_GetFontSize(textpage, i) * scale
+        if size <= 0:
+            size = max(1.0, (rect.top - rect.bottom) / 1.2)
+        bold, italic = _style_of(textpage, i, buf, cache)
+        c = Char(ch, rect.left, rect.right, page_height - rect.top, page_height - rect.bottom,
+                 page_height - mat.f, size, bold, italic)
+        if abs(mat.b) > abs(mat.a) + 1e-6 or mat.a < 0:
+            rotated.append(len(out))
+        out.append(c)
+    visible = sum(1 for c in out if c is not None and c.text.strip())
+    if rotated and len(rotated) * 2 < visible:
+        drop = set(rotated)
+        out = [c for i, c in enumerate(out) if i not in drop]
+    return out
+
+
+def is_rtl(text: str) -> bool:
+    """True for a right-to-left letter (Arabic, Hebrew...)."""
+    return unicodedata.bidirectional(text[:1]) in ("R", "AL") if text else False
+
+
+def segments_of(chars: list[Char | None]) -> list[Segment]:
+    """Split characters (content order) into segments at line breaks, jumps and wide gaps.
+
+    Right-to-left text runs leftwards with embedded left-to-right words jumping about, so
+    inside it only line breaks and baseline jumps split segments.
+    """
+    segs: list[Segment] = []
+    cur = Segment()
+    last: Char | None = None
+    rtl = False
+
+    def flush() -> None:
+        nonlocal cur, last, rtl
+        while cur.chars and cur.chars[-1].text == " ":
+            cur.chars.pop()
+        if cur.visible:
+            segs.append(cur)
+        cur = Segment()
+        last = None
+        rtl = False
+
+    for ch in chars:
+        if ch is None:
+            flush()
+            continue
+        if ch.text == " ":
+            if cur.chars and cur.chars[-1].text != " ":
+                cur.chars.append(ch)
+            continue
+        if last is not None:
+            em = max(last.size, ch.size, 1.0)
+            jump = abs(ch.baseline - last.baseline) > 0.5 * em and not (
+                ch.top >= last.top - 0.2 * em and ch.bottom <= last.bottom + 0.2 * em)
+            rtl = rtl or is_rtl(ch.text)
+            backwards = ch.x0 < last.x1 - 0.6 * em and not rtl
+            gap = ch.x0 - last.x1 > 1.0 * em and not rtl
+            if jump or backwards or gap:
+                flush()
+        rtl = rtl or is_rtl(ch.text)
+        cur.add(ch)
+        last = ch
+    flush()
+    return segs

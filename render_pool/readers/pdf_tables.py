@@ -1,0 +1,231 @@
+"""Tables of a PDF page: grids of ruling lines, and text aligned in columns.
+
+A ruled table is a connected set of horizontal and vertical rules with at least two rows or
+columns of cells. Cell boundaries that a rule does not cover become row or column spans.
+Characters whose centre falls inside the grid are taken out of the text flow and put into
+the cells.
+
+An unruled table is a run of lines that each split into several segments at the same
+x positions (column starts); it is recognised conservatively, from three rows up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from render_pool.model import Paragraph, Table, TableCell, TableRow
+from render_pool.readers.pdf_chars import Char, segments_of
+from render_pool.readers.pdf_graphics import FillRect, Rule
+from render_pool.readers.pdf_inlines import join_lines, to_inlines
+from render_pool.readers.pdf_layout import Line, group_lines
+
+TOL = 2.0
+
+
+@dataclass(slots=True)
+class Grid:
+    """Row boundaries ``ys`` and column boundaries ``xs`` (top-down), with the rules."""
+
+    xs: list[float]
+    ys: list[float]
+    h: list[Rule]
+    v: list[Rule]
+
+    @property
+    def box(self) -> tuple[float, float, float, float]:
+        return self.xs[0], self.xs[-1], self.ys[0], self.ys[-1]
+
+    def contains(self, c: Char) -> bool:
+        x0, x1, top, bottom = self.box
+        cx, cy = (c.x0 + c.x1) / 2, (c.top + c.bottom) / 2
+        return x0 - 1 <= cx <= x1 + 1 and top - 1 <= cy <= bottom + 1
+
+
+def _merge(rules: list[Rule]) -> list[Rule]:
+    """Join collinear rules that touch or overlap (within the tolerance)."""
+    out: list[Rule] = []
+    for r in sorted(rules, key=lambda r: (round(r.a), r.b0)):
+        for o in out:
+            if abs(o.a - r.a) <= TOL / 2 and r.b0 <= o.b1 + TOL and r.b1 >= o.b0 - TOL:
+                o.b0, o.b1 = min(o.b0, r.b0), max(o.b1, r.b1)
+                break
+        else:
+            out.append(Rule(r.horizontal, r.a, r.b0, r.b1))
+    return out
+
+
+def _cluster(values: list[float]) -> list[float]:
+    out: list[float] = []
+    for v in sorted(values):
+        if out and v - out[-1] <= TOL:
+            continue
+        out.append(v)
+    return out
+
+
+def find_grids(rules: list[Rule], page_w: float, page_h: float) -> list[Grid]:
+    """Connected groups of rules that form a table grid (at least two cells)."""
+    h = _merge([r for r in rules if r.horizontal])
+    v = _merge([r for r in rules if not r.horizontal])
+    if not h or not v or len(h) + len(v) > 3000:
+        return []
+    parent = list(range(len(h) + len(v)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, hr in enumerate(h):
+        for j, vr in enumerate(v):
+            if (hr.b0 - TOL <= vr.a <= hr.b1 + TOL) and (vr.b0 - TOL <= hr.a <= vr.b1 + TOL):
+                parent[find(i)] = find(len(h) + j)
+    comps: dict[int, tuple[list[Rule], list[Rule]]] = {}
+    for i, hr in enumerate(h):
+        comps.setdefault(find(i), ([], []))[0].append(hr)
+    for j, vr in enumerate(v):
+        comps.setdefault(find(len(h) + j), ([], []))[1].append(vr)
+    grids: list[Grid] = []
+    for hs, vs in comps.values():
+        if not hs or not vs:
+            continue
+        ys = _cluster([r.a for r in hs] + [min(r.b0 for r in vs), max(r.b1 for r in vs)])
+        xs = _cluster([r.a for r in vs] + [min(r.b0 for r in hs), max(r.b1 for r in hs)])
+        if len(xs) < 2 or len(ys) < 2 or (len(xs) - 1) * (len(ys) - 1) < 2:
+            continue
+        if xs[-1] - xs[0] > 0.98 * page_w and ys[-1] - ys[0] > 0.9 * page_h:
+            continue  # a page frame, not a table
+        grids.append(Grid(xs, ys, hs, vs))
+    return grids
+
+
+def _has_v(grid: Grid, x: float, y: float) -> bool:
+    return any(abs(r.a - x) <= TOL and r.b0 - TOL <= y <= r.b1 + TOL for r in grid.v)
+
+
+def _has_h(grid: Grid, y: float, x: float) -> bool:
+    return any(abs(r.a - y) <= TOL and r.b0 - TOL <= x <= r.b1 + TOL for r in grid.h)
+
+
+def cell_blocks(chars: list[Char | None]) -> list[Paragraph]:
+    """Paragraph of the characters of one cell (lines joined, hyphens resolved)."""
+    segs = segments_of(chars)
+    if not segs:
+        return []
+    lines = [Line(g) for g in group_lines(segs)]
+    inl = to_inlines(join_lines([ln.chars for ln in lines]))
+    return [Paragraph(inl)] if inl else []
+
+
+def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]) -> Table | None:
+    """Model table of a grid from the characters inside it; None if it holds no text."""
+    nrows, ncols = len(grid.ys) - 1, len(grid.xs) - 1
+    owner: dict[tuple[int, int], tuple[int, int]] = {}
+    spans: dict[tuple[int, int], tuple[int, int]] = {}
+    for r in range(nrows):
+        ymid = (grid.ys[r] + grid.ys[r + 1]) / 2
+        for c in range(ncols):
+            if (r, c) in owner:
+                continue
+            xmid = (grid.xs[c] + grid.xs[c + 1]) / 2
+            cs = 1
+            while c + cs < ncols and not _has_v(grid, grid.xs[c + cs], ymid) \
+                    and (r, c + cs) not in owner:
+                cs += 1
+            rs = 1
+            while r + rs < nrows and not _has_h(grid, grid.ys[r + rs], xmid):
+                rs += 1
+            spans[(r, c)] = (rs, cs)
+            for rr in range(r, r + rs):
+                for cc in range(c, c + cs):
+                    owner[(rr, cc)] = (r, c)
+    buckets: dict[tuple[int, int], list[Char | None]] = {}
+    for ch in chars:
+        if ch is None:
+            for b in buckets.values():
+                if b and b[-1] is not None:
+                    b.append(None)
+            continue
+        cx, cy = (ch.x0 + ch.x1) / 2, (ch.top + ch.bottom) / 2
+        col = next((i for i in range(ncols) if cx <= grid.xs[i + 1]), ncols - 1)
+        row = next((i for i in range(nrows) if cy <= grid.ys[i + 1]), nrows - 1)
+        buckets.setdefault(owner.get((row, col), (row, col)), []).append(ch)
+    rows: list[TableRow] = []
+    texts = 0
+    for r in range(nrows):
+        cells: list[TableCell] = []
+        for c in range(ncols):
+            if (r, c) not in spans:
+                continue
+            rs, cs = spans[(r, c)]
+            blocks = cell_blocks(buckets.get((r, c), []))
+            texts += bool(blocks)
+            cells.append(TableCell(blocks, rowspan=rs, colspan=cs))
+        rows.append(TableRow(cells))
+    # drop rows that are entirely covered by spans from above (no cells of their own)
+    rows = [row for row in rows if row.cells] or rows
+    if texts < 2:
+        return None
+    first = [ch for i in range(ncols) for ch in buckets.get((0, i), [])
+             if ch is not None and ch.text.strip()]
+    if rows and any(cell.rowspan > 1 for cell in rows[0].cells):
+        first = []  # a spanning first row is not a plain header
+    header = 0
+    if first and sum(ch.bold for ch in first) >= 0.8 * len(first):
+        header = 1
+    elif any(f.top <= grid.ys[0] + TOL and abs(f.bottom - grid.ys[1]) <= 2 * TOL
+             and f.x1 - f.x0 > 0.5 * (grid.xs[-1] - grid.xs[0]) for f in fills):
+        header = 1
+    for row in rows[:header]:
+        for cell in row.cells:
+            cell.header = True
+    return Table(rows, header_rows=header)
+
+
+def aligned_table(lines: list[Line]) -> Table | None:
+    """A table from lines whose segments start at shared x positions, else None.
+
+    Needs at least three lines of two or more segments, with column starts that line up
+    (within a few points) on most lines.
+    """
+    if len(lines) < 3 or any(len(ln.segs) < 2 for ln in lines):
+        return None
+    em = max(1.0, sorted(ln.size for ln in lines)[len(lines) // 2])
+    starts = _cluster_loose([s.x0 for ln in lines for s in ln.segs], 0.8 * em)
+    if len(starts) < 2 or len(starts) > 12:
+        return None
+    hits = 0
+    total = 0
+    for ln in lines:
+        for s in ln.segs:
+            total += 1
+            hits += any(abs(s.x0 - x) <= 0.8 * em for x in starts)
+    support = [sum(1 for ln in lines if any(abs(s.x0 - x) <= 0.8 * em for s in ln.segs))
+               for x in starts]
+    if hits < 0.9 * total or min(support) < max(2, 0.5 * len(lines)):
+        return None
+    rows: list[TableRow] = []
+    for ln in lines:
+        cells: list[list[Char]] = [[] for _ in starts]
+        for s in ln.segs:
+            idx = max(i for i, x in enumerate(starts) if s.x0 >= x - 0.8 * em)
+            if cells[idx]:
+                cells[idx].append(Char(" ", 0, 0, 0, 0, 0, 0, False, False))
+            cells[idx].extend(s.chars)
+        rows.append(TableRow([TableCell([Paragraph(to_inlines(join_lines([c])))] if c else [])
+                              for c in cells]))
+    header = 1 if lines[0].bold and not all(ln.bold for ln in lines) else 0
+    for cell in rows[0].cells if header else []:
+        cell.header = True
+    return Table(rows, header_rows=header)
+
+
+def _cluster_loose(values: list[float], tol: float) -> list[float]:
+    out: list[list[float]] = []
+    for v in sorted(values):
+        if out and v - out[-1][-1] <= tol:
+            out[-1].append(v)
+        else:
+            out.append([v])
+    return [min(g) for g in out]

@@ -1,0 +1,352 @@
+"""DocTags writer: Docling's DocTags vocabulary for a :class:`render_pool.model.Document`.
+
+The output follows what Docling itself writes (docling-core's DocTags serializer and its
+ground truth): ``<doctag>`` root, one element per line, ``<title>``,
+``<section_header_level_N>``, ``<text>``, ``<unordered_list>``/``<ordered_list>`` of
+``<list_item>``, ``<otsl>`` tables (``<fcel> <ecel> <ched> <rhed> <lcel> <ucel> <xcel> <nl>``
+and a trailing ``<caption>``), ``<picture>``, ``<code><_Language_>``, ``<formula>``,
+``<footnote>``, ``<page_header>``, ``<checkbox_selected>``/``<checkbox_unselected>`` and
+``<inline>`` groups where a paragraph mixes text with inline code or formulas.
+
+Differences from Docling's output, by necessity or choice:
+- No ``<loc_*>`` tokens: DOCX has no page geometry, so elements carry no location.
+- No ``<page_break>``: the model has no pages.
+- DocTags has no emphasis/link tags; formatted runs become plain text (Docling splits
+  them into ``<text>`` parts of an ``<inline>`` group; we keep one ``<text>``).
+- Text is written verbatim like Docling does (``&``, ``>`` and ``a < b`` stay as they
+  are), except that a ``<`` followed by a letter, ``_`` or ``/`` becomes ``&lt;`` so that
+  text can never be read as a tag.
+- A level-1 heading that opens the document and is its only level-1 heading becomes
+  ``<title>``, and the other headings then move up one level (``##`` is
+  ``section_header_level_1``, as in Docling's Markdown); otherwise ``#`` is level 1.
+- Footnotes become ``<footnote>[n] text</footnote>`` after the body, and a reference reads
+  ``[n]`` in the text; furniture (headers/footers kept on request) becomes ``<page_header>``
+  before the body. Horizontal rules are dropped; block quotes are flattened.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lxml import etree
+from lxml import html as lxml_html
+
+from render_pool.model import (
+    Anchor,
+    Block,
+    BlockQuote,
+    Code,
+    CodeBlock,
+    Document,
+    Heading,
+    HorizontalRule,
+    Image,
+    Inline,
+    LineBreak,
+    ListBlock,
+    ListItem,
+    Math,
+    MathBlock,
+    NoteRef,
+    Paragraph,
+    Placeholder,
+    RawHtml,
+    Table,
+    TableCell,
+    Text,
+    plain_text,
+)
+from render_pool.writers import ImageResolver
+from render_pool.writers.html import NoteNumbering, placeholder_label
+from render_pool.writers.markdown import table_grid
+
+__all__ = ["CODE_LANGUAGES", "write_doctags"]
+
+# Docling's code language tokens (docling_core.types.doc.tokens._CodeLanguageToken)
+CODE_LANGUAGES = [
+    "Ada", "Awk", "Bash", "bc", "C", "C#", "C++", "CMake", "COBOL", "CSS", "Ceylon", "Clojure",
+    "Crystal", "Cuda", "Cython", "D", "Dart", "dc", "Dockerfile", "Elixir", "Erlang", "FORTRAN",
+    "Forth", "Go", "HTML", "Haskell", "Haxe", "Java", "JavaScript", "Julia", "Kotlin", "Lisp",
+    "Lua", "Matlab", "MoonScript", "Nim", "OCaml", "ObjectiveC", "Octave", "PHP", "Pascal",
+    "Perl", "Prolog", "Python", "Racket", "Ruby", "Rust", "SML", "SQL", "Scala", "Scheme",
+    "Swift", "TypeScript", "unknown", "VisualBasic", "XML", "YAML",
+]
+_LANG_BY_KEY = {name.lower(): name for name in CODE_LANGUAGES}
+_LANG_BY_KEY.update({
+    "py": "Python", "python3": "Python", "js": "JavaScript", "jsx": "JavaScript",
+    "node": "JavaScript", "ts": "TypeScript", "tsx": "TypeScript", "sh": "Bash", "shell": "Bash",
+    "zsh": "Bash", "console": "Bash", "cpp": "C++", "cxx": "C++", "cc": "C++", "h": "C",
+    "cs": "C#", "csharp": "C#", "yml": "YAML", "rb": "Ruby", "rs": "Rust", "kt": "Kotlin",
+    "golang": "Go", "objc": "ObjectiveC", "objective-c": "ObjectiveC", "vb": "VisualBasic",
+    "vbnet": "VisualBasic", "f90": "FORTRAN", "fortran": "FORTRAN", "cu": "Cuda",
+    "ml": "OCaml", "hs": "Haskell", "pl": "Perl", "m": "Matlab", "xhtml": "HTML",
+    "htm": "HTML", "svg": "XML", "postgresql": "SQL", "mysql": "SQL", "pas": "Pascal",
+    "cobol": "COBOL", "docker": "Dockerfile", "scss": "CSS",
+})
+
+
+def code_language_token(language: str) -> str:
+    """``<_Python_>`` etc. for a code block's language; ``<_unknown_>`` when not in the list."""
+    name = _LANG_BY_KEY.get(language.strip().lower(), "unknown")
+    return f"<_{name}_>"
+
+
+_TAG_START = re.compile(r"<(?=/?[A-Za-z_])")
+
+
+def _esc(text: str) -> str:
+    """Text as Docling writes it (unescaped), except a ``<`` that would start a tag."""
+    return _TAG_START.sub("&lt;", text)
+
+
+def _wrap(tag: str, body: str) -> str:
+    return f"<{tag}>{body}</{tag}>"
+
+
+@dataclass
+class _Seg:
+    kind: str  # "text", "code", "formula", "picture"
+    value: str = ""
+    node: Image | None = None
+
+
+class _DocTagsWriter:
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.notes = NoteNumbering(doc)
+        self.title_heading: int | None = None
+        self.level_shift = 0
+        h1 = [b for b in doc.blocks if isinstance(b, Heading) and b.level == 1]
+        first = next((b for b in doc.blocks if not _is_empty_para(b)), None)
+        if len(h1) == 1 and first is h1[0]:
+            self.title_heading = id(h1[0])
+            self.level_shift = 1
+
+    # ------------------------------------------------------------- inlines
+    def segments(self, nodes: list[Inline]) -> list[_Seg]:
+        """Flatten inlines into text, code, formula and picture segments."""
+        segs: list[_Seg] = []
+
+        def add_text(s: str) -> None:
+            if segs and segs[-1].kind == "text":
+                segs[-1].value += s
+            else:
+                segs.append(_Seg("text", s))
+
+        def walk(n: Inline) -> None:
+            if isinstance(n, Text):
+                add_text(n.text)
+            elif isinstance(n, Code):
+                segs.append(_Seg("code", n.text))
+            elif isinstance(n, Math):
+                segs.append(_Seg("formula", n.tex))
+            elif isinstance(n, Image):
+                segs.append(_Seg("picture", node=n))
+            elif isinstance(n, LineBreak):
+                add_text("\n")
+            elif isinstance(n, NoteRef):
+                add_text(f"[{self.notes.number(n.note_id)}]")
+            elif isinstance(n, Placeholder):
+                add_text(placeholder_label(n.text))
+            elif isinstance(n, Anchor):
+                return
+            else:  # formatting and links: their children
+                for c in getattr(n, "children", []):
+                    walk(c)
+
+        for node in nodes:
+            walk(node)
+        return segs
+
+    def _group(self, segs: list[_Seg], tag: str | None) -> str:
+        """One run of text/code/formula segments: plain text, or an ``<inline>`` group."""
+        if all(s.kind == "text" for s in segs):
+            text = _esc("".join(s.value for s in segs).strip())
+            if not text:
+                return ""
+            return _wrap(tag, text) if tag else text
+        parts = []
+        for s in segs:
+            if s.kind == "text":
+                text = _esc(s.value.strip())
+                if text:
+                    parts.append(_wrap("text", text))
+            elif s.kind == "code":
+                parts.append(_wrap("code", "<_unknown_>" + _esc(s.value)))
+            else:
+                parts.append(_wrap("formula", _esc(s.value.strip())))
+        group = _wrap("inline", "\n".join(parts) + "\n")
+        # a paragraph *is* the inline group (as in Docling); titles, headers, checkboxes wrap it
+        return _wrap(tag, group) if tag and tag != "text" else group
+
+    def picture(self, image: Image) -> str:
+        """``<picture>`` with the image title as caption (no classification, no location)."""
+        caption = _wrap("caption", _esc(image.title.strip())) if image.title.strip() else ""
+        return _wrap("picture", caption)
+
+    def para_elements(self, nodes: list[Inline], tag: str | None) -> list[str]:
+        """Elements for a paragraph-like run: text groups split by pictures."""
+        out: list[str] = []
+        run: list[_Seg] = []
+        for seg in [*self.segments(nodes), _Seg("end")]:
+            if seg.kind in ("picture", "end"):
+                if run:
+                    group = self._group(run, tag)
+                    if group:
+                        out.append(group)
+                    run = []
+                if seg.node is not None:
+                    out.append(self.picture(seg.node))
+            else:
+                run.append(seg)
+        return out
+
+    # ------------------------------------------------------------- blocks
+    def blocks(self, blocks: list[Block]) -> list[str]:
+        out: list[str] = []
+        for b in blocks:
+            out.extend(self.block(b))
+        return out
+
+    def block(self, node: Block) -> list[str]:
+        if isinstance(node, Paragraph):
+            return self.para_elements(node.children, "text")
+        if isinstance(node, Heading):
+            if id(node) == self.title_heading:
+                tag = "title"
+            else:
+                tag = f"section_header_level_{max(1, min(node.level, 6) - self.level_shift)}"
+            return [e for e in self.para_elements(node.children, tag)
+                    if not e.startswith("<picture>")] or []
+        if isinstance(node, ListBlock):
+            return [self.list_block(node)] if node.items else []
+        if isinstance(node, Table):
+            return [self.table(node)]
+        if isinstance(node, CodeBlock):
+            text = node.text[:-1] if node.text.endswith("\n") else node.text
+            return [_wrap("code", code_language_token(node.language) + _esc(text))]
+        if isinstance(node, MathBlock):
+            return [_wrap("formula", _esc(node.tex.strip()))] if node.tex.strip() else []
+        if isinstance(node, BlockQuote):
+            return self.blocks(node.blocks)
+        if isinstance(node, RawHtml):
+            text = _html_text(node.html)
+            return [_wrap("text", _esc(text))] if text else []
+        if isinstance(node, HorizontalRule):
+            return []
+        return []
+
+    def list_block(self, node: ListBlock) -> str:
+        parts: list[str] = []
+        for item in node.items:
+            parts.extend(self.list_item(item))
+        tag = "ordered_list" if node.ordered else "unordered_list"
+        return _wrap(tag, "\n".join(_wrap("list_item", p) for p in parts) + "\n")
+
+    def list_item(self, item: ListItem) -> list[str]:
+        """Parts of one item, each becoming a ``<list_item>`` (as Docling does for children)."""
+        blocks = list(item.blocks)
+        parts: list[str] = []
+        if blocks and isinstance(blocks[0], Paragraph):
+            tag = None
+            if item.checked is not None:
+                tag = "checkbox_selected" if item.checked else "checkbox_unselected"
+            parts.extend(self.para_elements(blocks.pop(0).children, tag))
+        parts.extend(self.blocks(blocks))
+        return parts or [""]
+
+    def cell_content(self, cell: TableCell) -> str:
+        blocks = [b for b in cell.blocks if not _is_empty_para(b)]
+        if len(blocks) == 1 and isinstance(blocks[0], Paragraph):
+            return "".join(self.para_elements(blocks[0].children, None))
+        return "\n".join(self.blocks(blocks))
+
+    def table(self, node: Table) -> str:
+        grid = table_grid(node)
+        body = []
+        contents: dict[int, str] = {}
+        for r, row in enumerate(grid):
+            for c, slot in enumerate(row):
+                if slot is None:
+                    body.append("<ecel>")
+                    continue
+                r0, c0, cell = slot
+                if (r0, c0) != (r, c):
+                    body.append("<lcel>" if r0 == r else "<ucel>" if c0 == c else "<xcel>")
+                    continue
+                if id(cell) not in contents:
+                    contents[id(cell)] = self.cell_content(cell)
+                text = contents[id(cell)]
+                if not text:
+                    body.append("<ecel>")
+                elif r < node.header_rows:
+                    body.append("<ched>" + text)
+                elif cell.header:
+                    body.append("<rhed>" + text)
+                else:
+                    body.append("<fcel>" + text)
+            body.append("<nl>")
+        caption = self.para_elements(node.caption, None) if node.caption else []
+        cap = _wrap("caption", " ".join(e for e in caption if not e.startswith("<picture>")))
+        return _wrap("otsl", "".join(body) + (cap if caption else ""))
+
+    def footnotes(self) -> list[str]:
+        out: list[tuple[int, str]] = []
+        done: set[str] = set()
+        while True:
+            pending = [(n, nid) for n, nid in self.notes.ordered() if nid not in done]
+            if not pending:
+                break
+            for n, nid in pending:
+                done.add(nid)
+                texts = []
+                for b in self.doc.notes.get(nid, []):
+                    for e in self.block(b):
+                        texts.append(_strip_tags(e))
+                body = " ".join(t for t in texts if t)
+                out.append((n, _wrap("footnote", f"[{n}] {body}".strip())))
+        out.sort()
+        return [e for _, e in out]
+
+
+_TAG = re.compile(r"<[^<>]*>")
+
+
+def _strip_tags(element: str) -> str:
+    """Text of an element we wrote (tags removed, whitespace collapsed)."""
+    return re.sub(r"\s+", " ", _TAG.sub(" ", element)).strip()
+
+
+def _html_text(raw: str) -> str:
+    try:
+        root = lxml_html.fragment_fromstring(raw, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return raw.strip()
+    for bad in root.xpath("//script|//style"):
+        bad.drop_tree()
+    return re.sub(r"\s+", " ", root.text_content()).strip()
+
+
+def _is_empty_para(block: Block) -> bool:
+    return isinstance(block, Paragraph) and not plain_text(block.children).strip() and not any(
+        isinstance(c, (Image, Math, Code)) for c in block.children
+    )
+
+
+def write_doctags(doc: Document, resolve_image: ImageResolver | None = None) -> str:
+    """Serialise ``doc`` as DocTags (Docling's vocabulary, without location tokens).
+
+    ``resolve_image`` is accepted for a uniform writer signature; DocTags does not carry
+    image data, so it is not used.
+    """
+    del resolve_image
+    w = _DocTagsWriter(doc)
+    parts: list[str] = []
+    for e in w.blocks(doc.furniture):
+        text = _strip_tags(e)
+        if text:
+            parts.append(_wrap("page_header", text))
+    parts.extend(w.blocks(doc.blocks))
+    parts.extend(w.footnotes())
+    return "<doctag>" + "\n".join(parts) + "\n</doctag>\n"

@@ -1,0 +1,50 @@
+"""JSON writer: the document model as versioned JSON (schema in ``document.schema.json``).
+
+The body keeps ``Image.src`` as written by the reader (a key of ``resources`` or an external
+URL); ``resources`` maps each key to its MIME type, size in bytes and resolved ``src``
+(a data URI by default, or the uploaded link when the service saves to object storage).
+The layout is described in docs/document-json-schema.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from render_pool import model
+from render_pool.model import Document
+from render_pool.writers import ImageResolver, data_uri_resolver
+
+SCHEMA_NAME = "docservice.document"
+SCHEMA_PATH = Path(__file__).with_name("document.schema.json")
+
+__all__ = ["SCHEMA_NAME", "SCHEMA_PATH", "document_to_json_data", "write_json"]
+
+
+def document_to_json_data(doc: Document, resolve_image: ImageResolver | None = None) -> dict:
+    """The JSON-ready dict that :func:`write_json` serialises."""
+    resolve = resolve_image or data_uri_resolver(doc)
+    data: dict[str, Any] = {
+        "schema": SCHEMA_NAME,
+        "version": model.SCHEMA_VERSION,
+        "meta": {str(k): str(v) for k, v in doc.meta.items()},
+        "blocks": model.to_dict(doc.blocks),
+        "notes": {str(k): model.to_dict(v) for k, v in doc.notes.items()},
+        "furniture": model.to_dict(doc.furniture),
+        "resources": {
+            key: {"mime": res.mime, "size": len(res.data), "src": resolve(key)}
+            for key, res in doc.resources.items()
+        },
+        "warnings": list(doc.warnings),
+    }
+    return data
+
+
+def write_json(doc: Document, resolve_image: ImageResolver | None = None) -> str:
+    """Serialise ``doc`` as pretty-printed UTF-8 JSON (``ensure_ascii=False``).
+
+    ``model.from_dict(data["blocks"])`` rebuilds the body, so the output can be read back.
+    """
+    return json.dumps(document_to_json_data(doc, resolve_image), ensure_ascii=False,
+                      indent=2) + "\n"

@@ -1,0 +1,135 @@
+"""PDF fixtures for the PDF reader tests.
+
+Two kinds:
+* Hand-written PDFs built in Python at test time (no tools needed): an image-only
+  "scan", an encrypted file that needs a password, a corrupt file.
+* Chromium-printed PDFs from the HTML sources in ``tests/data/pdf/generated/*.html``.
+  They are committed next to their sources so tests never need Chromium; rebuild them with
+  ``.venv/bin/python tests/pdf_fixtures.py build`` (needs /usr/bin/chromium).
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data" / "pdf"
+GENERATED = DATA / "generated"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _pdf(objects: list[bytes], trailer_extra: bytes = b"") -> bytes:
+    """Assemble numbered objects (1..n, the first is the catalog) with a correct xref."""
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for num, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % num + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += (b"trailer\n<< /Size %d /Root 1 0 R " % (len(objects) + 1)) + trailer_extra
+    out += b">>\nstartxref\n%d\n%%%%EOF\n" % xref
+    return bytes(out)
+
+
+def _stream(dictionary: bytes, data: bytes) -> bytes:
+    return b"<< " + dictionary + b" /Length %d >>\nstream\n" % len(data) + data + \
+        b"\nendstream"
+
+
+def scanned_pdf(pages: int = 2) -> bytes:
+    """A PDF whose pages only hold a full-page raster image (like a scan): no text layer."""
+    width, height = 120, 160
+    rows = []
+    for y in range(height):
+        rows.append(bytes(v for x in range(width) for v in (x * 2 % 256, y % 256, (x + y) % 256)))
+    pixels = zlib.compress(b"".join(rows))
+    objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]
+    kids = []
+    for _ in range(pages):
+        page_num = len(objects) + 1
+        kids.append(b"%d 0 R" % page_num)
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
+                       b"/Resources << /XObject << /Im1 %d 0 R >> >> /Contents %d 0 R >>"
+                       % (page_num + 1, page_num + 2))
+        objects.append(_stream(
+            b"/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB "
+            b"/BitsPerComponent 8 /Filter /FlateDecode" % (width, height), pixels))
+        objects.append(_stream(b"", b"q 500 0 0 740 47 50 cm /Im1 Do Q"))
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), pages)
+    return _pdf(objects)
+
+
+def encrypted_pdf() -> bytes:
+    """A PDF protected by the standard security handler with a non-empty user password.
+
+    The /O and /U entries are not derived from any password, so no password (the empty
+    one included) opens it: exactly what a reader sees for a password-protected file.
+    """
+    o_hex = b"".join(b"%02x" % ((i * 37 + 11) % 256) for i in range(32))
+    u_hex = b"".join(b"%02x" % ((i * 53 + 7) % 256) for i in range(32))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>",
+        _stream(b"", b"\x8a\x13\x07\x99\x01\x22garbled-ciphertext"),
+        b"<< /Filter /Standard /V 1 /R 2 /Length 40 /P -44 /O <" + o_hex + b"> /U <"
+        + u_hex + b"> >>",
+    ]
+    return _pdf(objects, b"/Encrypt 5 0 R /ID [<0123456789abcdef0123456789abcdef>"
+                         b"<0123456789abcdef0123456789abcdef>] ")
+
+
+def corrupt_pdf() -> bytes:
+    """Starts like a PDF, then breaks off: no objects, no xref, no trailer."""
+    return b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R\n" + \
+        bytes(range(256)) * 4
+
+
+def tiny_png() -> bytes:
+    """A 48x32 two-colour PNG (for the data-URI image of the HTML fixture)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import pypdfium2.raw as pdfium_c
+
+    from render_pool.readers.pdf_png import encode_png  # local: the project package
+
+    w, h = 48, 32
+    buf = bytearray()
+    for y in range(h):
+        for x in range(w):
+            buf += bytes((200, 40, 40)) if (x // 8 + y // 8) % 2 else bytes((40, 40, 200))
+    return encode_png(bytes(buf), w, h, w * 3, pdfium_c.FPDFBitmap_BGR)
+
+
+def build(names: list[str] | None = None) -> None:
+    """Print every ``generated/*.html`` (or the given names) to PDF with Chromium."""
+    for html in sorted(GENERATED.glob("*.html")):
+        if names and html.stem not in names:
+            continue
+        source = html.read_text(encoding="utf-8")
+        source = source.replace("{{TINY_PNG}}", "data:image/png;base64,"
+                                + base64.b64encode(tiny_png()).decode("ascii"))
+        with tempfile.TemporaryDirectory() as tmp:
+            page = Path(tmp) / "page.html"
+            page.write_text(source, encoding="utf-8")
+            out = Path(tmp) / "out.pdf"
+            subprocess.run(
+                [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-background-networking", "--no-first-run",
+                 "--no-pdf-header-footer", f"--print-to-pdf={out}", page.as_uri()],
+                check=True, capture_output=True, timeout=120)
+            (GENERATED / f"{html.stem}.pdf").write_bytes(out.read_bytes())
+            print("built", html.stem + ".pdf", out.stat().st_size, "bytes")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "build":
+        build(sys.argv[2:] or None)
+    else:
+        print(__doc__)

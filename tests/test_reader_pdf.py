@@ -1,0 +1,309 @@
+"""PDF reader: structure found in real documents (Docling/markitdown corpus) and in fixtures."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from render_pool.errors import CorruptDocument, TooLarge
+from render_pool.model import (
+    Document,
+    Emph,
+    Heading,
+    Image,
+    ListBlock,
+    Paragraph,
+    Strong,
+    Table,
+    plain_text,
+)
+from render_pool.readers import pdf as pdf_reader
+from render_pool.readers.pdf import read_pdf
+from tests import pdf_fixtures
+
+DATA = Path(__file__).resolve().parent / "data" / "pdf"
+GEN = DATA / "generated"
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+DOCLING = CORPUS / "docling" / "pdf"
+
+
+def walk(blocks):
+    """Every block, depth first, including blocks inside list items and table cells."""
+    for b in blocks:
+        yield b
+        if isinstance(b, ListBlock):
+            for item in b.items:
+                yield from walk(item.blocks)
+        elif isinstance(b, Table):
+            for row in b.rows:
+                for cell in row.cells:
+                    yield from walk(cell.blocks)
+
+
+def headings(doc: Document) -> list[tuple[int, str]]:
+    return [(b.level, plain_text(b.children)) for b in walk(doc.blocks) if isinstance(b, Heading)]
+
+
+def top_texts(doc: Document) -> list[str]:
+    return [plain_text([b]) for b in doc.blocks]
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def heading_recall(doc: Document, groundtruth: str) -> float:
+    """Share of the ground truth's ``#`` lines found among our headings (by words)."""
+    expected = [words(line.lstrip("#")) for line in groundtruth.splitlines()
+                if line.startswith("#")]
+    ours = [words(text) for _, text in headings(doc)]
+    found = [h for h in expected if any(len(h & o) >= 0.8 * len(h) for o in ours)]
+    return len(found) / len(expected)
+
+
+def word_recall(doc: Document, groundtruth: str) -> float:
+    gt = words(groundtruth)
+    return len(gt & words(plain_text(doc.blocks))) / len(gt)
+
+
+@pytest.fixture(scope="module")
+def report() -> Document:
+    return read_pdf((GEN / "report.pdf").read_bytes())
+
+
+@pytest.fixture(scope="module")
+def lists_tables() -> Document:
+    return read_pdf((GEN / "lists_tables.pdf").read_bytes())
+
+
+# ------------------------------------------------------------------ copied Docling data
+@pytest.mark.parametrize("name", ["multi_page", "2305.03393v1-pg9", "code_and_formula"])
+def test_copied_docling_pdfs_match_groundtruth(name: str) -> None:
+    doc = read_pdf((DATA / f"{name}.pdf").read_bytes())
+    gt = (DATA / f"{name}.md").read_text(encoding="utf-8")
+    assert heading_recall(doc, gt) >= 0.6
+    assert word_recall(doc, gt) >= 0.9
+
+
+def test_multi_page_structure() -> None:
+    doc = read_pdf((DATA / "multi_page.pdf").read_bytes())
+    found = [text for _, text in headings(doc)]
+    assert found[0] == "The Evolution of the Word Processor"
+    assert "Key Features That Changed Word Processing" in found
+    lists = [b for b in doc.blocks if isinstance(b, ListBlock)]
+    numbered = [lb for lb in lists if lb.ordered]
+    assert len(lists) >= 6 and len(numbered) == 2
+    assert [plain_text(i.blocks).split(":")[0] for i in numbered[0].items] == [
+        "Undo/Redo", "Spell Check and Grammar Check", "Templates", "Track Changes",
+        "Real-Time Collaboration"]
+    # list items keep their wrapped lines in one paragraph
+    first = plain_text(lists[0].items[0].blocks)
+    assert first.startswith("IBM MT/ST") and "early example of digital text storage" in first
+    # the bold lead-in of each item is kept as Strong
+    assert isinstance(lists[0].items[0].blocks[0].children[0], Strong)
+
+
+def test_ruled_table_with_spans_from_paper() -> None:
+    doc = read_pdf((DATA / "2305.03393v1-pg9.pdf").read_bytes())
+    tables = [b for b in doc.blocks if isinstance(b, Table)]
+    assert len(tables) == 1
+    rows = tables[0].rows
+    assert plain_text(rows[0].cells[0].blocks) == "# enc-layers"
+    assert rows[0].cells[0].rowspan == 2
+    teds = next(c for c in rows[0].cells if plain_text(c.blocks) == "TEDs")
+    assert teds.colspan == 3
+    assert [plain_text(c.blocks) for c in rows[1].cells] == ["simple", "complex", "all"]
+    assert "0.965" in plain_text(rows[2].cells[3].blocks)
+    # the caption stays text, the table text does not leak into paragraphs
+    paras = " ".join(plain_text([b]) for b in doc.blocks if isinstance(b, Paragraph))
+    assert "Table 1. HPO performed" in paras and "0.965" not in paras
+
+
+# ------------------------------------------------------------------ generated fixtures
+def test_two_column_reading_order(report: Document) -> None:
+    texts = top_texts(report)
+    alpha = next(i for i, t in enumerate(texts) if t.startswith("Alphaparagraph"))
+    another = next(i for i, t in enumerate(texts) if t.startswith("Another paragraph"))
+    bravo = next(i for i, t in enumerate(texts) if t.startswith("Bravoparagraph"))
+    assert alpha < another < bravo
+    # paragraphs are not mixed across the columns
+    assert "Bravo" not in texts[alpha] and "Demand" not in texts[alpha]
+    assert texts[alpha].endswith("before moving on.")
+    assert texts[bravo].endswith("new plants come online.")
+
+
+def test_headings_levels_from_font_size(report: Document) -> None:
+    assert headings(report) == [
+        (1, "Widget Market Report"),
+        (3, "Left Column Topic"),
+        (3, "Right Column Topic"),
+        (2, "Method and Wording"),
+        (3, "Data Sources"),
+        (4, "Quality Checks"),
+        (2, "Outlook"),
+    ]
+
+
+def test_running_header_footer_and_page_numbers_removed(report: Document) -> None:
+    text = plain_text(report.blocks)
+    assert "ACME Research Quarterly" not in text
+    assert "Page 1 of 3" not in text and "of 3" not in text
+    # the body around them is intact
+    assert texts_contain(report, "Risks remain: supply chains are fragile")
+
+
+def texts_contain(doc: Document, fragment: str) -> bool:
+    return any(fragment in t for t in top_texts(doc))
+
+
+def test_hyphenated_line_end_joined(report: Document) -> None:
+    para = next(t for t in top_texts(report) if t.startswith("The survey covered"))
+    assert "every international distributor" in para
+    assert "inter-" not in para and "inter national" not in para
+
+
+def test_soft_line_breaks_become_spaces(report: Document) -> None:
+    para = next(t for t in top_texts(report) if t.startswith("This report summarises"))
+    assert "introduction that runs across the full width" in para
+    assert "\n" not in para
+
+
+def test_bold_and_italic_spans(report: Document) -> None:
+    para = next(b for b in report.blocks if isinstance(b, Paragraph)
+                and plain_text(b.children).startswith("Some words"))
+    strong = [plain_text([n]) for n in para.children if isinstance(n, Strong)]
+    emph = [plain_text([n]) for n in para.children if isinstance(n, Emph)]
+    assert strong == ["strongly emphasised"]
+    assert emph == ["set in italics"]
+
+
+def test_metadata_title(report: Document) -> None:
+    assert report.meta.get("title") == "Widget Market Report"
+
+
+def test_bullets_nested_by_indentation(lists_tables: Document) -> None:
+    bullets = next(b for b in lists_tables.blocks if isinstance(b, ListBlock) and not b.ordered)
+    assert [plain_text(i.blocks[:1]) for i in bullets.items] == [
+        "Fruit for the week", "Vegetables", "Bread and butter"]
+    nested = bullets.items[1].blocks[1]
+    assert isinstance(nested, ListBlock) and not nested.ordered
+    assert [plain_text(i.blocks) for i in nested.items] == [
+        "Carrots from the market", "Green beans"]
+    assert "•" not in plain_text([bullets]) and "◦" not in plain_text([bullets])
+
+
+def test_numbered_lists_and_restart(lists_tables: Document) -> None:
+    ordered = [b for b in lists_tables.blocks if isinstance(b, ListBlock) and b.ordered]
+    assert len(ordered) == 2
+    assert [plain_text(i.blocks) for i in ordered[0].items] == [
+        "Preheat the oven to two hundred degrees.", "Mix the flour with the water.",
+        "Bake for twenty minutes."]
+    assert ordered[0].start == 1
+    assert [plain_text(i.blocks) for i in ordered[1].items] == [
+        "First lettered option", "Second lettered option"]
+
+
+def test_ruled_table_fixture(lists_tables: Document) -> None:
+    tables = [b for b in lists_tables.blocks if isinstance(b, Table)]
+    assert len(tables) == 1
+    table = tables[0]
+    grid = [[plain_text(c.blocks) for c in row.cells] for row in table.rows]
+    assert grid[0] == ["Region", "Q1", "Q2", "Total"]
+    assert grid[1] == ["North", "120", "135", "255"]
+    assert table.header_rows == 1 and all(c.header for c in table.rows[0].cells)
+    west = table.rows[3].cells[0]
+    assert plain_text(west.blocks) == "West" and west.rowspan == 2
+    merged = table.rows[3].cells[1]
+    assert plain_text(merged.blocks) == "not reported" and merged.colspan == 2
+    assert grid[4] == ["12", "14", "26"]
+    # cell text is not repeated as paragraphs
+    paras = [plain_text([b]) for b in lists_tables.blocks if isinstance(b, Paragraph)]
+    assert paras and not any("not reported" in t or "North" in t for t in paras)
+
+
+def test_image_extracted_as_png_in_place(lists_tables: Document) -> None:
+    assert list(lists_tables.resources) == ["page1-img1.png"]
+    res = lists_tables.resources["page1-img1.png"]
+    assert res.mime == "image/png" and res.data.startswith(b"\x89PNG\r\n\x1a\n")
+    texts = top_texts(lists_tables)
+    idx = next(i for i, b in enumerate(lists_tables.blocks) if isinstance(b, Paragraph)
+               and any(isinstance(n, Image) for n in b.children))
+    img = lists_tables.blocks[idx].children[0]
+    assert img.src == "page1-img1.png" and img.width_px == 48 and img.height_px == 32
+    assert texts[idx - 1].startswith("The picture below") and texts[idx + 1].startswith("Closing")
+
+
+# ------------------------------------------------------------------ bad input
+def test_scanned_pdf_is_refused_with_reason() -> None:
+    with pytest.raises(CorruptDocument, match=r"no text layer.*OCR is not supported"):
+        read_pdf(pdf_fixtures.scanned_pdf())
+
+
+def test_encrypted_pdf_is_refused() -> None:
+    with pytest.raises(CorruptDocument, match="encrypted"):
+        read_pdf(pdf_fixtures.encrypted_pdf())
+
+
+@pytest.mark.parametrize("data", [b"", b"hello world", b"%PDF-1.7\n", pdf_fixtures.corrupt_pdf(),
+                                  (GEN / "report.pdf").read_bytes()[:5000]])
+def test_broken_input_is_corrupt_document(data: bytes) -> None:
+    with pytest.raises(CorruptDocument) as err:
+        read_pdf(data)
+    assert err.value.code == 40003 and "pdfium" not in err.value.message.lower()
+
+
+def test_page_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pdf_reader, "MAX_PAGES", 2)
+    with pytest.raises(TooLarge, match="3 pages"):
+        read_pdf((GEN / "report.pdf").read_bytes())
+
+
+# ------------------------------------------------------------------ whole corpus (optional)
+def _corpus_pdfs() -> list[Path]:
+    if not CORPUS.is_dir():
+        return []
+    return sorted((DOCLING / "sources").glob("*.pdf")) + sorted(
+        (CORPUS / "markitdown").glob("*.pdf"))
+
+
+@pytest.mark.parametrize("path", _corpus_pdfs() or [None], ids=lambda p: p.name if p else "none")
+def test_corpus_pdf_reads(path: Path | None) -> None:
+    if path is None:
+        pytest.skip("../shared/corpus not present (a user's clone has none)")
+    data = path.read_bytes()
+    if "scan" in path.name:
+        with pytest.raises(CorruptDocument, match="no text layer"):
+            read_pdf(data)
+        return
+    doc = read_pdf(data)
+    assert doc.blocks and len(plain_text(doc.blocks)) > 200
+
+
+# Known limits: right_to_left_01 (pdfium splits Arabic lam-alef ligatures differently from
+# Docling) and table_mislabeled_as_picture (Docling OCRs text we do not see) stay below 90%
+# word recall; their text is still read (test_corpus_pdf_reads).
+GT_CASES = ["2305.03393v1-pg9", "amt_handbook_sample", "code_and_formula", "multi_page",
+            "normal_4pages", "picture_classification"]
+
+
+@pytest.mark.parametrize("name", GT_CASES)
+def test_corpus_groundtruth_overlap(name: str) -> None:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus not present (a user's clone has none)")
+    doc = read_pdf((DOCLING / "sources" / f"{name}.pdf").read_bytes())
+    gt = (DOCLING / "groundtruth" / f"{name}.md").read_text(encoding="utf-8")
+    assert heading_recall(doc, gt) >= 0.6
+    assert word_recall(doc, gt) >= 0.9
+
+
+def test_corpus_two_column_page_order() -> None:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus not present (a user's clone has none)")
+    doc = read_pdf((DOCLING / "sources" / "amt_handbook_sample.pdf").read_bytes())
+    text = plain_text(doc.blocks)
+    left = text.index("eliminate rotation or misalignment")   # end of column one's first para
+    left_late = text.index("Boots self-locking nuts are made with three")  # later, column 1
+    right = text.index("The stainless steel self-locking nut may be spun")  # column two
+    assert left < left_late < right
