@@ -109,3 +109,74 @@ def convert_document(data: bytes, export: str, engine: str = "word2markdown",
         text, warnings = (docx_to_markdown if export == "markdown" else docx_to_html)(data)
         return Converted(text, EXPORTS[export], warnings)
     return write_document(read_document(data, engine, options), export)
+
+
+# ---------------------------------------------------------------- Markdown to PDF / DOCX
+TARGETS = {
+    "pdf": ("application/pdf", "pdf"),
+    "docx": ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", "docx"),
+}
+
+
+@dataclass
+class RenderRequest:
+    """Options of ``/md/convert`` that shape the output file."""
+
+    target: str
+    css_name: str = "default"
+    css_text: str = ""
+    toc: bool = False
+    header_text: str = ""
+    footer_text: str = ""
+    title: str = ""
+    cover: Any = None  # render_pool.cover.CoverPage
+
+
+@dataclass
+class Rendered:
+    """A rendered file and the warnings the caller should see."""
+
+    data: bytes
+    media_type: str
+    extension: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def markdown_images(text: str) -> list[str]:
+    """Image sources the Markdown references (the service fetches the remote ones)."""
+    from render_pool.readers.markdown import markdown_image_sources
+
+    return markdown_image_sources(text)
+
+
+def render_markdown(text: str, request: RenderRequest, fetched: dict[str, Any],
+                    refused: dict[str, str]) -> Rendered:
+    """Markdown to PDF (Chromium) or DOCX (python-docx) through the document model.
+
+    ``fetched`` holds the images the service fetched (source -> Resource); every other
+    image is left out with a warning naming ``refused[source]``.
+    """
+    from render_pool.readers.markdown import attach_images, read_markdown
+
+    if request.target not in TARGETS:
+        raise UnsupportedFormat(f"unsupported target {request.target!r}; use pdf or docx")
+    doc = read_markdown(text)
+    attach_images(doc, fetched, refused)
+    media_type, extension = TARGETS[request.target]
+    if request.target == "pdf":
+        from render_pool.writers.pdf import PdfOptions, write_pdf
+
+        data, warnings = write_pdf(doc, PdfOptions(
+            css_name=request.css_name, css_text=request.css_text, toc=request.toc,
+            header_text=request.header_text, footer_text=request.footer_text,
+            cover=request.cover, title=request.title))
+    else:
+        from render_pool.writers.docx import DocxOptions, write_docx
+
+        data = write_docx(doc, DocxOptions(
+            toc=request.toc, header_text=request.header_text,
+            footer_text=request.footer_text, cover=request.cover))
+        warnings = []
+        if request.css_text or request.css_name not in ("", "default"):
+            warnings.append("css_name and css_text apply to PDF output only")
+    return Rendered(data, media_type, extension, [*doc.warnings, *warnings])

@@ -67,6 +67,7 @@ class Reply:
     status: int
     body: Any
     headers: Any
+    raw: bytes = b""
 
 
 class Api:
@@ -88,12 +89,15 @@ class Api:
             data = b""
         resp = await self.client.fetch(path, method=method, body=data, headers=hdrs,
                                        raise_error=False, request_timeout=60)
-        text = resp.body.decode("utf-8") if resp.body else ""
-        try:
-            parsed = json.loads(text) if text else None
-        except ValueError:
-            parsed = text
-        return Reply(resp.code, parsed, resp.headers)
+        raw_body = resp.body or b""
+        parsed: Any = None
+        if resp.headers.get("Content-Type", "").startswith(("application/json", "text/")):
+            text = raw_body.decode("utf-8", "replace")
+            try:
+                parsed = json.loads(text) if text else None
+            except ValueError:
+                parsed = text
+        return Reply(resp.code, parsed, resp.headers, raw_body)
 
 
 @pytest.fixture

@@ -1,0 +1,368 @@
+"""One Chromium per worker process, kept warm and recycled, for printing HTML to PDF.
+
+Why this shape (numbers in docs DESIGN.md): launching Chromium costs about 0.6 s, a warm browser
+prints a small document in well under that, and Chromium stays flat in memory over many renders.
+So each pool worker keeps one browser (Playwright sync API, Debian ``chromium`` through
+``executable_path``, never a downloaded browser) and one browser context, and opens a fresh page
+per job. The context runs with JavaScript disabled and aborts every network request except
+``data:`` URLs, so a document cannot run scripts or make the service fetch anything.
+
+The browser is restarted after ``max_jobs`` renders, when its process tree's resident memory (read
+from /proc) passes ``max_rss_mb``, or when it crashed. A job that meets a dead browser is retried
+once on a fresh one; if that one dies too the job fails with :class:`ConversionFailed`. Each render
+has a time limit: Playwright's own timeouts cover loading, and a watchdog thread kills the browser
+when ``page.pdf`` (which has no timeout of its own) runs past the limit.
+
+Use it from one thread per process (pool workers are single threaded); a lock serialises callers.
+Limits come from ``CHROMIUM_MAX_JOBS``, ``CHROMIUM_MAX_RSS_MB``, ``PDF_RENDER_TIMEOUT`` (seconds)
+or :func:`configure`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import shutil
+import signal
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from render_pool.errors import ConversionFailed, ConversionTimeout
+
+log = logging.getLogger(__name__)
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+# Flags checked on this kind of machine (notes/embedded-servers.md): without the
+# background-networking flags Chromium keeps trying to reach the network.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
+
+
+RenderTimeout = ConversionTimeout  # the render ran past its time limit (50401)
+
+
+@dataclass
+class Limits:
+    """When to recycle the browser and how long one render may take."""
+
+    max_jobs: int = int(os.environ.get("CHROMIUM_MAX_JOBS", "200"))
+    max_rss_mb: int = int(os.environ.get("CHROMIUM_MAX_RSS_MB", "2048"))
+    timeout_s: float = float(os.environ.get("PDF_RENDER_TIMEOUT", "60"))
+
+
+class _Holder:
+    """Module state: the Playwright driver, the browser and its context, for one process."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.playwright: Any = None
+        self.browser: Any = None
+        self.context: Any = None
+        self.jobs = 0
+        self.atexit_registered = False
+
+
+limits = Limits()
+_state = _Holder()
+_lock = threading.RLock()
+
+
+def configure(
+    *, max_jobs: int | None = None, max_rss_mb: int | None = None, timeout_s: float | None = None
+) -> Limits:
+    """Change the recycling and time limits of this process's browser; returns the limits."""
+    if max_jobs is not None:
+        limits.max_jobs = max_jobs
+    if max_rss_mb is not None:
+        limits.max_rss_mb = max_rss_mb
+    if timeout_s is not None:
+        limits.timeout_s = timeout_s
+    return limits
+
+
+def chromium_path() -> str:
+    """Chromium executable: ``CHROMIUM_PATH``, else ``chromium`` on PATH; a clear error if none."""
+    path = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil.which(
+        "chromium-browser"
+    )
+    if not path:
+        raise ConversionFailed(
+            "Chromium not found: install the Debian package 'chromium' or set CHROMIUM_PATH"
+        )
+    return path
+
+
+# ------------------------------------------------------------------ /proc helpers
+def _children(pid: int) -> list[int] | None:
+    """Direct children of a process from /proc/PID/task/*/children (None if the kernel lacks it)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as fh:
+                kids.extend(int(k) for k in fh.read().split())
+        except FileNotFoundError:
+            return None
+        except OSError:
+            continue
+    return kids
+
+
+def _descendants_by_scan(root: int) -> list[int]:
+    """Descendants of ``root`` from a scan of every /proc/PID/stat (slower fallback)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
+                fields = fh.read().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def _descendants(root: int) -> list[int]:
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        kids = _children(todo.pop())
+        if kids is None:
+            return _descendants_by_scan(root)
+        found.extend(kids)
+        todo.extend(kids)
+    return found
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
+def browser_pids() -> list[int]:
+    """Pids of the Chromium processes this process started (its descendants): tests, metrics."""
+    return sorted(pid for pid in _descendants(os.getpid()) if "chrom" in _comm(pid).lower())
+
+
+def _rss_kb(pid: int) -> int:
+    """Resident set size of a process in kB (/proc/PID/statm: cheap to read on every job)."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as fh:
+            return int(fh.read().split()[1]) * _PAGE_KB
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def browser_memory_mb() -> float:
+    """RSS of this process's Chromium tree in MB (shared pages counted per process: a bound)."""
+    return sum(_rss_kb(pid) for pid in browser_pids()) / 1024
+
+
+def _kill_tree() -> None:
+    """SIGKILL every Chromium process of ours (used by the watchdog and after a crash)."""
+    for pid in browser_pids():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+# ------------------------------------------------------------------ lifecycle
+def _block_network(route: Any) -> None:
+    """Route handler: only ``data:`` URLs may load; everything else is aborted."""
+    if route.request.url.startswith("data:"):
+        route.continue_()
+    else:
+        route.abort()
+
+
+def _launch() -> None:
+    """Start the Playwright driver (once) and a browser with its locked-down context."""
+    from playwright.sync_api import sync_playwright
+
+    if _state.playwright is None:
+        _state.playwright = sync_playwright().start()
+    try:
+        browser = _state.playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_ARGS
+        )
+    except ConversionFailed:
+        raise
+    except Exception:
+        # The driver itself may be gone; start it again once before giving up.
+        _stop_driver()
+        _state.playwright = sync_playwright().start()
+        browser = _state.playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_ARGS
+        )
+    context = browser.new_context(java_script_enabled=False, service_workers="block")
+    context.route("**/*", _block_network)
+    _state.browser, _state.context, _state.jobs = browser, context, 0
+    if not _state.atexit_registered:
+        atexit.register(close_browser)
+        _state.atexit_registered = True
+    log.info("chromium started (pids %s)", browser_pids())
+
+
+def _close_browser_only() -> None:
+    """Close (or, if it does not answer, kill) the browser; keep the Playwright driver."""
+    browser, _state.browser, _state.context = _state.browser, None, None
+    if browser is not None:
+        try:
+            browser.close()
+        except Exception:  # already dead or disconnected
+            log.debug("browser close failed", exc_info=True)
+    _kill_tree()
+
+
+def _stop_driver() -> None:
+    pw, _state.playwright = _state.playwright, None
+    if pw is not None:
+        try:
+            pw.stop()
+        except Exception:
+            log.debug("playwright stop failed", exc_info=True)
+
+
+def close_browser() -> None:
+    """Close this process's browser and Playwright driver (idempotent; registered at exit)."""
+    with _lock:
+        if _state.pid != os.getpid():
+            return
+        _close_browser_only()
+        _stop_driver()
+
+
+def _ensure_browser() -> None:
+    """Make sure a live browser exists in *this* process (a forked child starts its own)."""
+    if _state.pid != os.getpid():
+        # Inherited from a parent by fork: those handles belong to the parent. Forget them.
+        _state.__init__()
+    if _state.browser is not None and not _state.browser.is_connected():
+        log.warning("chromium disconnected; restarting")
+        _close_browser_only()
+    if _state.browser is None:
+        _launch()
+
+
+def _maybe_recycle() -> None:
+    """Restart the browser after too many jobs or when its memory passes the bound."""
+    if _state.browser is None:
+        return
+    if _state.jobs >= limits.max_jobs:
+        log.info("chromium recycled after %d jobs", _state.jobs)
+        _close_browser_only()
+        return
+    mem = browser_memory_mb()
+    if mem > limits.max_rss_mb:
+        log.info("chromium recycled at %.0f MB (bound %d MB)", mem, limits.max_rss_mb)
+        _close_browser_only()
+
+
+# ------------------------------------------------------------------ rendering
+def _first_line(exc: Exception) -> str:
+    """First line of an error (Playwright appends whole launch logs) for a caller-safe message."""
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def _browser_died(exc: Exception) -> bool:
+    """Whether a Playwright error means the browser (not just this document) failed."""
+    if type(exc).__name__ == "TargetClosedError" or "has been closed" in str(exc):
+        return True
+    return _state.browser is None or not _state.browser.is_connected()
+
+
+def _render_once(html: str, pdf_options: dict[str, Any], timeout_s: float) -> bytes:
+    """One attempt: new page, load the HTML, print; a watchdog enforces the time limit."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    fired = threading.Event()
+
+    def watchdog() -> None:
+        fired.set()
+        _kill_tree()
+
+    page = _state.context.new_page()
+    timer = threading.Timer(timeout_s, watchdog)
+    timer.daemon = True
+    timer.start()
+    try:
+        page.set_default_timeout(timeout_s * 1000)
+        page.set_content(html, wait_until="load")
+        return page.pdf(**pdf_options)
+    except PlaywrightTimeout as exc:
+        raise RenderTimeout(f"PDF rendering timed out after {timeout_s:g} s") from exc
+    except Exception as exc:
+        if fired.is_set():
+            raise RenderTimeout(f"PDF rendering timed out after {timeout_s:g} s") from exc
+        raise
+    finally:
+        timer.cancel()
+        try:
+            page.close()
+        except Exception:
+            log.debug("page close failed", exc_info=True)
+
+
+def render_pdf(html: str, *, pdf_options: dict[str, Any], timeout_s: float | None = None) -> bytes:
+    """Print a complete HTML document to PDF bytes with this process's warm Chromium.
+
+    ``pdf_options`` are Playwright ``page.pdf`` keyword arguments. Raises ``RenderTimeout``
+    (a ``ConversionFailed``) past the time limit and ``ConversionFailed`` when Chromium cannot
+    start or dies twice on the job.
+    """
+    from playwright.sync_api import Error as PlaywrightError
+
+    limit = timeout_s if timeout_s is not None else limits.timeout_s
+    with _lock:
+        for attempt in (1, 2):
+            try:
+                _ensure_browser()
+            except ConversionFailed:
+                raise
+            except Exception as exc:
+                _close_browser_only()
+                what = "crashed and could not be restarted" if attempt == 2 else "could not start"
+                raise ConversionFailed(f"Chromium {what}: {_first_line(exc)}") from exc
+            try:
+                _state.jobs += 1
+                return _render_once(html, pdf_options, limit)
+            except RenderTimeout:
+                _close_browser_only()
+                raise
+            except PlaywrightError as exc:
+                if not _browser_died(exc):
+                    raise ConversionFailed(f"PDF rendering failed: {_first_line(exc)}") from exc
+                _close_browser_only()
+                if attempt == 2:
+                    raise ConversionFailed(
+                        "Chromium crashed while rendering the PDF (also on a fresh browser)"
+                    ) from exc
+                log.warning("chromium died during a render; retrying on a fresh browser")
+            finally:
+                _maybe_recycle()
+    raise AssertionError("unreachable")

@@ -1,0 +1,193 @@
+"""``POST /md/convert``: Markdown (file, text or remote address) to PDF or DOCX, and
+``GET /md/themes``. Remote images, cover and logo are fetched here, under the SSRF guard,
+and handed to the pool as bytes, so the printing browser never touches the network."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.parse
+from typing import Any
+
+from render_pool import jobs
+from render_pool.cover import CoverPage
+from render_pool.model import Resource
+from render_pool.themes import list_themes
+from tornado_app.docs.base import (
+    DocsError,
+    DocsHandler,
+    UploadHandler,
+    bool_field,
+    choice_field,
+)
+from tornado_app.docs.convert import safe_basename
+from tornado_app.docs.fetch import FetchFailed, FetchRefused, fetch
+
+MAX_IMAGES = 200
+FETCH_CONCURRENCY = 8
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+
+
+def sniff_image(data: bytes) -> str | None:
+    """The MIME type of an image from its first bytes, or None when it is not one."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data[:2] == b"BM":
+        return "image/bmp"
+    head = data[:512].lstrip().lower()
+    if head.startswith(b"<svg") or (head.startswith(b"<?xml") and b"<svg" in head):
+        return "image/svg+xml"
+    return None
+
+
+async def fetch_image(svc: Any, url: str) -> Resource:
+    """An image at ``url`` (guarded, capped); raises FetchRefused/FetchFailed/DocsError."""
+    st = svc.settings
+    got = await fetch(url, allow_private=st.allow_private_urls,
+                      max_bytes=min(st.fetch_max_bytes, MAX_IMAGE_BYTES),
+                      timeout=min(st.fetch_timeout_seconds, 15))
+    mime = sniff_image(got.data)
+    if mime is None:
+        raise FetchFailed("the address did not return an image")
+    return Resource(got.data, mime)
+
+
+async def gather_images(svc: Any, sources: list[str]) -> tuple[dict[str, Resource],
+                                                                dict[str, str]]:
+    """Fetch the remote images of a document; everything else is refused with a reason."""
+    fetched: dict[str, Resource] = {}
+    refused: dict[str, str] = {}
+    slots = asyncio.Semaphore(FETCH_CONCURRENCY)
+
+    async def one(src: str) -> None:
+        scheme = urllib.parse.urlsplit(src).scheme.lower()
+        if scheme not in ("http", "https"):
+            refused[src] = ("only http(s) images are fetched" if scheme
+                            else "relative image paths have no base to resolve against")
+            return
+        async with slots:
+            try:
+                fetched[src] = await fetch_image(svc, src)
+            except FetchRefused as exc:
+                refused[src] = f"address refused ({exc})"
+            except FetchFailed as exc:
+                refused[src] = str(exc)
+
+    await asyncio.gather(*(one(s) for s in sources[:MAX_IMAGES]))
+    for src in sources[MAX_IMAGES:]:
+        refused[src] = f"more than {MAX_IMAGES} images"
+    return fetched, refused
+
+
+def content_disposition(filename: str) -> str:
+    """``attachment`` with an ASCII fallback and the RFC 5987 UTF-8 name."""
+    ascii_name = filename.encode("ascii", "replace").decode("ascii").replace("?", "_")
+    quoted = urllib.parse.quote(filename, safe="")
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quoted}"
+
+
+class MarkdownConvertHandler(UploadHandler):
+    async def _image_field(self, fields: dict[str, str], files: dict[str, tuple[str, bytes]],
+                           name: str) -> Resource | None:
+        upload = files.get(f"{name}_file")
+        url = (fields.get(f"{name}_url") or "").strip()
+        if upload and url:
+            raise DocsError(40001, f"send one of {name}_file or {name}_url, not both")
+        if upload:
+            mime = sniff_image(upload[1])
+            if mime is None:
+                raise DocsError(40002, f"{name}_file is not an image (PNG, JPEG, GIF, WebP, SVG)")
+            return Resource(upload[1], mime)
+        if url:
+            try:
+                return await fetch_image(self.services, url)
+            except FetchFailed as exc:
+                raise DocsError(40003, f"{name}_url: {exc}") from exc
+        return None
+
+    async def _markdown(self, fields: dict[str, str], files: dict[str, tuple[str, bytes]]
+                        ) -> tuple[str, str]:
+        """The Markdown text and a default file stem, from exactly one of the three inputs."""
+        upload = files.get("md_file")
+        text = fields.get("markdown_text")
+        url = (fields.get("markdown_url") or "").strip()
+        given = [x for x in (upload, text if text else None, url or None) if x]
+        if len(given) != 1:
+            raise DocsError(40001, "send exactly one of md_file, markdown_text or markdown_url")
+        limit = self.services.settings.max_markdown_bytes
+        stem = "document"
+        if upload:
+            raw, stem = upload[1], upload[0].rsplit(".", 1)[0]
+        elif url:
+            st = self.services.settings
+            got = await fetch(url, allow_private=st.allow_private_urls, max_bytes=limit,
+                              timeout=st.fetch_timeout_seconds)
+            raw = got.data
+            stem = urllib.parse.urlsplit(got.url).path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        else:
+            raw = (text or "").encode("utf-8")
+        if len(raw) > limit:
+            raise DocsError(41301, f"Markdown is larger than {limit} bytes")
+        try:
+            return raw.decode("utf-8-sig"), stem or "document"
+        except UnicodeDecodeError as exc:
+            raise DocsError(40003, "the Markdown is not UTF-8 text") from exc
+
+    async def post(self) -> None:
+        fields, files = self.form()
+        if not (fields.get("target") or "").strip():
+            raise DocsError(40001, "target is required (pdf or docx)")
+        target = choice_field(fields, "target", list(jobs.TARGETS), "pdf")
+        css_name = (fields.get("css_name") or "default").strip()
+        if target == "pdf" and css_name not in list_themes():
+            raise DocsError(40002, f"unknown css_name {css_name!r}; use one of "
+                                   f"{', '.join(list_themes())}")
+        save = bool_field(fields, "save")
+        text, stem = await self._markdown(fields, files)
+        cover = CoverPage(
+            cover_image=await self._image_field(fields, files, "cover"),
+            logo=await self._image_field(fields, files, "logo"),
+            product_name=fields.get("product_name", ""),
+            product_version=fields.get("product_version", ""),
+            document_name=fields.get("document_name", ""),
+            document_version=fields.get("document_version", ""),
+            copyright_text=fields.get("copyright_text", ""),
+        )
+        request = jobs.RenderRequest(
+            target=target, css_name=css_name, css_text=fields.get("css_text", ""),
+            toc=bool_field(fields, "toc"), header_text=fields.get("header_text", ""),
+            footer_text=fields.get("footer_text", ""),
+            title=fields.get("document_name", "") or stem,
+            cover=None if cover.is_empty() else cover,
+        )
+        pool = self.services.pool
+        sources = await pool.run(jobs.markdown_images, text)
+        fetched, refused = await gather_images(self.services, sources)
+        rendered: jobs.Rendered = await pool.run(jobs.render_markdown, text, request, fetched,
+                                                 refused)
+        name = f"{safe_basename(fields.get('filename') or stem, 'document')}.{rendered.extension}"
+        if save:
+            if self.services.storage is None:
+                raise DocsError(50201, "storage not configured")
+            self.success(await self.services.storage.save_rendered(self.services, rendered, name))
+            return
+        self.set_header("Content-Type", rendered.media_type)
+        self.set_header("Content-Disposition", content_disposition(name))
+        if rendered.warnings:
+            self.set_header("X-Conversion-Warnings",
+                            urllib.parse.quote(json.dumps(rendered.warnings[:50])))
+        self.finish(rendered.data)
+
+
+class ThemesHandler(DocsHandler):
+    """Names accepted as ``css_name`` (plain JSON, no envelope)."""
+
+    def get(self) -> None:
+        self.write_json(200, {"themes": list_themes()})
+
