@@ -20,8 +20,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 log = logging.getLogger("store.embedded")
+T = TypeVar("T")
 
 
 class EmbeddedServerError(RuntimeError):
@@ -151,22 +153,34 @@ def start_secantus(storage: Path | None, log_dir: Path) -> Child:
     return child
 
 
+class Stoppable(Protocol):
+    """Anything the supervisor can stop: a :class:`Child`, a SeaweedFS handle..."""
+
+    def stop(self) -> None: ...
+
+
 @dataclass
 class Embedded:
     """The set of private servers one service process runs."""
 
-    children: list[Child] = field(default_factory=list)
+    children: list[tuple[str, Stoppable]] = field(default_factory=list)
 
-    def add(self, child: Child) -> Child:
-        self.children.append(child)
-        log.info("embedded server started", extra={"server": child.name, "pid": child.process.pid})
+    def add(self, child: T, name: str | None = None) -> T:
+        label = name or getattr(child, "name", type(child).__name__)
+        self.children.append((label, child))  # type: ignore[arg-type]
+        process = getattr(child, "process", None)
+        log.info("embedded server started",
+                 extra={"server": label, "pid": getattr(process, "pid", None)})
         return child
 
     def stop(self) -> None:
         """Stop every child, newest first."""
-        for child in reversed(self.children):
-            child.stop()
-            log.info("embedded server stopped", extra={"server": child.name})
+        for label, child in reversed(self.children):
+            try:
+                child.stop()
+            except Exception:  # keep stopping the others
+                log.exception("stopping embedded server failed", extra={"server": label})
+            log.info("embedded server stopped", extra={"server": label})
         self.children.clear()
 
 

@@ -4,6 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from tornado_app.docs.batches import (
+    ConvertFolderHandler,
+    JobHandler,
+    ProcessArchiveHandler,
+    StageArchiveHandler,
+    UploadArchiveHandler,
+)
+from tornado_app.docs.config import (
+    ConfigSnapshotHandler,
+    LinkMapHandler,
+    LoadProfileHandler,
+    ProfilesHandler,
+    ProxyDownloadHandler,
+    SaveProfileHandler,
+    StorageConfigHandler,
+    StorageTestHandler,
+    TimeCheckHandler,
+)
 from tornado_app.docs.convert import ConvertHandler
 from tornado_app.docs.markdown import MarkdownConvertHandler, ThemesHandler
 
@@ -14,4 +32,18 @@ def docs_routes() -> list[Any]:
         (r"/api/convert", ConvertHandler),
         (r"/md/convert", MarkdownConvertHandler),
         (r"/md/themes", ThemesHandler),
+        (r"/md/convert-folder", ConvertFolderHandler),
+        (r"/api/upload-archive", UploadArchiveHandler),
+        (r"/api/archive/stage", StageArchiveHandler),
+        (r"/api/archive/process", ProcessArchiveHandler),
+        (r"/api/jobs/([0-9a-f]+)", JobHandler),
+        (r"/config", ConfigSnapshotHandler),
+        (r"/config/storage", StorageConfigHandler),
+        (r"/config/storage/test", StorageTestHandler),
+        (r"/config/profiles", ProfilesHandler),
+        (r"/config/save_profile", SaveProfileHandler),
+        (r"/config/load_profile", LoadProfileHandler),
+        (r"/config/linkmap", LinkMapHandler),
+        (r"/system/time/check", TimeCheckHandler),
+        (r"/proxy/download", ProxyDownloadHandler),
     ]

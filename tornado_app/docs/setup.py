@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import Any
 
 from render_pool.pool import RenderPool
+from store.embedded import Embedded, ensure_dir
+from store.objects import StorageConfig
+from tornado_app.docs.storage import EMBEDDED_PROFILE, StorageManager
+
+log = logging.getLogger("tornado_app.docs.setup")
 
 
 def open_pool(svc: Any) -> RenderPool:
@@ -16,6 +23,40 @@ def open_pool(svc: Any) -> RenderPool:
     return svc.pool
 
 
-async def open_docs_services(svc: Any, embedded: Any) -> None:
-    """Attach the render pool (and, when configured, storage) to ``svc``."""
+async def open_storage(svc: Any, embedded: Embedded | None) -> StorageManager:
+    """Attach the storage manager. ``S3_*`` settings become the active configuration; with
+    none, an embedded SeaweedFS starts (when ``embedded`` is given), is saved as the
+    ``embedded`` profile and is active unless another storage was configured since."""
+    manager = StorageManager(svc.db)
+    svc.storage = manager
+    svc.extras.setdefault("closers", []).append(_closer(manager))
+    env_config = StorageConfig.from_env(os.environ) if svc.settings.s3_configured else None
+    if env_config is not None:
+        await manager.set_active(env_config)
+        log.info("storage from environment", extra={"endpoint": env_config.endpoint})
+    elif embedded is not None:
+        from store.seaweed import start_seaweed
+
+        handle = await manager.io(start_seaweed, ensure_dir(svc.settings.data_dir / "s3"),
+                                  buckets=[svc.settings.s3_bucket], persist_ports=True)
+        embedded.add(handle, "seaweedfs")
+        config = StorageConfig.from_form({
+            "endpoint": handle.endpoint, "access": handle.access, "secret": handle.secret,
+            "bucket": svc.settings.s3_bucket, "secure": "false"})
+        await manager.save_profile(EMBEDDED_PROFILE, config)
+        if await manager.active_config() is None or await manager.active_is_embedded():
+            await manager.set_active(config, embedded=True)
+    return manager
+
+
+def _closer(manager: StorageManager):  # type: ignore[no-untyped-def]
+    async def close() -> None:
+        manager.close()
+
+    return close
+
+
+async def open_docs_services(svc: Any, embedded: Embedded | None) -> None:
+    """Attach the render pool and storage to ``svc``."""
     open_pool(svc)
+    await open_storage(svc, embedded)

@@ -1,0 +1,682 @@
+"""Find and rewrite asset references in Markdown and HTML (pure: text in, text out).
+
+Markdown: inline links and images (angle-bracket destinations, titles), reference definitions,
+autolinks, and HTML ``<img>``/``<a>``/``<source>``... tags written inside Markdown. Code spans,
+fenced and indented code blocks and HTML comments are never read or rewritten.
+
+HTML: ``img src/srcset``, ``a href``, ``link href``, ``source src/srcset``, ``video src/poster``,
+``audio``/``track``/``embed``/``iframe`` ``src``, ``object data`` and CSS ``url()`` in ``style``
+attributes. The document is edited in place (only the URL text changes), never re-serialised.
+
+Rewriting takes ``mapping``: raw target -> new URL. Lookup order for a reference, first hit wins:
+
+1. the raw target exactly as written: the new URL is used verbatim;
+2. the target without its ``#fragment``: the fragment is appended to the new URL;
+3. the target without ``?query`` and ``#fragment`` (raw, then percent-decoded): the fragment is
+   appended, and the query too when the new URL has none of its own (a presigned URL has one,
+   and an extra parameter would break its signature, so the query is dropped there).
+
+Only local references are listed by default: ``scheme:`` URLs (``http:``, ``mailto:``,
+``data:``...), ``//host`` and pure ``#anchor`` links are remote. Rewriting considers every
+reference, so a mapping may also replace remote URLs (a link map).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import hashlib
+import html as html_lib
+import mimetypes
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+# --------------------------------------------------------------------------- references
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One reference found in a text.
+
+    ``target`` is the raw text between ``start`` and ``end`` (for ``<dest>`` the part inside
+    the brackets); ``path`` is the decoded local path (escapes, entities and %-encoding undone)
+    without ``query`` (``?...``) and ``fragment`` (``#...``), which keep their raw text.
+    ``kind``: ``link``, ``image``, ``definition``, ``autolink`` or ``html``; ``attr`` names the
+    HTML attribute (``src``, ``href``, ``srcset``, ``style``...).
+    """
+
+    kind: str
+    target: str
+    path: str
+    query: str
+    fragment: str
+    start: int
+    end: int
+    local: bool
+    image: bool = False
+    attr: str = ""
+    quoted: bool = True
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_MD_ESCAPE = re.compile(r"\\([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+
+
+def is_local(target: str) -> bool:
+    """True for a path reference: not ``scheme:`` (a one-letter "scheme" is a Windows drive,
+    hence local), not ``//host``, not a pure ``#anchor``, not empty."""
+    t = target.strip()
+    if not t or t.startswith("#") or t.startswith("//"):
+        return False
+    m = _SCHEME.match(t)
+    return not (m and len(m.group(0)) > 2)
+
+
+def split_target(target: str) -> tuple[str, str, str]:
+    """``(raw_path, "?query", "#fragment")`` of a raw target (empty strings when absent)."""
+    path, hash_, frag = target.partition("#")
+    path, q, query = path.partition("?")
+    return path, (q + query), (hash_ + frag)
+
+
+def decode_path(raw_path: str, *, markdown: bool) -> str:
+    """Undo Markdown backslash escapes (when ``markdown``), HTML entities and %-encoding."""
+    text = _MD_ESCAPE.sub(r"\1", raw_path) if markdown else raw_path
+    return unquote(html_lib.unescape(text))
+
+
+def _ref(kind: str, text: str, start: int, end: int, *, markdown: bool, image: bool = False,
+         attr: str = "", quoted: bool = True) -> Reference:
+    target = text[start:end]
+    value = target if markdown else html_lib.unescape(target)
+    raw_path, query, fragment = split_target(value)
+    return Reference(kind, target, decode_path(raw_path, markdown=markdown), query, fragment,
+                     start, end, is_local(value), image, attr, quoted)
+
+
+# --------------------------------------------------------------------------- masking
+
+
+_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
+_LIST_ITEM = re.compile(r"^([ \t]*)([-+*]|\d{1,9}[.)])([ \t]+|$)")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_ATX_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_RAW_TEXT = re.compile(r"(<(script|style)\b[^>]*>)(.*?)(</\2\s*>)", re.S | re.I)
+
+
+def _indent(line: str) -> int:
+    width = 0
+    for ch in line:
+        if ch == " ":
+            width += 1
+        elif ch == "\t":
+            width += 4 - width % 4
+        else:
+            break
+    return width
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """Replace every span by spaces (newlines kept) so offsets stay valid."""
+    if not spans:
+        return text
+    out = []
+    last = 0
+    for start, end in sorted(spans):
+        if start < last:
+            start = last
+        if end <= start:
+            continue
+        out.append(text[last:start])
+        out.append(re.sub(r"[^\n]", " ", text[start:end]))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _list_content_indent(body: str) -> int | None:
+    """Column where a list item's content starts, or None when ``body`` is no list item."""
+    m = _LIST_ITEM.match(body)
+    if not m:
+        return None
+    gap = _indent(m.group(3)) if m.group(3) else 1
+    return _indent(m.group(1)) + len(m.group(2)) + (gap if 1 <= gap <= 4 else 1)
+
+
+def _code_block_spans(text: str) -> list[tuple[int, int]]:
+    """Fenced and indented code blocks (line based). Inside a list, an indented code block
+    needs 4 columns more than the item's content."""
+    spans: list[tuple[int, int]] = []
+    fence: tuple[str, int] | None = None
+    prev_blank = True
+    in_code = False
+    list_indent: int | None = None  # content column of the current list item
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        start, offset = offset, offset + len(line)
+        body = line.rstrip("\r\n")
+        if fence:
+            spans.append((start, offset))
+            m = _FENCE.match(body)
+            if m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1] \
+                    and not m.group(3).strip():
+                fence = None
+            continue
+        width = _indent(body)
+        base = list_indent or 0
+        m = _FENCE.match(body)
+        if m and width - base <= 3 and not (m.group(2)[0] == "`" and "`" in m.group(3)):
+            fence = (m.group(2)[0], len(m.group(2)))
+            spans.append((start, offset))
+            prev_blank = in_code = False
+            continue
+        if not body.strip():
+            prev_blank = True
+            continue
+        if width >= base + 4 and (in_code or prev_blank):
+            spans.append((start, offset))
+            in_code, prev_blank = True, False
+            continue
+        in_code = False
+        item = _list_content_indent(body) if width < base + 4 else None
+        if item is not None and (width <= 3 or list_indent is not None):
+            list_indent = item
+        elif width < base and prev_blank:
+            list_indent = None  # a paragraph left of the item's content ends the list
+        # an indented code block may follow a heading directly (it cannot follow a paragraph)
+        prev_blank = bool(_ATX_HEADING.match(body))
+    return spans
+
+
+def _escaped(text: str, i: int) -> bool:
+    """True when ``text[i]`` is preceded by an odd number of backslashes."""
+    n = 0
+    while i - n - 1 >= 0 and text[i - n - 1] == "\\":
+        n += 1
+    return n % 2 == 1
+
+
+def _code_span_spans(text: str) -> list[tuple[int, int]]:
+    """Inline code spans: a backtick run closed by the next run of the same length
+    (O(n log n): runs are indexed by length, no rescanning)."""
+    runs = [(m.start(), m.end()) for m in re.finditer(r"`+", text)]
+    by_len: dict[int, list[int]] = {}
+    for i, (a, b) in enumerate(runs):
+        by_len.setdefault(b - a, []).append(i)
+    spans = []
+    pos = 0
+    for i, (a, b) in enumerate(runs):
+        if a < pos:
+            continue
+        start = a
+        if _escaped(text, a):  # "\``" : the first backtick is literal
+            start += 1
+            if start == b:
+                continue
+        run = b - start
+        same = by_len.get(run, [])
+        k = bisect.bisect_right(same, i)
+        if k < len(same):
+            c_start, c_end = runs[same[k]]
+            if not _BLANK_LINE.search(text, b, c_start):
+                spans.append((start, c_end))
+                pos = c_end
+    return spans
+
+
+def _mask_markdown(text: str) -> str:
+    masked = _blank(text, _code_block_spans(text))
+    masked = _blank(masked, [m.span() for m in _COMMENT.finditer(masked)])
+    return _blank(masked, _code_span_spans(masked))
+
+
+def _mask_html(text: str) -> str:
+    spans = [m.span() for m in _COMMENT.finditer(text)]
+    spans += [m.span(3) for m in _RAW_TEXT.finditer(text)]
+    spans += [m.span() for m in re.finditer(r"<!\[CDATA\[.*?\]\]>", text, re.S)]
+    return _blank(text, spans)
+
+
+# --------------------------------------------------------------------------- Markdown scanning
+
+
+def _bracket_pairs(masked: str) -> dict[int, int]:
+    """Map each unescaped ``]`` to its matching ``[`` (one forward pass with a stack; a blank
+    line closes every open bracket)."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for m in re.finditer(r"[\[\]]|\n[ \t]*\n", masked):
+        ch = m.group(0)
+        if ch.startswith("\n"):
+            stack.clear()
+        elif _escaped(masked, m.start()):
+            continue
+        elif ch == "[":
+            stack.append(m.start())
+        elif stack:
+            pairs[m.start()] = stack.pop()
+    return pairs
+
+
+def _skip_ws(text: str, i: int, newline: bool = True) -> int:
+    seen_nl = False
+    while i < len(text) and text[i] in " \t\n\r":
+        if text[i] == "\n":
+            if seen_nl or not newline:
+                break
+            seen_nl = True
+        i += 1
+    return i
+
+
+def _destination(text: str, i: int) -> tuple[int, int, int, bool] | None:
+    """Parse a link destination at ``i``: ``(start, end, after, angle)`` or None."""
+    n = len(text)
+    if i < n and text[i] == "<":
+        j = i + 1
+        while j < n:
+            ch = text[j]
+            if ch == "\n" or (ch == "<" and not _escaped(text, j)):
+                return None
+            if ch == ">" and not _escaped(text, j):
+                return i + 1, j, j + 1, True
+            j += 1
+        return None
+    j = i
+    depth = 0
+    while j < n:
+        ch = text[j]
+        if ch == "\\" and j + 1 < n:
+            j += 2
+            continue
+        if ch.isspace() or ord(ch) < 32:
+            break
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        j += 1
+    if depth != 0:
+        return None
+    return i, j, j, False
+
+
+def _title_end(text: str, i: int) -> int | None:
+    """End of a link title starting at ``i`` ("...", '...' or (...)), or None."""
+    if i >= len(text) or text[i] not in "\"'(":
+        return None
+    closer = ")" if text[i] == "(" else text[i]
+    j = i + 1
+    while j < len(text):
+        if text[j] == closer and not _escaped(text, j):
+            return j + 1
+        if text[j] == "\n" and text[j + 1:j + 2] == "\n":
+            return None
+        j += 1
+    return None
+
+
+def _inline_links(text: str, masked: str) -> Iterator[Reference]:
+    pairs = _bracket_pairs(masked)
+    for m in re.finditer(r"\]\(", masked):
+        close = m.start()
+        open_ = pairs.get(close, -1)
+        if open_ < 0:
+            continue
+        image = open_ > 0 and masked[open_ - 1] == "!" and not _escaped(masked, open_ - 1)
+        i = _skip_ws(masked, close + 2)
+        dest = _destination(masked, i)
+        if dest is None:
+            continue
+        start, end, after, _angle = dest
+        j = _skip_ws(masked, after)
+        if j > after:
+            t_end = _title_end(masked, j)
+            if t_end is not None:
+                j = _skip_ws(masked, t_end)
+        if j >= len(masked) or masked[j] != ")":
+            continue
+        if start == end:
+            continue
+        yield _ref("image" if image else "link", text, start, end, markdown=True, image=image)
+
+
+_DEFINITION = re.compile(
+    r"^[ ]{0,3}\[(?!\^)((?:[^\[\]\\\n]|\\.){1,999})\]:[ \t]*(?:\n[ \t]*)?", re.M)
+
+
+def _definitions(text: str, masked: str) -> Iterator[Reference]:
+    for m in _DEFINITION.finditer(masked):
+        dest = _destination(masked, m.end())
+        if dest is None:
+            continue
+        start, end, after, _angle = dest
+        if start == end and not _angle:
+            continue
+        rest_end = masked.find("\n", after)
+        rest = masked[after:] if rest_end < 0 else masked[after:rest_end]
+        stripped = rest.strip()
+        if stripped:
+            if rest[:1] not in (" ", "\t"):
+                continue
+            t_start = after + (len(rest) - len(rest.lstrip()))
+            t_end = _title_end(masked, t_start)
+            if t_end is None or masked[t_end:after + len(rest)].strip():
+                continue
+        yield _ref("definition", text, start, end, markdown=True)
+
+
+_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)>")
+
+
+def _autolinks(text: str, masked: str) -> Iterator[Reference]:
+    for m in _AUTOLINK.finditer(masked):
+        yield _ref("autolink", text, m.start(1), m.end(1), markdown=False)
+
+
+def _all_markdown(text: str) -> list[Reference]:
+    masked = _mask_markdown(text)
+    found: dict[int, Reference] = {}
+    for ref in (*_inline_links(text, masked), *_definitions(text, masked),
+                *_autolinks(text, masked), *_html_refs(text, masked)):
+        found.setdefault(ref.start, ref)
+    return [found[k] for k in sorted(found)]
+
+
+def markdown_references(text: str, *, include_remote: bool = False) -> list[Reference]:
+    """References in Markdown, in document order (local ones unless ``include_remote``)."""
+    return [r for r in _all_markdown(text) if include_remote or r.local]
+
+
+# --------------------------------------------------------------------------- HTML scanning
+
+
+URL_ATTRS: dict[str, tuple[str, ...]] = {
+    "img": ("src", "srcset"),
+    "a": ("href",),
+    "link": ("href",),
+    "source": ("src", "srcset"),
+    "video": ("src", "poster"),
+    "audio": ("src",),
+    "track": ("src",),
+    "embed": ("src",),
+    "iframe": ("src",),
+    "input": ("src",),
+    "object": ("data",),
+}
+IMAGE_ATTRS = {("img", "src"), ("img", "srcset"), ("source", "srcset"), ("video", "poster"),
+               ("input", "src")}
+_TAG = re.compile(
+    r"<([A-Za-z][A-Za-z0-9-]*)((?:\s+[^\s\"'<>/=]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|"
+    r"[^\s\"'=<>`]+))?)*)\s*/?>")
+_ATTR = re.compile(r"([^\s\"'<>/=]+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'=<>`]+)))?")
+_CSS_URL = re.compile(r"url\(\s*(?:\"([^\"]*)\"|'([^']*)'|([^)\s'\"]*))\s*\)", re.I)
+
+
+def _srcset_urls(value: str) -> Iterator[tuple[int, int]]:
+    """Spans of the URLs in a ``srcset`` value (descriptors skipped)."""
+    i, n = 0, len(value)
+    while i < n:
+        while i < n and (value[i].isspace() or value[i] == ","):
+            i += 1
+        if i >= n:
+            break
+        j = i
+        while j < n and not value[j].isspace():
+            j += 1
+        end = j
+        while end > i and value[end - 1] == ",":
+            end -= 1
+        if end > i:
+            yield i, end
+        if end < j:  # URL ended with a comma: no descriptors
+            i = j
+            continue
+        depth = 0
+        while j < n and not (value[j] == "," and depth == 0):
+            depth += value[j] == "("
+            depth -= value[j] == ")" and depth > 0
+            j += 1
+        i = j + 1
+
+
+def _html_refs(text: str, masked: str) -> Iterator[Reference]:
+    for tag in _TAG.finditer(masked):
+        name = tag.group(1).lower()
+        wanted = URL_ATTRS.get(name, ())
+        for attr in _ATTR.finditer(masked, tag.start(2), tag.end(2)):
+            key = attr.group(1).lower()
+            group = next((g for g in (2, 3, 4) if attr.group(g) is not None), None)
+            if group is None:
+                continue
+            v_start, v_end = attr.span(group)
+            quoted = group != 4
+            if key == "style":
+                for css in _CSS_URL.finditer(masked, v_start, v_end):
+                    g = next(g for g in (1, 2, 3) if css.group(g) is not None)
+                    if css.end(g) > css.start(g):
+                        yield _ref("html", text, css.start(g), css.end(g), markdown=False,
+                                   image=True, attr="style", quoted=True)
+            elif key in wanted:
+                image = (name, key) in IMAGE_ATTRS
+                if key == "srcset":
+                    for s, e in _srcset_urls(text[v_start:v_end]):
+                        yield _ref("html", text, v_start + s, v_start + e, markdown=False,
+                                   image=True, attr=key, quoted=True)
+                elif v_end > v_start:
+                    yield _ref("html", text, v_start, v_end, markdown=False, image=image,
+                               attr=key, quoted=quoted)
+
+
+def _all_html(html: str) -> list[Reference]:
+    return list(_html_refs(html, _mask_html(html)))
+
+
+def html_reference_list(html: str, *, include_remote: bool = False) -> list[Reference]:
+    """References in HTML as :class:`Reference` objects (local ones unless asked)."""
+    return [r for r in _all_html(html) if include_remote or r.local]
+
+
+def html_references(html: str, *, include_remote: bool = False) -> list[str]:
+    """URLs referenced by HTML (entity-decoded, document order, each once): local paths
+    unless ``include_remote``. ``data:`` URIs are remote here; see :func:`data_uri_images`."""
+    seen: dict[str, None] = {}
+    for ref in html_reference_list(html, include_remote=include_remote):
+        seen.setdefault(html_lib.unescape(ref.target), None)
+    return list(seen)
+
+
+# --------------------------------------------------------------------------- rewriting
+
+
+def _with_parts(new: str, query: str, fragment: str) -> str:
+    if query and "?" not in new:
+        new += query
+    if fragment and "#" not in new:
+        new += fragment
+    return new
+
+
+def lookup(ref: Reference, mapping: Mapping[str, str]) -> str | None:
+    """The new URL for ``ref`` following the module's lookup order, or None."""
+    value = ref.target if ref.kind != "html" else html_lib.unescape(ref.target)
+    for key in dict.fromkeys((ref.target, value)):
+        if key in mapping:
+            return mapping[key]
+    no_frag = value.partition("#")[0]
+    if ref.fragment and no_frag in mapping:
+        return _with_parts(mapping[no_frag], "", ref.fragment)
+    raw_path = split_target(value)[0]
+    for key in dict.fromkeys((raw_path, ref.path)):
+        if key and key in mapping:
+            return _with_parts(mapping[key], ref.query, ref.fragment)
+    return None
+
+
+def _attr_escape(url: str) -> str:
+    return url.replace("&", "&amp;").replace('"', "&quot;").replace("'", "&#39;")
+
+
+def _md_destination(url: str, angle: bool) -> str:
+    if angle:
+        return url.replace("<", "%3C").replace(">", "%3E").replace("\n", "%0A")
+    balanced = url.count("(") == url.count(")")
+    if not url or any(c.isspace() for c in url) or not balanced or url.startswith("<"):
+        return "<" + url.replace("<", "%3C").replace(">", "%3E") + ">"
+    return url
+
+
+def _apply(text: str, refs: list[Reference], mapping: Mapping[str, str]) -> str:
+    out: list[str] = []
+    last = 0
+    for ref in refs:
+        if ref.start < last:
+            continue
+        new = lookup(ref, mapping)
+        if new is None:
+            continue
+        if ref.kind == "html":
+            piece = _attr_escape(new) if ref.quoted else f'"{_attr_escape(new)}"'
+        elif ref.kind == "autolink":
+            piece = new.replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
+        else:
+            angle = ref.start > 0 and text[ref.start - 1] == "<" and text[ref.end:ref.end + 1] \
+                == ">"
+            piece = _md_destination(new, angle)
+        out.append(text[last:ref.start])
+        out.append(piece)
+        last = ref.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def rewrite_markdown(text: str, mapping: Mapping[str, str]) -> str:
+    """Replace reference targets found by :func:`markdown_references` (remote ones too) that
+    ``mapping`` knows; titles, link text and everything else stay byte for byte."""
+    if not mapping:
+        return text
+    return _apply(text, _all_markdown(text), mapping)
+
+
+def rewrite_html(html: str, mapping: Mapping[str, str]) -> str:
+    """Replace URL attribute values (and style ``url()``) that ``mapping`` knows; the new URL
+    is entity-escaped for the attribute. The rest of the document is left untouched."""
+    if not mapping:
+        return html
+    return _apply(html, _all_html(html), mapping)
+
+
+# --------------------------------------------------------------------------- data URIs
+
+
+_DATA_URI = re.compile(r"^data:([^,]*?),(.*)$", re.S | re.I)
+
+
+def decode_data_uri(uri: str) -> tuple[bytes, str] | None:
+    """``(bytes, mime)`` of a ``data:`` URI (base64 or %-encoded), None when malformed."""
+    m = _DATA_URI.match(uri.strip())
+    if not m:
+        return None
+    params = [p.strip() for p in m.group(1).split(";")]
+    mime = (params[0] or "text/plain").lower()
+    payload = m.group(2)
+    if any(p.lower() == "base64" for p in params[1:]):
+        try:
+            data = base64.b64decode(re.sub(r"\s+", "", unquote(payload)), validate=True)
+        except (binascii.Error, ValueError):
+            return None
+    else:
+        data = unquote(payload).encode("latin-1", "replace") if payload.isascii() \
+            else unquote(payload).encode("utf-8")
+    return data, mime
+
+
+def data_uri_images(html: str) -> list[tuple[str, bytes, str]]:
+    """Images embedded as ``data:image/...`` URIs: ``(uri as written, bytes, mime)``, each
+    once, so they can be uploaded and replaced with :func:`rewrite_html` (key: the uri)."""
+    out: dict[str, tuple[str, bytes, str]] = {}
+    for ref in _all_html(html):
+        value = html_lib.unescape(ref.target)
+        if not value[:11].lower().startswith("data:image/") or ref.target in out:
+            continue
+        decoded = decode_data_uri(value)
+        if decoded and decoded[0]:
+            out[ref.target] = (ref.target, decoded[0], decoded[1])
+    return list(out.values())
+
+
+def data_uri_filename(data: bytes, mime: str) -> str:
+    """A stable file name for an embedded image: ``image-{sha256[:12]}.{ext}``."""
+    ext = {"image/jpeg": ".jpg", "image/svg+xml": ".svg"}.get(mime) \
+        or mimetypes.guess_extension(mime) or ".bin"
+    return f"image-{hashlib.sha256(data).hexdigest()[:12]}{ext}"
+
+
+# --------------------------------------------------------------------------- HTML -> Markdown
+
+
+def _markdown_url(url: str) -> str:
+    return _md_destination(url, angle=False)
+
+
+def _converter():  # imported lazily: markdownify pulls in BeautifulSoup
+    from markdownify import MarkdownConverter, chomp
+
+    class Converter(MarkdownConverter):
+        """markdownify with safe destinations and images kept everywhere (links, cells)."""
+
+        def convert_head(self, el, text, parent_tags):
+            return ""
+
+        def convert_title(self, el, text, parent_tags):
+            return ""
+
+        def convert_img(self, el, text, parent_tags):
+            alt = (el.attrs.get("alt") or "").replace("[", r"\[").replace("]", r"\]")
+            src = el.attrs.get("src") or ""
+            if "_noformat" in parent_tags or not src:
+                return alt
+            title = el.attrs.get("title") or ""
+            title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
+            return f"![{alt}]({_markdown_url(src)}{title_part})"
+
+        def convert_a(self, el, text, parent_tags):
+            if "_noformat" in parent_tags:
+                return text
+            prefix, suffix, text = chomp(text)
+            href = el.get("href")
+            if not text:
+                return ""
+            if not href:
+                return text
+            title = el.get("title")
+            if text.replace(r"\_", "_") == href and not title and _AUTOLINK.fullmatch(
+                    f"<{href}>"):
+                return f"{prefix}<{href}>{suffix}"
+            title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
+            return f"{prefix}[{text}]({_markdown_url(href)}{title_part}){suffix}"
+
+    return Converter
+
+
+def html_to_markdown(html: str) -> str:
+    """Convert HTML to Markdown with markdownify (ATX headings, ``-`` bullets, fenced code
+    with the language from ``class="language-x"``); ``<head>``, scripts and styles dropped."""
+
+    def language(el) -> str:
+        for node in (el, *el.find_all("code", limit=1)):
+            for cls in node.get("class") or []:
+                if cls.startswith(("language-", "lang-")):
+                    return cls.split("-", 1)[1]
+        return ""
+
+    converter = _converter()(heading_style="ATX", bullets="-", code_language_callback=language,
+                             escape_underscores=False, escape_misc=False)
+    text = converter.convert(html)
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

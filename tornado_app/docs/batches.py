@@ -1,0 +1,359 @@
+"""Folders and archives of Markdown/HTML: assets uploaded to object storage, links
+rewritten, results reported per document (``/md/convert-folder``, ``/api/upload-archive``,
+``/api/archive/stage``, ``/api/archive/process``, ``GET /api/jobs/{id}``).
+
+Planning and rewriting are pure (``render_pool.batch``, ``render_pool.links``); HTML to
+Markdown runs in the process pool; file and storage I/O run in the storage thread pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import posixpath
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from render_pool import batch, links
+from render_pool.errors import ConversionError
+from store import archives
+from store.objects import (
+    ObjectStore,
+    StorageError,
+    clean_prefix,
+    content_type_for,
+    object_key,
+)
+from tornado_app.docs.base import DocsError, DocsHandler, UploadHandler, bool_field
+from tornado_app.docs.config import PlainError, PlainHandler
+from tornado_app.docs.storage import link_for_documents
+
+UPLOAD_CONCURRENCY = 8
+JOB_TTL_SECONDS = 3600
+STAGE_TTL_SECONDS = 24 * 3600
+Progress = Callable[[int, int], Awaitable[None]]
+
+
+class BatchStorageFailed(Exception):
+    """Storage failed mid-batch; ``files`` holds what was done before."""
+
+    def __init__(self, message: str, files: list[dict[str, Any]], total: int) -> None:
+        super().__init__(message)
+        self.message, self.files, self.total = message, files, total
+
+
+@dataclass
+class _Context:
+    svc: Any
+    store: ObjectStore
+    root: Path
+    base: str
+    linkmap: dict[str, str]
+    files: list[str]
+    asset_links: dict[str, str] = field(default_factory=dict)
+    asset_errors: dict[str, str] = field(default_factory=dict)
+    doc_links: dict[str, Any] = field(default_factory=dict)
+
+    async def io(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await self.svc.storage.io(fn, *args)
+
+
+def final_name(source: str) -> str:
+    """Stored name of a processed document: HTML becomes Markdown."""
+    stem, ext = posixpath.splitext(source)
+    return f"{stem}.md" if ext.lower() in (".html", ".htm") else source
+
+
+async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
+    slots = asyncio.Semaphore(UPLOAD_CONCURRENCY)
+
+    async def one(rel: str) -> None:
+        async with slots:
+            try:
+                data = await ctx.io((ctx.root / rel).read_bytes)
+                stored = await ctx.io(ctx.store.put_asset, ctx.base, posixpath.basename(rel),
+                                      data, content_type_for(rel))
+                ctx.asset_links[rel] = link_for_documents(ctx.store, stored.links)
+            except OSError as exc:
+                ctx.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
+
+    await asyncio.gather(*(one(rel) for rel in wanted))
+
+
+def _mapping_for(ctx: _Context, plan: batch.DocumentPlan) -> tuple[dict[str, str], int, list]:
+    mapping: dict[str, str] = {}
+    failed: list[dict[str, str]] = []
+    ok = 0
+    for ref in plan.refs:
+        if ref.target in ctx.linkmap or (ref.file and ref.file in ctx.linkmap):
+            mapping[ref.target] = ctx.linkmap.get(ref.target) or ctx.linkmap[ref.file or ""]
+            ok += 1
+        elif ref.status == batch.OK and ref.document and ref.file in ctx.doc_links:
+            mapping[ref.target] = ctx.doc_links[ref.file]
+        elif ref.status == batch.OK and ref.file in ctx.asset_links:
+            mapping[ref.target] = ctx.asset_links[ref.file]
+            ok += 1
+        else:
+            reason = ctx.asset_errors.get(ref.file or "", ref.status)
+            failed.append({"ref": ref.target, "reason": reason})
+    return mapping, ok, failed
+
+
+async def _process_document(ctx: _Context, plan: batch.DocumentPlan, text: str
+                            ) -> dict[str, Any]:
+    mapping, ok, failed = _mapping_for(ctx, plan)
+    if plan.kind == "markdown":
+        final = links.rewrite_markdown(text, mapping)
+    else:
+        # phase 1: HTML assets (and base64 images) uploaded, HTML rewritten
+        for uri, data, mime in links.data_uri_images(text):
+            ext = mime.split("/", 1)[-1].split("+", 1)[0]
+            stored = await ctx.io(ctx.store.put_asset, ctx.base, f"inline.{ext}", data, mime)
+            mapping[uri] = link_for_documents(ctx.store, stored.links)
+            ok += 1
+        html = links.rewrite_html(text, mapping)
+        # phase 2: HTML to Markdown (pool); phase 3: links left in the Markdown rewritten
+        markdown = await ctx.svc.pool.run(links.html_to_markdown, html)
+        again = batch.plan_document(final_name(plan.source), markdown, ctx.files)
+        second, ok2, failed2 = _mapping_for(ctx, again)
+        final = links.rewrite_markdown(markdown, second)
+        mapping.update(second)
+        ok += ok2
+        failed += [f for f in failed2 if f["ref"] not in {x["ref"] for x in failed}]
+    entry: dict[str, Any] = {"source": plan.source, "storage_url": "",
+                             "storage_presigned_url": "", "asset_ok": ok,
+                             "asset_fail": len(failed),
+                             "mappings": batch.mappings_entries(
+                                 {k: v for k, v in mapping.items() if not k.startswith("data:")}),
+                             "failed": failed}
+    if ctx.store.config.store_final:
+        key = object_key(ctx.base, final_name(plan.source))
+        stored = await ctx.io(ctx.store.put_bytes, key, final.encode("utf-8"),
+                              "text/markdown; charset=utf-8")
+        entry.update(stored.as_dict())
+    return entry
+
+
+async def process_tree(svc: Any, root: Path, *, prefix: str = "", version_id: str = "",
+                       progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Process every Markdown/HTML document under ``root``; returns the result entries.
+    Raises :class:`BatchStorageFailed` with the entries done so far when storage fails."""
+    store = await svc.storage.store()
+    base = "/".join(clean_prefix(p) for p in (store.config.prefix, prefix, version_id) if p)
+    files = await svc.storage.io(archives.list_files, root)
+    texts: dict[str, str] = {}
+    for source in batch.documents(files):
+        texts[source] = batch.decode_text(await svc.storage.io((root / source).read_bytes))
+    plan = batch.plan_batch(str(root), files, texts)
+    ctx = _Context(svc, store, root, base, await svc.storage.linkmap(), files)
+    for doc in plan.documents:
+        key = object_key(base, final_name(doc.source))
+        ctx.doc_links[doc.source] = link_for_documents(store, store.links(key))
+    wanted = sorted({r.file for d in plan.documents for r in d.resolved
+                     if r.file and not r.document and r.target not in ctx.linkmap
+                     and r.file not in ctx.linkmap})
+    done: list[dict[str, Any]] = []
+    total = len(plan.documents)
+    try:
+        await _upload_assets(ctx, wanted)
+        for i, doc in enumerate(plan.documents):
+            done.append(await _process_document(ctx, doc, texts[doc.source]))
+            if progress:
+                await progress(i + 1, total)
+    except StorageError as exc:
+        raise BatchStorageFailed(f"storage failed after {len(done)} of {total} documents: "
+                                 f"{exc.message}", done, total) from exc
+    return done
+
+
+async def process_archive(svc: Any, data: bytes, filename: str, *, prefix: str = "",
+                          version_id: str = "", encoding: str | None = None,
+                          progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Unpack safely into a temporary directory (always removed) and process it."""
+    if archives.detect_archive_kind(filename, data) is None:
+        raise DocsError(40002, "not a zip, tar.gz or tgz archive")
+    context = archives.unpacked(data, filename, encoding=encoding or None)
+    root = await svc.storage.io(context.__enter__)
+    try:
+        return await process_tree(svc, root, prefix=prefix, version_id=version_id,
+                                  progress=progress)
+    finally:
+        await svc.storage.io(context.__exit__, None, None, None)
+
+
+# ---------------------------------------------------------------- jobs (progress polling)
+class Jobs:
+    """Batch jobs in Redis, so any replica can answer a poll."""
+
+    def __init__(self, redis: Any) -> None:
+        self.redis = redis
+
+    async def create(self) -> str:
+        job_id = uuid.uuid4().hex
+        await self.save(job_id, {"id": job_id, "state": "running", "done": 0, "total": None})
+        return job_id
+
+    async def save(self, job_id: str, state: dict[str, Any]) -> None:
+        await self.redis.set(f"ds:job:{job_id}", json.dumps(state), ex=JOB_TTL_SECONDS)
+
+    async def get(self, job_id: str) -> dict[str, Any] | None:
+        raw = await self.redis.get(f"ds:job:{job_id}")
+        return json.loads(raw) if raw else None
+
+
+def _params(fields: dict[str, str]) -> tuple[str, str]:
+    prefix = (fields.get("prefix") or "").strip().strip("/")
+    version = (fields.get("versionId") or "").strip().strip("/")
+    for value, name in ((prefix, "prefix"), (version, "versionId")):
+        if len(value) > 200 or ".." in value.split("/") or "\\" in value:
+            raise DocsError(40001, f"{name} is not a valid key prefix")
+    return prefix, version
+
+
+class ArchiveRunner(UploadHandler):
+    """Shared by upload-archive and archive/process: run now, or as a polled job."""
+
+    async def run_archive(self, data: bytes, filename: str, fields: dict[str, str]) -> None:
+        prefix, version = _params(fields)
+        encoding = (fields.get("encoding") or "").strip() or None
+        svc = self.services
+        if self.services.storage is None:
+            raise DocsError(50201, "storage not configured")
+        await svc.storage.store()  # 50201 before any work when storage is missing
+        if bool_field(fields, "async"):
+            jobs = Jobs(svc.redis)
+            job_id = await jobs.create()
+            task = asyncio.ensure_future(self._background(jobs, job_id, data, filename, prefix,
+                                                          version, encoding))
+            running: set[asyncio.Future[None]] = svc.extras.setdefault("batch_tasks", set())
+            running.add(task)
+            task.add_done_callback(running.discard)
+            self.success({"job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
+            return
+        try:
+            files = await process_archive(svc, data, filename, prefix=prefix,
+                                          version_id=version, encoding=encoding)
+        except BatchStorageFailed as exc:
+            self.write_json(200, {"code": 50201, "msg": exc.message,
+                                  "data": {"count": len(exc.files), "total": exc.total,
+                                           "files": exc.files}})
+            return
+        self.success({"count": len(files), "files": files})
+
+    async def _background(self, jobs: Jobs, job_id: str, data: bytes, filename: str,
+                          prefix: str, version: str, encoding: str | None) -> None:
+        async def progress(done: int, total: int) -> None:
+            await jobs.save(job_id, {"id": job_id, "state": "running", "done": done,
+                                     "total": total})
+
+        svc = self.services
+        try:
+            files = await process_archive(svc, data, filename, prefix=prefix,
+                                          version_id=version, encoding=encoding,
+                                          progress=progress)
+            state = {"id": job_id, "state": "done", "done": len(files), "total": len(files),
+                     "result": {"count": len(files), "files": files}}
+        except BatchStorageFailed as exc:
+            state = {"id": job_id, "state": "failed", "code": 50201, "msg": exc.message,
+                     "done": len(exc.files), "total": exc.total,
+                     "result": {"count": len(exc.files), "files": exc.files}}
+        except (DocsError, ConversionError) as exc:
+            code = exc.code
+            msg = exc.msg if isinstance(exc, DocsError) else exc.message
+            state = {"id": job_id, "state": "failed", "code": code, "msg": msg}
+        except Exception:  # the poller must learn the job ended
+            import logging
+
+            logging.getLogger(__name__).exception("batch job failed")
+            state = {"id": job_id, "state": "failed", "code": 50001, "msg": "batch failed"}
+        await jobs.save(job_id, state)
+
+
+class UploadArchiveHandler(ArchiveRunner):
+    async def post(self) -> None:
+        fields, files = self.form()
+        upload = files.get("file")
+        if not upload:
+            raise DocsError(40001, "file (zip, tar.gz or tgz) is required")
+        await self.run_archive(upload[1], upload[0], fields)
+
+
+class StageArchiveHandler(UploadHandler):
+    async def post(self) -> None:
+        _, files = self.form()
+        upload = files.get("file")
+        if not upload:
+            raise DocsError(40001, "file (zip, tar.gz or tgz) is required")
+        name, data = upload
+        if archives.detect_archive_kind(name, data) is None:
+            raise DocsError(40002, "not a zip, tar.gz or tgz archive")
+        if self.services.storage is None:
+            raise DocsError(50201, "storage not configured")
+        store = await self.services.storage.store()
+        stage_id = uuid.uuid4().hex
+        key = object_key("_staging", stage_id)
+        await self.services.storage.put(store, key, data, "application/octet-stream")
+        meta = {"id": stage_id, "name": name, "size": len(data), "key": key}
+        await self.services.redis.set(f"ds:stage:{stage_id}", json.dumps(meta),
+                                      ex=STAGE_TTL_SECONDS)
+        self.success({"id": stage_id, "name": name, "size": len(data)})
+
+
+class ProcessArchiveHandler(ArchiveRunner):
+    async def post(self) -> None:
+        fields, _ = self.form()
+        stage_id = (fields.get("id") or "").strip()
+        if not stage_id:
+            raise DocsError(40001, "id of a staged archive is required")
+        raw = None
+        if len(stage_id) == 32 and all(c in "0123456789abcdef" for c in stage_id):
+            raw = await self.services.redis.get(f"ds:stage:{stage_id}")
+        if raw is None:
+            raise DocsError(40401, "no staged archive with this id (it may have expired)")
+        meta = json.loads(raw)
+        storage = self.services.storage
+        store = await storage.store()
+        try:
+            data = await storage.io(store.get_bytes, meta["key"])
+        except StorageError as exc:
+            raise DocsError(40401, f"staged archive is gone: {exc.message}") from exc
+        await self.run_archive(data, meta["name"], fields)
+
+
+class JobHandler(DocsHandler):
+    async def get(self, job_id: str) -> None:
+        state = await Jobs(self.services.redis).get(job_id) if len(job_id) == 32 else None
+        if state is None:
+            raise DocsError(40401, "no such job (it may have expired)")
+        self.success(state)
+
+
+class ConvertFolderHandler(PlainHandler):
+    """``/md/convert-folder``: a folder under one of ``FOLDER_ROOTS`` (plain response)."""
+
+    async def post(self) -> None:
+        fields, _ = self.form()
+        raw = (fields.get("folder_path") or "").strip()
+        if not raw:
+            raise PlainError(400, "folder_path is required")
+        folder = Path(raw)
+        if not folder.is_absolute():
+            raise PlainError(400, "folder_path must be an absolute path")
+        roots = self.services.settings.folder_roots
+        real = folder.resolve()
+        if not any(real == r.resolve() or real.is_relative_to(r.resolve()) for r in roots):
+            raise PlainError(403, "folder_path is not under a configured folder root",
+                             "set FOLDER_ROOTS to the folders the service may read")
+        if not real.is_dir():
+            raise PlainError(404, "folder_path is not a folder")
+        prefix, version = _params(fields)
+        try:
+            files = await process_tree(self.services, real, prefix=prefix, version_id=version)
+        except BatchStorageFailed as exc:
+            self.write_json(502, {"ok": False, "error": exc.message, "hint": "",
+                                  "count": len(exc.files), "files": exc.files})
+            return
+        self.reply({"ok": True, "count": len(files), "files": files})

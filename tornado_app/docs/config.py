@@ -1,0 +1,255 @@
+"""Storage configuration endpoints (plain JSON, no envelope): ``/config/storage``,
+``/config/storage/test``, ``/system/time/check``, ``GET /config``, profiles, the link map,
+and the download proxy. Failures use HTTP 4xx/5xx with ``{"ok":false,"error","hint"}``."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from typing import Any
+
+from store.objects import StorageConfig, StorageConfigError, StorageError, parse_bool, time_check
+from tornado_app.docs.base import DocsError, UploadHandler
+from tornado_app.docs.storage import EMBEDDED_PROFILE
+
+_STATUS = {40001: 400, 40002: 400, 40003: 400, 40004: 400, 40101: 401, 40401: 404,
+           41301: 413, 42201: 400, 50201: 502, 50301: 503, 50401: 504}
+MAX_LINKMAP_ENTRIES = 10_000
+
+
+class PlainError(Exception):
+    """A failure of a plain endpoint: HTTP ``status`` with ``error`` and ``hint``."""
+
+    def __init__(self, status: int, error: str, hint: str = "") -> None:
+        super().__init__(error)
+        self.status, self.error, self.hint = status, error, hint
+
+
+class PlainHandler(UploadHandler):
+    """Form-reading handler that answers plain JSON objects."""
+
+    def upload_limit(self) -> int:
+        return 1024 * 1024
+
+    def reply(self, payload: dict[str, Any], status: int = 200) -> None:
+        self.write_json(status, payload)
+
+    def write_failure(self, status: int, code: str, message: str) -> None:
+        self.write_json(status, {"ok": False, "error": message, "hint": ""})
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, PlainError):
+            self.write_json(exc.status, {"ok": False, "error": exc.error, "hint": exc.hint})
+        elif isinstance(exc, StorageConfigError):
+            self.write_json(400, {"ok": False, "error": exc.error, "hint": exc.hint})
+        elif isinstance(exc, StorageError):
+            self.write_json(502, {"ok": False, "error": exc.message, "hint": exc.hint})
+        elif isinstance(exc, DocsError):
+            self.write_json(_STATUS.get(exc.code, 400),
+                            {"ok": False, "error": exc.msg, "hint": "", "code": exc.code})
+        else:
+            super().write_error(status_code, **kwargs)
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, (PlainError, StorageConfigError, StorageError, DocsError)):
+            return
+        super().log_exception(typ, value, tb)
+
+    @property
+    def storage(self) -> Any:
+        if self.services.storage is None:
+            raise PlainError(503, "storage is not available on this server")
+        return self.services.storage
+
+    async def config_from_form(self, fields: dict[str, str]) -> StorageConfig:
+        """A validated config from the form; a blank or masked secret keeps the stored one."""
+        current = await self.storage.active_config()
+        has_secret = bool(fields.get("secret")) or current is not None
+        config = StorageConfig.from_form(fields, require_credentials=not has_secret)
+        config = config.keep_secret_from(current)
+        config.validate()
+        return config
+
+
+class StorageConfigHandler(PlainHandler):
+    async def post(self) -> None:
+        fields, _ = self.form()
+        config = await self.config_from_form(fields)
+        await self.storage.set_active(config)
+        self.reply({"ok": True, "storage": config.masked()})
+
+
+class StorageTestHandler(PlainHandler):
+    async def post(self) -> None:
+        fields, _ = self.form()
+        config = await self.config_from_form(fields)
+        create = parse_bool(fields.get("create_if_missing"), False)
+        store = self.storage.store_for(config)
+        self.reply(await self.storage.io(store.test_connection, create))
+
+
+class TimeCheckHandler(PlainHandler):
+    async def get(self) -> None:
+        endpoint = self.get_query_argument("endpoint", "") or self.get_query_argument("public", "")
+        secure_raw = self.get_query_argument("secure", None)
+        if not endpoint:
+            config = await self.storage.active_config()
+            if config is None:
+                raise PlainError(400, "storage not configured", "pass endpoint=host:port")
+            endpoint, secure = config.endpoint, config.secure
+        else:
+            from store.objects import normalize_endpoint
+
+            endpoint, secure = normalize_endpoint(endpoint, parse_bool(secure_raw, False))
+        if secure_raw is not None:
+            secure = parse_bool(secure_raw, secure)
+        self.reply(await self.storage.io(time_check, endpoint, secure))
+
+
+class ConfigSnapshotHandler(PlainHandler):
+    async def get(self) -> None:
+        config = await self.storage.active_config()
+        st = self.services.settings
+        self.reply({
+            "ok": True,
+            "storage": config.masked() if config else None,
+            "storage_embedded": await self.storage.active_is_embedded(),
+            "profiles": [p["name"] for p in await self.storage.profiles()],
+            "linkmap_size": len(await self.storage.linkmap()),
+            "limits": {"max_upload_bytes": st.max_upload_bytes,
+                       "max_markdown_bytes": st.max_markdown_bytes,
+                       "job_timeout_seconds": st.job_timeout_seconds},
+            "folder_roots": [str(p) for p in st.folder_roots],
+        })
+
+
+class ProfilesHandler(PlainHandler):
+    async def get(self) -> None:
+        self.reply({"ok": True, "profiles": await self.storage.profiles()})
+
+
+def _profile_name(raw: str | None) -> str:
+    name = (raw or "").strip()
+    if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
+        raise PlainError(400, "profile name must be 1-64 letters, digits, '-', '_' or '.'")
+    return name
+
+
+class SaveProfileHandler(PlainHandler):
+    async def post(self) -> None:
+        fields, _ = self.form()
+        name = _profile_name(fields.get("name"))
+        if fields.get("endpoint"):
+            config = await self.config_from_form(fields)
+        else:
+            config = await self.storage.active_config()
+            if config is None:
+                raise PlainError(400, "no storage configured to save",
+                                 "send the storage fields or configure storage first")
+        await self.storage.save_profile(name, config)
+        self.reply({"ok": True, "name": name, "storage": config.masked()})
+
+
+class LoadProfileHandler(PlainHandler):
+    async def get(self) -> None:
+        name = _profile_name(self.get_query_argument("name", ""))
+        config = await self.storage.load_profile(name)
+        if config is None:
+            raise PlainError(404, f"no profile named {name!r}")
+        await self.storage.set_active(config, embedded=name == EMBEDDED_PROFILE)
+        self.reply({"ok": True, "name": name, "storage": config.masked()})
+
+
+def _parse_linkmap(raw: Any) -> dict[str, str]:
+    if isinstance(raw, dict) and isinstance(raw.get("map"), dict):
+        raw = raw["map"]
+    if not isinstance(raw, dict):
+        raise PlainError(400, "link map must be a JSON object of original -> URL")
+    if len(raw) > MAX_LINKMAP_ENTRIES:
+        raise PlainError(413, f"link map has more than {MAX_LINKMAP_ENTRIES} entries")
+    out: dict[str, str] = {}
+    for key, value in raw.items():
+        if not isinstance(value, str) or not key or len(key) > 2048 or len(value) > 4096:
+            raise PlainError(400, "every link map entry maps a non-empty string to a URL string")
+        out[key] = value
+    return out
+
+
+class LinkMapHandler(PlainHandler):
+    async def get(self) -> None:
+        mapping = await self.storage.linkmap()
+        self.reply({"ok": True, "count": len(mapping), "map": mapping})
+
+    async def post(self) -> None:
+        if self.request.headers.get("Content-Type", "").startswith("application/json"):
+            try:
+                raw = json.loads(b"".join(self._chunks) or b"null")
+            except ValueError as exc:
+                raise PlainError(400, "body is not valid JSON") from exc
+            if self._over:
+                raise PlainError(413, "link map is too large")
+        else:
+            fields, _ = self.form()
+            text = fields.get("linkmap") or fields.get("map") or ""
+            try:
+                raw = json.loads(text)
+            except ValueError as exc:
+                raise PlainError(400, "linkmap field is not valid JSON") from exc
+        mapping = _parse_linkmap(raw)
+        await self.storage.set_linkmap(mapping)
+        self.reply({"ok": True, "count": len(mapping)})
+
+
+class ProxyDownloadHandler(PlainHandler):
+    """Streams one object of the configured storage; any other host is refused."""
+
+    async def post(self) -> None:
+        fields, _ = self.form()
+        store = await self.storage.store()
+        key = (fields.get("key") or "").strip()
+        url = (fields.get("url") or "").strip()
+        if not key and url:
+            key = store_key_from_url(store.config, url)
+        if not key:
+            raise PlainError(400, "send url (a link of the configured storage) or key")
+        try:
+            stream = await self.storage.io(store.get_stream, key)
+        except StorageError as exc:
+            raise PlainError(404 if "NoSuchKey" in exc.message or "not found" in
+                             exc.message.lower() else 502, exc.message, exc.hint) from exc
+        try:
+            self.set_header("Content-Type", stream.content_type or "application/octet-stream")
+            if stream.length is not None:
+                self.set_header("Content-Length", str(stream.length))
+            name = key.rsplit("/", 1)[-1]
+            from tornado_app.docs.markdown import content_disposition
+
+            self.set_header("Content-Disposition", content_disposition(name))
+            iterator = stream.chunks()
+            while True:
+                chunk = await self.storage.io(next, iterator, None)
+                if chunk is None:
+                    break
+                self.write(chunk)
+                await self.flush()
+        finally:
+            stream.close()
+        self.finish()
+
+
+def store_key_from_url(config: StorageConfig, url: str) -> str:
+    """The object key of a storage link, or PlainError when the URL is not one of ours
+    (only the configured endpoint/public host and bucket: no open proxy)."""
+    parts = urllib.parse.urlsplit(url)
+    hosts = {config.endpoint.lower(), (config.public or config.endpoint).lower()}
+    if parts.scheme not in ("http", "https") or parts.netloc.lower() not in hosts:
+        raise PlainError(403, "only links of the configured storage can be downloaded")
+    path = urllib.parse.unquote(parts.path)
+    prefix = f"/{config.bucket}/"
+    if not path.startswith(prefix) or len(path) == len(prefix):
+        raise PlainError(403, "the link is not in the configured bucket")
+    key = path[len(prefix):]
+    if any(p in ("", ".", "..") for p in key.split("/")):
+        raise PlainError(400, "bad object key")
+    return key
