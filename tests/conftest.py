@@ -167,3 +167,28 @@ async def post_form(api: Api, path: str, fields: dict[str, str],
     body, ctype = multipart(fields, files)
     headers = {"Content-Type": ctype, **kw.pop("headers", {})}
     return await api.call("POST", path, raw=body, headers=headers, **kw)
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """A real SeaweedFS S3 server for the session (it checks signatures)."""
+    from tests.s3_server import running_s3
+
+    with running_s3() as server:
+        yield server
+
+
+@pytest.fixture
+def storage_services(io_loop, docs_services, s3):
+    """Docs services with storage on a fresh bucket of the session's S3 server."""
+    from store.objects import ObjectStore
+    from tornado_app.docs.storage import StorageManager
+
+    bucket = f"b{uuid.uuid4().hex[:16]}"
+    config = s3.config(bucket)
+    assert ObjectStore(config).test_connection(create_if_missing=True)["bucket_exists"]
+    manager = StorageManager(docs_services.db)
+    docs_services.storage = manager
+    io_loop.run_sync(lambda: manager.set_active(config))
+    yield docs_services
+    manager.close()

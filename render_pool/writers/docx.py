@@ -18,12 +18,16 @@ from typing import Any
 from urllib.parse import quote
 
 import docx
+from docx.blkcntnr import BlockItemContainer
 from docx.enum.text import WD_ALIGN_PARAGRAPH, WD_BREAK
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
+from docx.oxml.table import CT_Tbl
 from docx.shared import Emu, Mm, Pt, Twips
+from docx.table import Table as DocxTable
 from docx.table import _Cell
+from docx.text.paragraph import Paragraph as DocxParagraph
 from docx.text.run import Run
 from lxml import etree
 
@@ -153,6 +157,7 @@ class _Writer:
         self.bookmark_names: set[str] = set()
         self.bookmark_id = 0
         self._style_ids: dict[str, str] = {}
+        self._link_rels: dict[tuple[int, str], str] = {}
         self.note_style_id = self.style_id("Footnote Reference")
         section = self.d.sections[0]
         if options.page_size.lower() == "letter":
@@ -173,7 +178,7 @@ class _Writer:
             self._cover(cover)
         if self.opts.toc:
             self._toc()
-        body = _Ctx(container=self.d._body, max_width=self.text_width)
+        body = _Ctx(container=_FastBody(self.d), max_width=self.text_width)
         self.blocks(self.doc.blocks, body)
         self._header_footer(has_cover=cover is not None)
         out = io.BytesIO()
@@ -344,6 +349,22 @@ class _Writer:
             set_border(p, "left", size=12, color="C8C8C8", space=8)
         return p
 
+    def external_rel(self, part: Any, url: str) -> str:
+        """Relationship id of a hyperlink target, one per distinct URL and part.
+
+        python-docx's ``relate_to`` scans every relationship of the part on each call.
+        """
+        key = (id(part), url)
+        r_id = self._link_rels.get(key)
+        if r_id is None:
+            rels = part.rels
+            r_id = f"rId{len(rels) + 1}"
+            while r_id in rels:
+                r_id = f"rId{int(r_id[3:]) + 1}"
+            rels.add_relationship(RT.HYPERLINK, url, r_id, is_external=True)
+            self._link_rels[key] = r_id
+        return r_id
+
     def style_id(self, name: str) -> str:
         """Style id for a style name, cached (python-docx scans all styles on each lookup)."""
         sid = self._style_ids.get(name)
@@ -413,28 +434,37 @@ class _Writer:
         else:
             width = ctx.max_width - (ctx.list_indent + _QUOTE_INDENT * ctx.quote_depth) * 635
             table = ctx.container.add_table(nrows, ncols, Emu(max(width, ctx.max_width // 3)))
-        table.style = self.d.styles["Table Grid"]
+        table._tbl.tblPr.style = self.style_id("Table Grid")
         indent = ctx.list_indent + _QUOTE_INDENT * ctx.quote_depth
         if indent:
             tbl_pr = table._tbl.tblPr
             tbl_pr.append(el("w:tblInd", w=str(indent), type="dxa"))
         header_rows = min(max(t.header_rows, 0), nrows)
+        rows = table.rows
         for r in range(header_rows):
-            repeat_header_row(table.rows[r])
-            cant_split_row(table.rows[r])
+            repeat_header_row(rows[r])
+            cant_split_row(rows[r])
         col_width = ctx.max_width // ncols
-        for (r, c, rs, cs), _cell in placed:
-            if rs > 1 or cs > 1:
-                table.cell(r, c).merge(table.cell(r + rs - 1, c + cs - 1))
-        for (r, c, _rs, cs), cell in placed:
-            target = table.cell(r, c)
+        grid = [list(tr.tc_lst) for tr in table._tbl.tr_lst]
+        for (r, c, rs, cs), cell in placed:
+            top = grid[r][c]
+            for dr in range(rs):
+                row = grid[r + dr]
+                tc = row[c]
+                if cs > 1:
+                    tc.width = Emu(sum(int(row[c + k].width or 0) for k in range(cs)))
+                    tc.grid_span = cs
+                    for k in range(1, cs):
+                        row[c + k].getparent().remove(row[c + k])
+                if rs > 1:
+                    tc.vMerge = "restart" if dr == 0 else "continue"
+            target = _Cell(top, table)
             cell_ctx = _Ctx(container=target, max_width=max(col_width * cs - 144 * 635, 1),
                             bold=cell.header or r < header_rows, in_note=ctx.in_note,
                             reuse=[target.paragraphs[0]])
             self.blocks(cell.blocks, cell_ctx)
-            tc = target._tc
-            if tc[-1].tag == qn("w:tbl"):
-                tc.append(OxmlElement("w:p"))
+            if top[-1].tag == qn("w:tbl"):
+                top.append(OxmlElement("w:p"))
 
     # ------------------------------------------------------------ inlines
     def inlines(self, p: Any, target: Any, nodes: list[Inline], fmt: _Fmt, ctx: _Ctx) -> None:
@@ -503,8 +533,17 @@ class _Writer:
 
     def text_run(self, p: Any, target: Any, text: str, fmt: _Fmt) -> None:
         text = clean(text)
-        if text:
-            self.new_run(p, target, fmt).text = text
+        if not text:
+            return
+        run = self.new_run(p, target, fmt)
+        if "\t" in text or "\n" in text or "\r" in text:
+            run.text = text
+            return
+        t = OxmlElement("w:t")
+        t.text = text
+        if text[0].isspace() or text[-1].isspace():
+            t.set(qn("xml:space"), "preserve")
+        run._r.append(t)
 
     def link(self, p: Any, target: Any, n: Link, fmt: _Fmt, ctx: _Ctx) -> None:
         dest = n.target.strip()
@@ -514,7 +553,7 @@ class _Writer:
         if dest.startswith("#"):
             hl = new_hyperlink(p, anchor=self.bookmark_name(dest[1:]), tooltip=n.title)
         else:
-            r_id = p.part.relate_to(_safe_url(dest), RT.HYPERLINK, is_external=True)
+            r_id = self.external_rel(p.part, _safe_url(dest))
             hl = new_hyperlink(p, r_id=r_id, tooltip=n.title)
         if target is not p._p:  # keep document order when called inside another element
             p._p.remove(hl)
@@ -561,6 +600,34 @@ class _Writer:
         self.blocks(blocks, note_ctx)
         note_id = self.footnotes.commit(container)
         add_reference(self.new_run(p, target, _Fmt()), note_id, self.note_style_id)
+
+
+class _FastBody(BlockItemContainer):
+    """The document body, appending before ``w:sectPr`` directly.
+
+    python-docx looks for the ``w:sectPr`` by scanning the body on every paragraph it adds,
+    which makes long documents quadratic.
+    """
+
+    def __init__(self, document: Any) -> None:
+        body = document._body
+        super().__init__(body._element, body)
+        self._sect_pr = body._element.sectPr
+
+    def add_paragraph(self, text: str = "", style: Any = None) -> Any:
+        p = OxmlElement("w:p")
+        self._sect_pr.addprevious(p)
+        paragraph = DocxParagraph(p, self)
+        if text:
+            paragraph.add_run(text)
+        if style is not None:
+            paragraph.style = style
+        return paragraph
+
+    def add_table(self, rows: int, cols: int, width: Any) -> Any:
+        tbl = CT_Tbl.new_tbl(rows, cols, width)
+        self._sect_pr.addprevious(tbl)
+        return DocxTable(tbl, self)
 
 
 def _version(text: str) -> str:

@@ -47,6 +47,7 @@ class Footnotes:
         self._document = document
         self._part: StoryPart | None = None
         self._next_id = 1
+        self._ref_style_id = document.styles["Footnote Reference"].style_id
 
     def _ensure_part(self) -> StoryPart:
         if self._part is None:
@@ -79,7 +80,7 @@ class Footnotes:
             first = paragraphs[0]
         mark = OxmlElement("w:r")
         rpr = OxmlElement("w:rPr")
-        rpr.append(el("w:rStyle", val=_style_id(self._document, "Footnote Reference")))
+        rpr.append(el("w:rStyle", val=self._ref_style_id))
         mark.append(rpr)
         mark.append(OxmlElement("w:footnoteRef"))
         space = OxmlElement("w:r")
@@ -102,10 +103,6 @@ class Footnotes:
             footnote.append(child)
         part.element.append(footnote)
         return note_id
-
-
-def _style_id(document: Any, name: str) -> str:
-    return document.styles[name].style_id
 
 
 def add_reference(run: Any, note_id: int, style_id: str) -> None:

@@ -12,6 +12,7 @@ import secrets
 from typing import Any
 
 from docx.oxml.ns import qn
+from docx.oxml.numbering import CT_Num
 
 from render_pool.writers.docx_xml import el
 
@@ -64,10 +65,19 @@ class ListNumbering:
             else:
                 self._numbering.insert(0, node)
             self._abstract_ids[ordered] = abstract_id
+        used = [int(v) for v in self._numbering.xpath("./w:num/@w:numId")]
+        self._next_num_id = max(used, default=0) + 1
+        self._append_nums = self._numbering.find(qn("w:numIdMacAtCleanup")) is None
 
     def new_list(self, ordered: bool, level: int, start: int = 1) -> int:
         """A fresh ``numId`` for one list at nesting ``level``, numbered from ``start``."""
-        num = self._numbering.add_num(self._abstract_ids[ordered])
+        # python-docx's add_num() rescans all w:num elements each time: quadratic
+        num = CT_Num.new(self._next_num_id, self._abstract_ids[ordered])
+        self._next_num_id += 1
+        if self._append_nums:
+            self._numbering.append(num)
+        else:
+            self._numbering._insert_num(num)
         override = num.add_lvlOverride(ilvl=min(level, LEVELS - 1))
         override.add_startOverride(max(0, start) if ordered else 1)
         return int(num.numId)
