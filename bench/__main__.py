@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-SECTIONS = ["auth"]
+SECTIONS = ["auth", "render", "archives"]
 
 
 def main() -> int:

@@ -72,6 +72,7 @@ class Settings:
     s3_prefix: str = ""
     s3_public_read: bool = False
     folder_roots: tuple[Path, ...] = ()
+    upload_concurrency: int = 8
     chromium_path: str = ""
     docs_api_token: str = field(default="", repr=False)
 
@@ -101,6 +102,7 @@ class Settings:
             s3_prefix=env.get("S3_PREFIX", ""),
             s3_public_read=_env_bool(env, "S3_PUBLIC_READ", False),
             folder_roots=roots,
+            upload_concurrency=max(1, _env_int(env, "UPLOAD_CONCURRENCY", 8)),
             chromium_path=env.get("CHROMIUM_PATH", ""),
             docs_api_token=env.get("DOCS_API_TOKEN", ""),
         )

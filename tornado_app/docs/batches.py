@@ -31,7 +31,6 @@ from tornado_app.docs.base import DocsError, DocsHandler, UploadHandler, bool_fi
 from tornado_app.docs.config import PlainError, PlainHandler
 from tornado_app.docs.storage import link_for_documents
 
-UPLOAD_CONCURRENCY = 8
 JOB_TTL_SECONDS = 3600
 STAGE_TTL_SECONDS = 24 * 3600
 Progress = Callable[[int, int], Awaitable[None]]
@@ -68,7 +67,7 @@ def final_name(source: str) -> str:
 
 
 async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
-    slots = asyncio.Semaphore(UPLOAD_CONCURRENCY)
+    slots = asyncio.Semaphore(ctx.svc.settings.upload_concurrency)
 
     async def one(rel: str) -> None:
         async with slots:
