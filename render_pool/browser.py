@@ -69,6 +69,7 @@ class _Holder:
         self.browser: Any = None
         self.context: Any = None
         self.jobs = 0
+        self.launches = 0
         self.atexit_registered = False
 
 
@@ -221,6 +222,7 @@ def _launch() -> None:
     context = browser.new_context(java_script_enabled=False, service_workers="block")
     context.route("**/*", _block_network)
     _state.browser, _state.context, _state.jobs = browser, context, 0
+    _state.launches += 1
     if not _state.atexit_registered:
         atexit.register(close_browser)
         _state.atexit_registered = True
@@ -245,6 +247,11 @@ def _stop_driver() -> None:
             pw.stop()
         except Exception:
             log.debug("playwright stop failed", exc_info=True)
+
+
+def browser_launches() -> int:
+    """How many times this process launched Chromium (restarts are launches after the first)."""
+    return _state.launches if _state.pid == os.getpid() else 0
 
 
 def close_browser() -> None:

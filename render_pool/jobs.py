@@ -5,6 +5,7 @@ Each wires one reader to one writer; no writer knows which reader ran.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,6 +141,8 @@ class Rendered:
     media_type: str
     extension: str
     warnings: list[str] = field(default_factory=list)
+    worker_pid: int = 0
+    browser_launches: int = 0  # cumulative in that worker (metrics count restarts from it)
 
 
 def markdown_images(text: str) -> list[str]:
@@ -179,4 +182,7 @@ def render_markdown(text: str, request: RenderRequest, fetched: dict[str, Any],
         warnings = []
         if request.css_text or request.css_name not in ("", "default"):
             warnings.append("css_name and css_text apply to PDF output only")
-    return Rendered(data, media_type, extension, [*doc.warnings, *warnings])
+    from render_pool.browser import browser_launches
+
+    return Rendered(data, media_type, extension, [*doc.warnings, *warnings], os.getpid(),
+                    browser_launches())

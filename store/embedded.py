@@ -80,7 +80,7 @@ def _spawn(name: str, argv: list[str], log_path: Path | None) -> subprocess.Pope
     try:
         return subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
+            preexec_fn=_die_with_parent, start_new_session=True,
         )
     finally:
         if log_path:

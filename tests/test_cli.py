@@ -141,3 +141,36 @@ def test_services_flag_picks_route_sets(tmp_path):
                        env=_env(tmp_path / "d2"), capture_output=True, text=True, timeout=30,
                        cwd=ROOT)
     assert r.returncode == 2 and "unknown service" in r.stderr
+
+
+def test_sigterm_during_conversion_finishes_it_then_exits(tmp_path):
+    import threading
+    import uuid
+
+    proc, port = _start(tmp_path / "data", "--services", "docs")
+    boundary = uuid.uuid4().hex
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"target\"\r\n\r\npdf\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"markdown_text\"\r\n\r\n"
+            + "# Title\n\n" + "Some paragraph text. " * 400 + f"\r\n--{boundary}--\r\n").encode()
+    result: dict[str, object] = {}
+
+    def convert() -> None:
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/md/convert", data=body, method="POST",
+            headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                result["status"], result["type"] = r.status, r.headers["Content-Type"]
+                result["data"] = r.read()
+        except Exception as exc:
+            result["error"] = repr(exc)
+
+    worker = threading.Thread(target=convert)
+    worker.start()
+    time.sleep(0.5)  # the request is in flight (the first render launches Chromium)
+    pids = _stop(proc, signal.SIGTERM)
+    worker.join(60)
+    assert result.get("status") == 200, result.get("error")
+    assert result["type"] == "application/pdf" and bytes(result["data"])[:5] == b"%PDF-"
+    time.sleep(0.5)
+    assert not [p for p in pids if _alive(p)]

@@ -23,6 +23,7 @@ from tornado_app.services import Services, open_services
 from tornado_app.settings import Settings
 
 log = logging.getLogger("tornado_app")
+SHUTDOWN_GRACE_SECONDS = 30.0
 
 
 def start_embedded(settings: Settings, embedded: Embedded) -> tuple[str, str]:
@@ -69,10 +70,15 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
-    log.info("shutting down")
+    log.info("shutting down: no new connections; waiting for requests in flight")
     server.stop()
+    drained = await app.settings["inflight"].wait_idle(SHUTDOWN_GRACE_SECONDS)
+    tasks = list(svc.extras.get("batch_tasks", ()))
+    if tasks:
+        await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_SECONDS)
+    log.info("requests drained" if drained else "grace period over; closing connections")
     with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(server.close_all_connections(), 20)
+        await asyncio.wait_for(server.close_all_connections(), 5)
     await svc.close()
 
 

@@ -7,7 +7,8 @@ from typing import Any
 import tornado.web
 
 from tornado_app.auth.handlers import ROUTES as AUTH_ROUTES
-from tornado_app.http import BaseHandler, NotFoundHandler, log_request
+from tornado_app.http import BaseHandler, InFlight, NotFoundHandler, log_request
+from tornado_app.ops import ROUTES as OPS_ROUTES
 from tornado_app.services import Services
 
 SERVICE_SETS = ("auth", "docs")
@@ -34,7 +35,7 @@ def parse_services(value: str) -> tuple[str, ...]:
 def make_app(services: Services, mounted: tuple[str, ...] = SERVICE_SETS,
              **extra: Any) -> tornado.web.Application:
     """Build the Tornado application for ``services`` with the chosen route sets."""
-    routes: list[Any] = [(r"/health", HealthHandler)]
+    routes: list[Any] = [(r"/health", HealthHandler), *OPS_ROUTES]
     if "auth" in mounted:
         routes += AUTH_ROUTES
     if "docs" in mounted:
@@ -43,5 +44,6 @@ def make_app(services: Services, mounted: tuple[str, ...] = SERVICE_SETS,
         routes += docs_routes()
     return tornado.web.Application(
         routes, services=services, default_handler_class=NotFoundHandler,
-        log_function=log_request, xsrf_cookies=False, compress_response=True, **extra,
+        log_function=log_request, xsrf_cookies=False, compress_response=True,
+        inflight=InFlight(), **extra,
     )

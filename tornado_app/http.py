@@ -41,13 +41,47 @@ def validation_error(message: str) -> ApiError:
     return ApiError(400, "VALIDATION_ERROR", message)
 
 
+class InFlight:
+    """Requests being served, so a graceful shutdown can wait for them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    async def wait_idle(self, timeout: float) -> bool:
+        """True once no request is in flight; False when ``timeout`` passed first."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.count > 0 and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        return self.count == 0
+
+
 class BaseHandler(tornado.web.RequestHandler):
     """Request id, JSON parsing with limits, error mapping; subclasses pick the envelope."""
 
     max_json_bytes = 64 * 1024
+    _counted = False
 
     def initialize(self, **kwargs: Any) -> None:
         self.services = self.application.settings["services"]
+        self._inflight: InFlight | None = self.application.settings.get("inflight")
+        if self._inflight is not None:
+            self._inflight.count += 1
+            self._counted = True
+
+    def _uncount(self) -> None:
+        if self._counted and self._inflight is not None:
+            self._inflight.count -= 1
+            self._counted = False
+
+    def on_finish(self) -> None:
+        self._uncount()
+
+    def on_connection_close(self) -> None:
+        self._uncount()
+        super().on_connection_close()
 
     def set_default_headers(self) -> None:
         incoming = self.request.headers.get("X-Request-Id", "")
@@ -139,6 +173,11 @@ class NotFoundHandler(BaseHandler):
 def log_request(handler: tornado.web.RequestHandler) -> None:
     """Access log: one JSON line per request, no query string (it may hold secrets)."""
     status = handler.get_status()
+    seconds = handler.request.request_time()
+    services = handler.application.settings.get("services")
+    if services is not None:
+        services.metrics.observe_request(type(handler).__name__, handler.request.method or "-",
+                                         status, seconds)
     level = logging.INFO if status < 500 else logging.ERROR
     access_log.log(
         level, "request",
@@ -147,7 +186,7 @@ def log_request(handler: tornado.web.RequestHandler) -> None:
             "method": handler.request.method,
             "path": handler.request.path,
             "status": status,
-            "duration_ms": round(1000.0 * handler.request.request_time(), 2),
+            "duration_ms": round(1000.0 * seconds, 2),
             "remote": handler.request.remote_ip,
         },
     )

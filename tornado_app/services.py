@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 from store import mongo
 from store.sessions import SessionStore, Throttle
 from tornado_app.auth.passwords import PasswordService
+from tornado_app.metrics import Metrics
 from tornado_app.settings import Settings
 
 log = logging.getLogger("tornado_app.services")
@@ -29,11 +30,8 @@ class Services:
     passwords: PasswordService
     pool: Any = None  # render_pool.pool.RenderPool, when the docs service is mounted
     storage: Any = None  # tornado_app.docs.storage.StorageManager, likewise
+    metrics: Metrics = field(default_factory=Metrics)
     extras: dict[str, Any] = field(default_factory=dict)
-
-    def metrics_login_failure(self) -> None:
-        """Hook for metrics; counts failed logins."""
-        self.extras["login_failures"] = self.extras.get("login_failures", 0) + 1
 
     async def close(self) -> None:
         for closer in self.extras.get("closers", []):

@@ -80,6 +80,7 @@ async def login(
                        (address_key, st.address_failure_limit)):
         wait = await svc.throttle.blocked_for(key, limit)
         if wait:
+            svc.metrics.logins_throttled.inc()
             raise ApiError(429, "RATE_LIMITED", "too many failed logins; try again later",
                            {"Retry-After": str(wait)})
     company = await companies.get_by_code(svc.db, company_code)
@@ -92,7 +93,7 @@ async def login(
     if not ok or user is None or company is None:
         await svc.throttle.record_failure(account_key, st.account_failure_window_seconds)
         await svc.throttle.record_failure(address_key, st.address_failure_window_seconds)
-        svc.metrics_login_failure()
+        svc.metrics.logins_failed.inc()
         raise ApiError(401, "USER_NOT_FOUND", "wrong username or password")
     if user.status != "ACTIVE":
         raise ApiError(403, "USER_DISABLED", "this account is disabled")

@@ -42,12 +42,41 @@ def docs_error_for(exc: BaseException) -> DocsError | None:
     return None
 
 
+def outcome_of(code: int) -> str:
+    """Metric label for a v2 code: ok, client_error, busy, timeout or server_error."""
+    if code == 0:
+        return "ok"
+    if code == 50301:
+        return "busy"
+    if code == 50401:
+        return "timeout"
+    return "client_error" if code < 50000 else "server_error"
+
+
 class DocsHandler(BaseHandler):
     """Conversion-service handler: ``{"code":0,"msg":"ok","data":...}``; failures keep
     HTTP 200 with a non-zero code, except where the spec gives plain shapes."""
 
+    conversion: tuple[str, str] | None = None  # (kind, format) once a conversion is known
+    result_code = 0
+
     def success(self, data: Any) -> None:
         self.write_json(200, {"code": 0, "msg": "ok", "data": data})
+
+    def write_json(self, status: int, payload: dict[str, Any]) -> None:
+        code = payload.get("code")
+        if isinstance(code, int):
+            self.result_code = code
+        elif status >= 400:
+            self.result_code = 50001 if status >= 500 else 40001
+        super().write_json(status, payload)
+
+    def on_finish(self) -> None:
+        super().on_finish()
+        if self.conversion is not None:
+            kind, fmt = self.conversion
+            self.services.metrics.conversions.labels(kind, fmt,
+                                                     outcome_of(self.result_code)).inc()
 
     def write_failure(self, status: int, code: str, message: str) -> None:
         numeric = {401: 40101, 403: 40301, 404: 40401, 405: 40501, 413: 41301, 429: 42901,

@@ -51,6 +51,7 @@ class ConvertHandler(UploadHandler):
         export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
         engine = choice_field(fields, "engine", list(jobs.ENGINES), "word2markdown")
         save = bool_field(fields, "save")
+        self.conversion = ("document", export)
         options = {
             "include_furniture": bool_field(fields, "include_furniture"),
             "track_changes": choice_field(fields, "track_changes", ("accept", "all"), "accept"),

@@ -149,6 +149,7 @@ class MarkdownConvertHandler(UploadHandler):
             raise DocsError(40002, f"unknown css_name {css_name!r}; use one of "
                                    f"{', '.join(list_themes())}")
         save = bool_field(fields, "save")
+        self.conversion = ("markdown", target)
         text, stem = await self._markdown(fields, files)
         cover = CoverPage(
             cover_image=await self._image_field(fields, files, "cover"),
@@ -171,6 +172,7 @@ class MarkdownConvertHandler(UploadHandler):
         fetched, refused = await gather_images(self.services, sources)
         rendered: jobs.Rendered = await pool.run(jobs.render_markdown, text, request, fetched,
                                                  refused)
+        self.services.metrics.observe_browser(rendered.worker_pid, rendered.browser_launches)
         name = f"{safe_basename(fields.get('filename') or stem, 'document')}.{rendered.extension}"
         if save:
             if self.services.storage is None:

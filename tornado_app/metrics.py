@@ -1,0 +1,67 @@
+"""Prometheus metrics of one service process (``GET /metrics``).
+
+Labels carry route names (handler classes), methods, statuses, formats and outcomes only:
+never a user, a path with ids, a file name or a secret.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+class Metrics:
+    """The collectors, in a registry of their own (one per Services object)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter("http_requests_total", "HTTP requests by route and status",
+                                ["route", "method", "status"], registry=r)
+        self.latency = Histogram(
+            "http_request_duration_seconds", "HTTP request latency by route", ["route"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+            registry=r)
+        self.conversions = Counter("conversions_total", "Conversions by kind, format, outcome",
+                                   ["kind", "format", "outcome"], registry=r)
+        self.logins_failed = Counter("login_failures_total", "Failed logins", registry=r)
+        self.logins_throttled = Counter("login_throttled_total", "Logins refused by throttling",
+                                        registry=r)
+        self.browser_restarts = Counter("browser_restarts_total",
+                                        "Chromium launches after a worker's first", registry=r)
+        self.pool_queue = Gauge("render_pool_queue_depth", "Jobs waiting for a worker",
+                                registry=r)
+        self.pool_busy = Gauge("render_pool_busy_workers", "Workers running a job", registry=r)
+        self.pool_restarts = Gauge("render_pool_executor_restarts",
+                                   "Times the worker pool was replaced", registry=r)
+        self._launches: dict[int, int] = {}
+
+    def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:
+        self.requests.labels(route, method, str(status)).inc()
+        self.latency.labels(route).observe(seconds)
+
+    def observe_browser(self, worker_pid: int, launches: int) -> None:
+        """Count restarts from a worker's cumulative launch count."""
+        if not worker_pid:
+            return
+        before = self._launches.get(worker_pid)
+        self._launches[worker_pid] = launches
+        if before is None:
+            if launches > 1:
+                self.browser_restarts.inc(launches - 1)
+        elif launches > before:
+            self.browser_restarts.inc(launches - before)
+
+    def render(self, pool: Any) -> bytes:
+        """The exposition text, with pool gauges read now."""
+        if pool is not None:
+            stats = pool.stats()
+            busy = min(stats.in_flight, stats.workers)
+            self.pool_busy.set(busy)
+            self.pool_queue.set(stats.in_flight - busy)
+            self.pool_restarts.set(stats.restarts)
+        return generate_latest(self.registry)
