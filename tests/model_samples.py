@@ -5,6 +5,8 @@ No reader is involved, so the writer tests do not depend on the readers.
 
 from __future__ import annotations
 
+import zlib
+
 from render_pool.model import (
     Anchor,
     BlockQuote,
@@ -37,11 +39,20 @@ from render_pool.model import (
     Underline,
 )
 
-# 1x1 transparent PNG
-PNG = bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360000002000185d0e4350000000049454e44ae426082"
-)
+
+def _png_1x1() -> bytes:
+    """A valid 1x1 transparent PNG (every chunk with its CRC)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data).to_bytes(4, "big")
+        return len(data).to_bytes(4, "big") + kind + data + crc
+
+    header = (1).to_bytes(4, "big") * 2 + b"\x08\x06\x00\x00\x00"
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(b"\x00\x00\x00\x00\x00")) + chunk(b"IEND", b""))
+
+
+PNG = _png_1x1()
 
 NASTY = [
     "*not emphasis* _nor this_ **nor** ~~this~~",
