@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-SECTIONS = ["auth", "render", "archives"]
+SECTIONS = ["auth", "render", "archives", "convert"]
 
 
 def main() -> int:

@@ -58,6 +58,10 @@ class Limits:
     max_jobs: int = int(os.environ.get("CHROMIUM_MAX_JOBS", "200"))
     max_rss_mb: int = int(os.environ.get("CHROMIUM_MAX_RSS_MB", "2048"))
     timeout_s: float = float(os.environ.get("PDF_RENDER_TIMEOUT", "60"))
+    # A page is reused for this many jobs (1: a new page per job). Opening a page costs about
+    # as much as printing a short document; with JavaScript off and the network blocked, a
+    # page holds nothing from one job that the next job's set_content does not replace.
+    page_reuse_jobs: int = int(os.environ.get("CHROMIUM_PAGE_REUSE_JOBS", "50"))
 
 
 class _Holder:
@@ -69,6 +73,8 @@ class _Holder:
         self.browser: Any = None
         self.context: Any = None
         self.jobs = 0
+        self.page: Any = None
+        self.page_jobs = 0
         self.launches = 0
         self.atexit_registered = False
 
@@ -232,6 +238,7 @@ def _launch() -> None:
 def _close_browser_only() -> None:
     """Close (or, if it does not answer, kill) the browser; keep the Playwright driver."""
     browser, _state.browser, _state.context = _state.browser, None, None
+    _state.page = None
     if browser is not None:
         try:
             browser.close()
@@ -313,14 +320,20 @@ def _render_once(html: str, pdf_options: dict[str, Any], timeout_s: float) -> by
         fired.set()
         _kill_tree()
 
-    page = _state.context.new_page()
+    if _state.page is None or _state.page.is_closed():
+        _state.page, _state.page_jobs = _state.context.new_page(), 0
+    page = _state.page
+    _state.page_jobs += 1
+    done = False
     timer = threading.Timer(timeout_s, watchdog)
     timer.daemon = True
     timer.start()
     try:
         page.set_default_timeout(timeout_s * 1000)
         page.set_content(html, wait_until="load")
-        return page.pdf(**pdf_options)
+        data = page.pdf(**pdf_options)
+        done = True
+        return data
     except PlaywrightTimeout as exc:
         raise RenderTimeout(f"PDF rendering timed out after {timeout_s:g} s") from exc
     except Exception as exc:
@@ -329,10 +342,12 @@ def _render_once(html: str, pdf_options: dict[str, Any], timeout_s: float) -> by
         raise
     finally:
         timer.cancel()
-        try:
-            page.close()
-        except Exception:
-            log.debug("page close failed", exc_info=True)
+        if not done or _state.page_jobs >= max(1, limits.page_reuse_jobs):
+            _state.page = None
+            try:
+                page.close()
+            except Exception:
+                log.debug("page close failed", exc_info=True)
 
 
 def render_pdf(html: str, *, pdf_options: dict[str, Any], timeout_s: float | None = None) -> bytes:

@@ -86,6 +86,20 @@ def test_renders_and_reuses_one_browser():
     assert min(pids) in browser.browser_pids()
 
 
+def test_reused_page_keeps_nothing_from_the_previous_job(monkeypatch):
+    monkeypatch.setattr(browser.limits, "page_reuse_jobs", 3)
+    browser.close_browser()  # start from a fresh page count
+    render("<style>p { display: none }</style><title>Old</title><p>secret one</p>"
+           "<h1>first heading</h1>")
+    page = browser._state.page
+    assert page is not None  # kept for the next job
+    second = pdf_text(render("<p>plain second</p>"))
+    assert browser._state.page is page
+    assert "plain second" in second and "first heading" not in second
+    render("<p>third</p>")
+    assert browser._state.page is None  # replaced after page_reuse_jobs jobs
+
+
 def test_javascript_is_disabled():
     data = render(
         "<p id=t>static text</p><script>document.getElementById('t').textContent="
