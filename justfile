@@ -42,8 +42,22 @@ venv:
     fi
 
 # Benchmarks: prints tables of ratios against baselines measured in the same run.
-bench: setup
-    {{py}} -m bench
+# `just bench convert --quick` runs one section briefly. The conversion section compares with
+# pandoc (Debian package, installed here when missing) and with mammoth and markitdown, which
+# it installs itself into their own virtualenvs under bench/.peers/ (never into .venv).
+bench *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! dpkg -s pandoc >/dev/null 2>&1; then
+        sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+        $sudo_cmd apt-get update -q
+        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q pandoc
+    fi
+    {{py}} -m bench {{ARGS}}
+
+# Soak: mixed load on one service for SOAK_SECONDS (300) s; errors, p50/p99, memory (--faults).
+soak *ARGS: setup
+    {{py}} -m bench.soak {{ARGS}}
 
 # Lint and format check only.
 lint: venv
