@@ -10,6 +10,7 @@ from tornado_app.auth.handlers import ROUTES as AUTH_ROUTES
 from tornado_app.http import BaseHandler, InFlight, NotFoundHandler, log_request
 from tornado_app.ops import ROUTES as OPS_ROUTES
 from tornado_app.services import Services
+from tornado_app.ui import default_static_dir, ui_routes
 
 SERVICE_SETS = ("auth", "docs")
 
@@ -42,6 +43,7 @@ def make_app(services: Services, mounted: tuple[str, ...] = SERVICE_SETS,
         from tornado_app.docs.routes import docs_routes
 
         routes += docs_routes()
+    routes += ui_routes(default_static_dir())
     return tornado.web.Application(
         routes, services=services, default_handler_class=NotFoundHandler,
         log_function=log_request, xsrf_cookies=False, compress_response=True,

@@ -1,0 +1,141 @@
+// docservice browser app: hash router, session handling and the page shell.
+import { authApi, onSessionLost, session } from './js/api.js';
+import { announce, clear, h } from './js/dom.js';
+import signin from './js/screens/signin.js';
+import users from './js/screens/users.js';
+import convert from './js/screens/convert.js';
+import markdown from './js/screens/markdown.js';
+import batches from './js/screens/batches.js';
+import storage from './js/screens/storage.js';
+
+const SCREENS = { signin, users, convert, markdown, batches, storage };
+const DEFAULT_ROUTE = 'convert';
+const GUEST_KEY = 'docservice.guest';
+
+const view = document.getElementById('view');
+const topbar = document.getElementById('topbar');
+let cleanup = null;
+let firstRender = true;
+let flash = '';
+
+function currentRoute() {
+  const m = location.hash.match(/^#\/([\w-]+)/);
+  return m && SCREENS[m[1]] ? m[1] : '';
+}
+
+function isGuest() { return sessionStorage.getItem(GUEST_KEY) === '1'; }
+
+const ctx = {
+  get user() { return session.user; },
+  get guest() { return isGuest(); },
+  navigate(route) {
+    if (location.hash === `#/${route}`) render();
+    else location.hash = `#/${route}`;
+  },
+  signedIn(token, user) {
+    sessionStorage.removeItem(GUEST_KEY);
+    session.save(token, user);
+    updateShell();
+  },
+  continueAsGuest() {
+    sessionStorage.setItem(GUEST_KEY, '1');
+    updateShell();
+  },
+  takeFlash() { const f = flash; flash = ''; return f; },
+};
+
+function updateShell() {
+  const user = session.user;
+  const who = document.getElementById('who-text');
+  clear(who);
+  if (user) {
+    who.append(
+      h('span', { class: 'avatar', 'aria-hidden': 'true' }, (user.realName || user.username || '?').trim().charAt(0).toUpperCase()),
+      h('span', { class: 'who-lines' },
+        h('span', { class: 'who-name' }, h('span', { class: 'visually-hidden' }, 'Signed in as '), user.realName || user.username),
+        h('span', { class: 'who-meta' }, `${user.username} · ${user.role}${user.companyName ? ` · ${user.companyName}` : ''}`)));
+  } else if (isGuest()) {
+    who.append(h('span', { class: 'who-meta' }, 'Not signed in'));
+  }
+  document.getElementById('signout').textContent = user ? 'Sign out' : 'Sign in';
+  for (const li of document.querySelectorAll('[data-admin]')) li.hidden = !(user && user.role === 'ADMIN');
+}
+
+async function signOut() {
+  if (session.token) {
+    try { await authApi('POST', '/api/auth/logout'); } catch { /* the session is gone either way */ }
+  }
+  session.clear();
+  sessionStorage.removeItem(GUEST_KEY);
+  flash = 'You are signed out.';
+  updateShell();
+  ctx.navigate('signin');
+}
+
+function render() {
+  let route = currentRoute();
+  const authed = Boolean(session.token) || isGuest();
+  if (!route) route = authed ? DEFAULT_ROUTE : 'signin';
+  if (!authed && route !== 'signin') {
+    sessionStorage.setItem('docservice.next', route);
+    route = 'signin';
+  }
+  if (authed && route === 'signin' && session.token) route = DEFAULT_ROUTE;
+  if (`#/${route}` !== location.hash) history.replaceState(null, '', `#/${route}`);
+
+  if (cleanup) { try { cleanup(); } catch { /* ignore */ } cleanup = null; }
+  const screen = SCREENS[route];
+  topbar.hidden = route === 'signin';
+  document.body.classList.toggle('is-signin', route === 'signin');
+  for (const a of document.querySelectorAll('[data-route]')) {
+    if (a.dataset.route === route) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  clear(view);
+  document.title = `${screen.title} · docservice`;
+  if (screen.admin && !(session.user && session.user.role === 'ADMIN')) {
+    view.append(h('div', { class: 'page-header' }, h('h1', { class: 'page-title', tabindex: '-1' }, screen.title)),
+      h('div', { class: 'card empty-state', role: 'status' },
+        h('p', { class: 'empty-title' }, 'Administrators only'),
+        h('p', { class: 'muted' }, 'This screen needs the ADMIN role. Ask an administrator of your company.')));
+  } else {
+    cleanup = screen.render(view, ctx) || null;
+  }
+  // focus: the page heading after a navigation (so screen readers hear where they are)
+  const target = view.querySelector('[data-autofocus]') || view.querySelector('h1');
+  if (target && !(firstRender && route !== 'signin')) target.focus({ preventScroll: false });
+  if (!firstRender) announce(`${screen.title} page`);
+  firstRender = false;
+  window.scrollTo(0, 0);
+}
+
+document.getElementById('signout').addEventListener('click', () => {
+  if (session.user) signOut();
+  else { sessionStorage.removeItem(GUEST_KEY); ctx.navigate('signin'); }
+});
+
+onSessionLost(() => {
+  if (!session.token) return;
+  session.clear();
+  flash = 'Your session has ended. Please sign in again.';
+  updateShell();
+  sessionStorage.setItem('docservice.next', currentRoute() || DEFAULT_ROUTE);
+  ctx.navigate('signin');
+});
+
+// the skip link must not change the hash (that is the router's)
+document.querySelector('.skip-link').addEventListener('click', (e) => {
+  e.preventDefault();
+  const main = document.getElementById('main');
+  main.focus();
+  main.scrollIntoView();
+});
+
+window.addEventListener('hashchange', render);
+updateShell();
+render();
+
+// refresh who is signed in (role or name may have changed since the last page load)
+if (session.token) {
+  authApi('GET', '/api/auth/me').then((me) => { session.save('', me); updateShell(); }).catch(() => {});
+}

@@ -1,0 +1,224 @@
+// Batches: upload an archive (zip, tar.gz, tgz) and process it, or stage it and process later.
+import { docsError, docsForm, docsGet, probe, Unavailable } from '../api.js';
+import { announce, card, clear, dropzone, field, formatBytes, h, newId, notice, pageHeader, segmented, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
+import { progressBar } from './shared.js';
+
+const ACCEPT = '.zip,.tar.gz,.tgz,application/zip,application/gzip,application/x-gzip,application/x-tar';
+const ARCHIVE_RE = /\.(zip|tar\.gz|tgz)$/i;
+
+const sleep = (ms) => new Promise((r) => { setTimeout(r, ms); });
+
+function render(view) {
+  let mode = 'upload';
+  let disposed = false;
+
+  /** Run an archive as a job and poll its progress; falls back to a direct answer. */
+  async function runBatch(path, fd, bar, uploadPhase) {
+    fd.append('async', 'true');
+    const first = await docsForm(path, fd, {
+      onProgress: uploadPhase ? (x) => {
+        if (x !== null && x < 1) bar.set(x * 0.3, `Uploading… ${Math.round(x * 100)}%`);
+        else bar.busy('Unpacking the archive…');
+      } : undefined,
+    });
+    if (!first || !first.job_id) return first;
+    bar.busy('Unpacking the archive…');
+    for (;;) {
+      await sleep(350);
+      if (disposed) throw new Error('left the page');
+      const st = await docsGet(first.status_url || `/api/jobs/${first.job_id}`);
+      if (st.total) bar.set((uploadPhase ? 0.3 : 0) + (uploadPhase ? 0.7 : 1) * (st.done / st.total), `Processing… ${st.done} of ${st.total} document${st.total === 1 ? '' : 's'}`);
+      if (st.state === 'done') return st.result;
+      if (st.state === 'failed') {
+        const err = docsError({ code: st.code, msg: st.msg, data: st.result || null });
+        throw err;
+      }
+    }
+  }
+  const archive = dropzone({ label: 'Drop an archive here, or choose one', name: 'file', accept: ACCEPT, hint: 'zip, tar.gz or tgz with Markdown, HTML and their images', onfile: () => setFieldError(archive, '') });
+  const prefix = field({ label: 'Storage prefix', name: 'prefix', placeholder: 'e.g. manuals/2025', hint: 'Optional key prefix for everything uploaded.', spellcheck: false });
+  const modeChoice = segmented({
+    legend: 'When to process', name: 'batch-mode', value: 'upload',
+    options: [{ value: 'upload', label: 'Upload and process now' }, { value: 'stage', label: 'Stage now, process later' }],
+    onchange: (v) => { mode = v; submit.textContent = v === 'upload' ? 'Upload and process' : 'Stage archive'; prefix.wrap.hidden = v !== 'upload'; },
+  });
+  const message = h('div', { class: 'form-message' });
+  const progress = progressBar('Batch progress');
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-lg' }, 'Upload and process');
+  const form = h('form', { class: 'stack', novalidate: true }, modeChoice.group, archive.wrap, prefix.wrap, message, progress.el, h('div', { class: 'form-actions' }, submit));
+
+  // process a staged archive
+  const stagedInfo = h('div', { class: 'staged-info', 'aria-live': 'polite' });
+  const stageId = field({ label: 'Staged archive id', name: 'id', required: true, spellcheck: false, hint: 'Filled in when you stage an archive; paste an id to process one staged earlier.' });
+  const stagePrefix = field({ label: 'Storage prefix', name: 'prefix', placeholder: 'e.g. manuals', hint: 'Optional.', spellcheck: false });
+  const versionId = field({ label: 'Version', name: 'versionId', placeholder: 'e.g. 2025-06', hint: 'Optional; adds a key segment: prefix/version/…', spellcheck: false });
+  const processMessage = h('div', { class: 'form-message' });
+  const processProgress = progressBar('Processing progress');
+  const processBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Process staged archive');
+  const processForm = h('form', { class: 'stack', novalidate: true }, stagedInfo,
+    h('div', { class: 'three-col' }, stageId.wrap, stagePrefix.wrap, versionId.wrap), processMessage, processProgress.el, h('div', { class: 'form-actions' }, processBtn));
+  const processCard = card('Process a staged archive', processForm);
+
+  const results = h('div', { class: 'result-area' });
+  const body = h('div', { class: 'stack-lg' }, card('Archive', form), processCard, results);
+  view.append(pageHeader('Batches', 'Process a whole archive of Markdown and HTML: links are rewritten, assets uploaded to storage, and you get links to every file.'), body);
+
+  Promise.all([probe('/api/upload-archive'), probe('/api/archive/stage')]).then(([up, stage]) => {
+    if (!up && !stage) { clear(body); body.append(unavailablePanel('Batch processing')); }
+  });
+
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clear(message);
+    setFieldError(archive, '');
+    const f = archive.file;
+    if (!f) { setFieldError(archive, 'Choose or drop an archive first.'); archive.input.focus(); announce('Choose an archive first.', true); return; }
+    if (!ARCHIVE_RE.test(f.name)) { setFieldError(archive, 'Use a .zip, .tar.gz or .tgz archive.'); archive.input.focus(); announce('Use a zip, tar.gz or tgz archive.', true); return; }
+    const fd = new FormData();
+    fd.append('file', f, f.name);
+    if (mode === 'upload' && prefix.input.value.trim()) fd.append('prefix', prefix.input.value.trim());
+    const path = mode === 'upload' ? '/api/upload-archive' : '/api/archive/stage';
+    setBusy(submit, true, mode === 'upload' ? 'Processing…' : 'Staging…');
+    if (mode === 'upload') clear(results);
+    progress.set(0, 'Uploading… 0%');
+    try {
+      if (mode === 'upload') {
+        const data = await runBatch(path, fd, progress, true);
+        progress.done();
+        showResults(data, f.name);
+      } else {
+        const data = await docsForm(path, fd, {
+          onProgress: (x) => { if (x !== null && x < 1) progress.set(x, `Uploading… ${Math.round(x * 100)}%`); else progress.busy('Storing the archive…'); },
+        });
+        progress.done();
+        showStaged(data);
+      }
+    } catch (err) {
+      progress.done();
+      if (disposed) return;
+      if (err.data && Array.isArray(err.data.files)) { showResults(err.data, f.name, err); return; }
+      if (err instanceof Unavailable) { clear(message); message.append(notice('info', 'Not available on this server', h('p', {}, `${path} is not offered by this deployment.`))); return; }
+      if ([40002, 40003, 40004, 41301].includes(err.code)) { setFieldError(archive, err.message); archive.input.focus(); } else showError(message, err, mode === 'upload' ? 'The archive was not processed' : 'The archive was not staged');
+      announce(err.message, true);
+    } finally {
+      setBusy(submit, false);
+    }
+  });
+
+  let stagedName = '';
+  function showStaged(data) {
+    clear(stagedInfo);
+    stagedName = data.name || '';
+    stageId.input.value = data.id || '';
+    stagedInfo.append(notice('success', 'Archive staged', h('p', {}, `${data.name || 'Archive'} · ${formatBytes(Number(data.size))}`), h('p', { class: 'mono small' }, `id ${data.id}`)));
+    announce('Archive staged. You can process it now.');
+    stagePrefix.input.focus();
+  }
+
+  processForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clear(processMessage);
+    setFieldError(stageId, '');
+    const id = stageId.input.value.trim();
+    if (!id) { setFieldError(stageId, 'Stage an archive first, or paste the id of a staged one.'); stageId.input.focus(); return; }
+    const fd = new FormData();
+    fd.append('id', id);
+    if (stagePrefix.input.value.trim()) fd.append('prefix', stagePrefix.input.value.trim());
+    if (versionId.input.value.trim()) fd.append('versionId', versionId.input.value.trim());
+    setBusy(processBtn, true, 'Processing…');
+    processProgress.busy('Fetching the staged archive…');
+    clear(results);
+    try {
+      const data = await runBatch('/api/archive/process', fd, processProgress, false);
+      processProgress.done();
+      showResults(data, stagedName || id);
+    } catch (err) {
+      processProgress.done();
+      if (disposed) return;
+      if (err.data && Array.isArray(err.data.files)) { showResults(err.data, stagedName || id, err); return; }
+      if (err instanceof Unavailable) { clear(processMessage); processMessage.append(notice('info', 'Not available on this server', h('p', {}, 'Processing staged archives is not offered by this deployment.'))); return; }
+      if (err.code === 40401 || /\bid\b/i.test(err.raw)) { setFieldError(stageId, err.code === 40401 ? 'No staged archive has this id (it may have expired).' : err.message); stageId.input.focus(); } else showError(processMessage, err, 'The archive was not processed');
+      announce(err.message, true);
+    } finally {
+      setBusy(processBtn, false);
+    }
+  });
+
+  function showResults(data, label, error = null) {
+    clear(results);
+    if (error) results.append(notice('error', 'The batch stopped early', h('p', {}, error.message), error.hint ? h('p', { class: 'notice-hint' }, error.hint) : null));
+    const files = Array.isArray(data.files) ? data.files : [];
+    const failed = files.filter(isFailed);
+    const assetsOk = files.reduce((n, f) => n + (Number(f.asset_ok) || 0), 0);
+    const assetsFail = files.reduce((n, f) => n + (Number(f.asset_fail) || 0), 0);
+    const mappings = files.reduce((n, f) => n + (Array.isArray(f.mappings) ? f.mappings.length : 0), 0);
+    const stats = h('ul', { class: 'stats', 'aria-label': 'Summary' },
+      stat(data.total && data.total !== files.length ? `${files.length}/${data.total}` : String(data.count ?? files.length), 'documents'),
+      stat(String(files.length - failed.length), 'without problems', 'ok'),
+      stat(String(failed.length), failed.length === 1 ? 'with a problem' : 'with problems', failed.length ? 'bad' : ''),
+      stat(String(mappings), 'links rewritten'),
+      assetsOk || assetsFail ? stat(`${assetsOk}/${assetsOk + assetsFail}`, 'assets uploaded', assetsFail ? 'bad' : 'ok') : null);
+    const tbody = h('tbody', {}, files.map(fileRow));
+    const table = h('table', { class: 'data-table batch-table' },
+      h('caption', { class: 'visually-hidden' }, `Processed files of ${label}`),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Source'), h('th', { scope: 'col' }, 'Links'), h('th', { scope: 'col' }, 'Assets'), h('th', { scope: 'col' }, 'Mappings'))),
+      tbody);
+    const heading = h('h2', { class: 'card-title', tabindex: '-1' }, `Results · ${label}`);
+    results.append(h('section', { class: 'card', 'aria-label': 'Batch results' },
+      heading,
+      error ? null : failed.length ? notice('warning', `${failed.length} file${failed.length > 1 ? 's' : ''} had problems`, h('p', {}, 'They are highlighted below.')) : notice('success', null, h('p', {}, 'Every file was processed.')),
+      stats,
+      files.length ? h('div', { class: 'table-scroll' }, table) : h('p', { class: 'muted' }, 'The archive held no Markdown or HTML files.')));
+    heading.focus();
+    announce(`Processed ${files.length} files, ${failed.length} with problems.`);
+  }
+
+  return () => { disposed = true; };
+}
+
+function stat(value, label, tone = '') {
+  return h('li', { class: `stat ${tone ? `stat-${tone}` : ''}` }, h('span', { class: 'stat-value' }, value), h('span', { class: 'stat-label' }, label));
+}
+
+function isFailed(f) {
+  return Boolean(f.error) || f.ok === false || Number(f.asset_fail) > 0 || (Array.isArray(f.failed) && f.failed.length > 0);
+}
+
+function fileRow(f) {
+  const failed = isFailed(f);
+  const links = [];
+  if (f.storage_url) links.push(h('a', { href: f.storage_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link' }, 'Direct', h('span', { class: 'visually-hidden' }, ` link of ${f.source}`)));
+  if (f.storage_presigned_url) links.push(h('a', { href: f.storage_presigned_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link' }, 'Presigned', h('span', { class: 'visually-hidden' }, ` link of ${f.source}`)));
+  const maps = Array.isArray(f.mappings) ? f.mappings : [];
+  const hasAssets = f.asset_ok !== undefined || f.asset_fail !== undefined;
+  const id = newId('map');
+  return h('tr', { class: failed ? 'is-failed' : '' },
+    h('td', { dataset: { label: 'Source' } },
+      h('span', { class: 'source-path' }, f.source || '(unnamed)'),
+      failed ? h('span', { class: 'badge badge-danger' }, f.error ? 'Failed' : 'Problem') : null,
+      f.error ? h('p', { class: 'row-error' }, String(f.error)) : null),
+    h('td', { dataset: { label: 'Links' } }, links.length ? h('span', { class: 'chips' }, links) : h('span', { class: 'muted', title: 'Turn on "Store final files" in Storage to keep the rewritten documents' }, 'not stored')),
+    h('td', { dataset: { label: 'Assets' } }, hasAssets
+      ? h('div', {}, h('span', { class: 'ok-count' }, `${Number(f.asset_ok) || 0} ok`), Number(f.asset_fail) ? h('span', { class: 'fail-count' }, ` · ${f.asset_fail} failed`) : null,
+        Array.isArray(f.failed) && f.failed.length
+          ? h('ul', { class: 'failed-refs' }, f.failed.slice(0, 20).map((x) => h('li', {}, h('code', {}, String(x.ref ?? x)), x.reason ? `: ${x.reason}` : '')))
+          : null)
+      : h('span', { class: 'muted' }, '—')),
+    h('td', { dataset: { label: 'Mappings' } }, maps.length
+      ? h('details', { class: 'mappings' }, h('summary', { id }, `${maps.length} link${maps.length > 1 ? 's' : ''}`),
+        h('ul', { 'aria-labelledby': id }, maps.slice(0, 200).map((m) => h('li', {}, mappingText(m)))))
+      : h('span', { class: 'muted' }, 'none')));
+}
+
+function mappingText(m) {
+  if (Array.isArray(m)) return [h('code', {}, String(m[0])), ' → ', h('code', {}, String(m[1] ?? ''))];
+  if (m && typeof m === 'object') {
+    const from = m.original ?? m.from ?? m.src ?? m.source ?? m.ref ?? m.old;
+    const to = m.storage_url ?? m.url ?? m.to ?? m.new ?? m.target ?? m.storage_presigned_url;
+    if (from !== undefined) return [h('code', {}, String(from)), ' → ', to ? h('code', {}, String(to)) : h('span', { class: 'fail-count' }, m.error ? `failed: ${m.error}` : 'not uploaded')];
+    return h('code', {}, JSON.stringify(m));
+  }
+  return h('code', {}, String(m));
+}
+
+export default { id: 'batches', title: 'Batches', render };

@@ -1,0 +1,180 @@
+// Convert a document: DOCX/PDF (upload or address) to Markdown, HTML, JSON or DocTags.
+import { docsForm, Unavailable } from '../api.js';
+import { announce, card, checkbox, clear, copyText, downloadBlob, dropzone, field, h, notice, pageHeader, segmented, setBusy, setFieldError, showError, tabs, unavailablePanel } from '../dom.js';
+import { highlightJson, prettyJson, renderMarkdown } from '../markdown.js';
+import { mountHtml } from '../sanitize.js';
+import { linkPair, progressBar } from './shared.js';
+
+const EXPORTS = [
+  { value: 'markdown', label: 'Markdown', ext: 'md', type: 'text/markdown' },
+  { value: 'html', label: 'HTML', ext: 'html', type: 'text/html' },
+  { value: 'json', label: 'JSON', ext: 'json', type: 'application/json' },
+  { value: 'doctags', label: 'DocTags', ext: 'doctags.txt', type: 'text/plain' },
+];
+
+function render(view) {
+  let mode = 'file';
+  const file = dropzone({
+    label: 'Drop a DOCX or PDF here, or choose a file', name: 'file',
+    accept: '.docx,.pdf,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    hint: 'Word (.docx) or PDF, up to the server\'s upload limit',
+    onfile: () => setFieldError(file, ''),
+  });
+  const url = field({ label: 'Document address', name: 'source_url', type: 'url', placeholder: 'https://example.com/report.docx', hint: 'A public http(s) address of a DOCX or PDF.', spellcheck: false });
+  const urlWrap = h('div', { hidden: true }, url.wrap);
+  const source = segmented({
+    legend: 'Source', name: 'source-mode', value: 'file', hideLegend: false,
+    options: [{ value: 'file', label: 'Upload a file' }, { value: 'url', label: 'From an address' }],
+    onchange: (v) => { mode = v; file.wrap.hidden = v !== 'file'; urlWrap.hidden = v !== 'url'; },
+  });
+  const exportChoice = segmented({ legend: 'Export as', name: 'export', value: 'markdown', options: EXPORTS });
+  const engine = field({
+    label: 'Engine', name: 'engine', type: 'select', value: 'word2markdown',
+    hint: 'Structured reads styles, numbering, tables and footnotes. Lenient copes better with unusual files.',
+    options: [{ value: 'word2markdown', label: 'Structured (word2markdown)' }, { value: 'alt_engine', label: 'Lenient (alt_engine)' }],
+  });
+  const filename = field({ label: 'Output name', name: 'filename', placeholder: 'same as the document', hint: 'Optional base name, without extension.', spellcheck: false });
+  const save = checkbox({ label: 'Save to storage', name: 'save', hint: 'Store the result and its images, and get links instead of the text.' });
+  const saveError = h('p', { class: 'field-error', hidden: true, id: 'convert-save-error' });
+  save.input.setAttribute('aria-describedby', `${save.input.getAttribute('aria-describedby') || ''} convert-save-error`.trim());
+  save.wrap.querySelector('.check-text').append(saveError);
+
+  const message = h('div', { class: 'form-message' });
+  const progress = progressBar('Converting');
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-lg' }, 'Convert');
+  const form = h('form', { class: 'convert-form', novalidate: true },
+    h('div', { class: 'form-grid' },
+      h('div', { class: 'form-col stack' }, source.group, file.wrap, urlWrap),
+      h('div', { class: 'form-col stack' }, exportChoice.group, engine.wrap, filename.wrap, save.wrap)),
+    message, progress.el,
+    h('div', { class: 'form-actions' }, submit));
+
+  const result = h('div', { class: 'result-area', 'aria-live': 'polite' });
+  const body = h('div', { class: 'stack-lg' }, card(null, form), result);
+  view.append(pageHeader('Convert a document', 'Turn a Word or PDF document into Markdown, HTML, JSON or DocTags.'), body);
+
+  function clearErrors() {
+    clear(message);
+    setFieldError(file, '');
+    setFieldError(url, '');
+    saveError.hidden = true;
+    saveError.textContent = '';
+  }
+
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearErrors();
+    const exportValue = exportChoice.value;
+    const fd = new FormData();
+    if (mode === 'file') {
+      if (!file.file) { setFieldError(file, 'Choose or drop a DOCX or PDF file first.'); file.input.focus(); announce('Choose a file first.', true); return; }
+      fd.append('file', file.file, file.file.name);
+    } else {
+      const v = url.input.value.trim();
+      if (!/^https?:\/\/\S+$/i.test(v)) { setFieldError(url, 'Enter an address that starts with http:// or https://.'); url.input.focus(); announce('Enter a valid address.', true); return; }
+      fd.append('source_url', v);
+    }
+    fd.append('export', exportValue);
+    fd.append('engine', engine.input.value);
+    fd.append('save', save.input.checked ? 'true' : 'false');
+    if (filename.input.value.trim()) fd.append('filename', filename.input.value.trim());
+    const stem = filename.input.value.trim() || (mode === 'file' ? file.file.name.replace(/\.[^.]+$/, '') : (url.input.value.split('/').pop().split('?')[0].replace(/\.[^.]+$/, '') || 'document'));
+
+    setBusy(submit, true, 'Converting…');
+    clear(result);
+    progress.start(mode === 'file' ? 'Uploading…' : 'Fetching and converting…');
+    try {
+      const data = await docsForm('/api/convert', fd, {
+        onProgress: (f) => { if (f !== null && f < 1) progress.set(f, `Uploading… ${Math.round(f * 100)}%`); else progress.busy('Converting…'); },
+      });
+      progress.done();
+      showResult(data, exportValue, stem);
+      announce(data.content !== undefined ? 'Conversion finished.' : 'Saved to storage.');
+    } catch (err) {
+      progress.done();
+      if (err instanceof Unavailable) { clear(body); body.append(unavailablePanel('Document conversion')); return; }
+      placeError(err);
+      announce(err.message, true);
+    } finally {
+      setBusy(submit, false);
+    }
+  });
+
+  function placeError(err) {
+    const code = err.code;
+    if (code === 50201 && save.input.checked) {
+      saveError.textContent = err.message + (err.hint ? ` ${err.hint}` : '');
+      saveError.hidden = false;
+      save.input.focus();
+      return;
+    }
+    const sourceCodes = [40001, 40002, 40003, 41301, 42201];
+    if (sourceCodes.includes(code) && !/export|engine|save|track/i.test(err.raw)) {
+      if (mode === 'file') { setFieldError(file, err.message); file.input.focus(); } else { setFieldError(url, err.message); url.input.focus(); }
+      return;
+    }
+    showError(message, err, 'The document was not converted');
+  }
+
+  function showResult(data, exportValue, stem) {
+    clear(result);
+    const meta = EXPORTS.find((x) => x.value === exportValue);
+    if (data.content === undefined) {
+      result.append(card('Saved to storage',
+        notice('success', null, h('p', {}, 'The result is stored. Use the presigned link when the bucket is private.')),
+        linkPair(data)));
+      result.querySelector('.card-title').setAttribute('tabindex', '-1');
+      result.querySelector('.card-title').focus();
+      return;
+    }
+    const content = exportValue === 'json' ? prettyJson(data.content) : data.content;
+    const fname = `${stem || 'document'}.${meta.ext}`;
+    const copyBtn = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Copy');
+    const dlBtn = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Download');
+    const copied = h('span', { class: 'inline-status', 'aria-live': 'polite' });
+    copyBtn.addEventListener('click', async () => {
+      const ok = await copyText(content);
+      copied.textContent = ok ? 'Copied to the clipboard.' : 'Copy failed; select the text and copy it by hand.';
+      setTimeout(() => { copied.textContent = ''; }, 4000);
+    });
+    dlBtn.addEventListener('click', () => downloadBlob(new Blob([content], { type: `${meta.type};charset=utf-8` }), fname));
+
+    const sourceView = h('pre', { class: 'code-view', tabindex: '0', 'aria-label': `${meta.label} source` }, h('code', {}, content));
+    let views;
+    if (exportValue === 'markdown') {
+      const rendered = h('article', { class: 'prose' });
+      mountHtml(rendered, renderMarkdown(content, { html: true }));
+      views = [
+        { id: 'rendered', label: 'Rendered', panel: rendered },
+        { id: 'source', label: 'Markdown source', panel: sourceView },
+      ];
+    } else if (exportValue === 'html') {
+      const frame = h('iframe', { class: 'html-preview', sandbox: '', title: 'Preview of the converted HTML', referrerpolicy: 'no-referrer' });
+      frame.srcdoc = content;
+      views = [
+        { id: 'preview', label: 'Preview', panel: frame },
+        { id: 'source', label: 'HTML source', panel: sourceView },
+      ];
+    } else if (exportValue === 'json') {
+      views = [
+        { id: 'json', label: 'JSON', panel: h('pre', { class: 'code-view json-view', tabindex: '0', 'aria-label': 'JSON, pretty-printed', html: highlightJson(data.content) }) },
+      ];
+    } else {
+      views = [{ id: 'source', label: 'DocTags', panel: sourceView }];
+    }
+    const warnings = (data.warnings || []).length
+      ? h('details', { class: 'warnings' }, h('summary', {}, `${data.warnings.length} warning${data.warnings.length > 1 ? 's' : ''} from the converter`),
+        h('ul', {}, data.warnings.map((w) => h('li', {}, String(w)))))
+      : null;
+    const t = tabs(views, { label: 'Result views' });
+    const heading = h('h2', { class: 'card-title', tabindex: '-1' }, 'Result');
+    result.append(h('section', { class: 'card result-card', 'aria-label': 'Result' },
+      h('div', { class: 'result-head' },
+        h('div', {}, heading, h('p', { class: 'muted small' }, `${fname} · ${data.media_type || meta.type} · ${content.length.toLocaleString()} characters`)),
+        h('div', { class: 'result-actions' }, copied, copyBtn, dlBtn)),
+      warnings, t.root));
+    heading.focus();
+  }
+}
+
+export default { id: 'convert', title: 'Convert', render };
