@@ -14,7 +14,6 @@ import base64
 import html as htmlmod
 
 from lxml import etree
-from markdownify import markdownify
 
 from render_pool.errors import CorruptDocument
 from render_pool.readers.docx_numbering import Numbering
@@ -331,9 +330,14 @@ def docx_to_html(data: bytes) -> tuple[str, list[str]]:
 
 
 def docx_to_markdown(data: bytes) -> tuple[str, list[str]]:
-    """Markdown of a DOCX through :func:`docx_to_html` and markdownify, plus warnings."""
+    """Markdown of a DOCX through :func:`docx_to_html` and markdownify, plus warnings.
+
+    The HTML-to-Markdown step is the one the batch pipeline uses (images kept in table cells
+    and links, unsafe destinations dropped)."""
+    from render_pool.links import html_to_markdown
+
     html, warnings = docx_to_html(data)
-    md = markdownify(html, heading_style="ATX", bullets="-", strip=["head"])
+    md = html_to_markdown(html)
     lines = [line.rstrip() for line in md.splitlines()]
     out: list[str] = []
     for line in lines:  # collapse runs of blank lines

@@ -67,3 +67,13 @@ def test_bad_input_raises_service_errors():
         docx_to_markdown(b"%PDF-1.4 fake")
     with pytest.raises(CorruptDocument):
         docx_to_markdown(b"PK\x03\x04broken")
+
+
+def test_images_inside_table_cells_are_kept():
+    from pathlib import Path
+
+    data = (Path(__file__).parent / "data" / "docx" / "docling" / "docx_rich_cells.docx").read_bytes()
+    markdown, _ = docx_to_markdown(data)
+    html, _ = docx_to_html(data)
+    assert html.count("<img") == 2
+    assert markdown.count("](data:image/") == 2
