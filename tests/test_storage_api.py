@@ -273,3 +273,18 @@ async def test_storage_failure_reports_clearly(api, storage_services, s3):
     reply = await post_form(api, "/api/convert", {"save": "true"},
                             {"file": ("f.docx", build_feature_docx())})
     assert reply.body["code"] == 50201
+
+
+async def test_staged_archives_expire(api, storage_services):
+    from tornado_app.docs.batches import purge_expired_stages
+
+    staged = _ok(await post_form(api, "/api/archive/stage", {},
+                                 {"file": ("s.zip", make_zip({"a.md": b"# a"}))}))
+    store = await storage_services.storage.store()
+    names = [o.object_name for o in store.client.list_objects(
+        store.config.bucket, prefix="_staging/", recursive=True)]
+    assert names == [f"_staging/{staged['id']}"]
+    assert purge_expired_stages(store) == 0  # fresh: kept
+    assert purge_expired_stages(store, max_age_seconds=-1) == 1  # past its lifetime: removed
+    reply = await post_form(api, "/api/archive/process", {"id": staged["id"]})
+    assert reply.body["code"] == 40401

@@ -280,6 +280,22 @@ class UploadArchiveHandler(ArchiveRunner):
         await self.run_archive(upload[1], upload[0], fields)
 
 
+def purge_expired_stages(store: ObjectStore, max_age_seconds: int = STAGE_TTL_SECONDS) -> int:
+    """Delete staged archives older than their lifetime (blocking; run in the I/O pool).
+
+    The Redis record of a staged archive expires by itself; this removes the bytes."""
+    import datetime
+
+    cutoff = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=max_age_seconds)
+    removed = 0
+    for obj in store.client.list_objects(store.config.bucket, prefix="_staging/",
+                                         recursive=True):
+        if obj.last_modified is not None and obj.last_modified < cutoff:
+            store.remove(obj.object_name)
+            removed += 1
+    return removed
+
+
 class StageArchiveHandler(UploadHandler):
     async def post(self) -> None:
         _, files = self.form()
@@ -299,6 +315,10 @@ class StageArchiveHandler(UploadHandler):
         await self.services.redis.set(f"ds:stage:{stage_id}", json.dumps(meta),
                                       ex=STAGE_TTL_SECONDS)
         self.success({"id": stage_id, "name": name, "size": len(data)})
+        try:  # staging is a good moment to drop what expired; a failure here is harmless
+            await self.services.storage.io(purge_expired_stages, store)
+        except StorageError:
+            pass
 
 
 class ProcessArchiveHandler(ArchiveRunner):
