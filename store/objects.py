@@ -143,6 +143,10 @@ def normalize_endpoint(raw: str, secure: bool = False, *,
     return hostport, secure
 
 
+# what minio accepts as a region name
+_REGION_RE = re.compile(r"(?!_)(?!-)[A-Za-z0-9_-]{1,63}(?<!-)(?<!_)")
+
+
 @dataclass
 class StorageConfig:
     """Object storage settings (the fields of ``/config/storage``).
@@ -227,6 +231,9 @@ class StorageConfig:
             )
         if require_credentials and not (self.access and self.secret):
             raise StorageConfigError("access and secret are required", "the S3 access key pair")
+        if not _REGION_RE.fullmatch(self.region):
+            raise StorageConfigError(f"invalid region {self.region!r}",
+                                     f"an S3 region name such as {DEFAULT_REGION}")
 
     @property
     def link_secure(self) -> bool:

@@ -288,3 +288,24 @@ async def test_staged_archives_expire(api, storage_services):
     assert purge_expired_stages(store, max_age_seconds=-1) == 1  # past its lifetime: removed
     reply = await post_form(api, "/api/archive/process", {"id": staged["id"]})
     assert reply.body["code"] == 40401
+
+
+async def test_malformed_forms_and_keys_are_refused_not_crashed(api, s3):
+    # a multipart body tornado cannot parse, and a multipart type without a boundary
+    bad = b'--x\r\nContent-Disposition: form-data; name=""\r\n\r\nv\r\n--x--\r\n'
+    for ctype in ("multipart/form-data; boundary=x", "multipart/form-data"):
+        r = await api.call("POST", "/api/convert", raw=bad, headers={"Content-Type": ctype})
+        assert r.status == 200 and r.body["code"] == 40001, r.body
+        r = await api.call("POST", "/config/linkmap", raw=bad, headers={"Content-Type": ctype})
+        assert r.status == 400 and r.body["ok"] is False
+    for key in (".", "a/../b", "a//b"):
+        r = await post_form(api, "/proxy/download", {"key": key})
+        assert r.status == 400 and r.body["error"] == "bad object key"
+    r = await post_form(api, "/api/upload-archive", {"prefix": "a\x01b"},
+                        {"file": ("a.zip", make_zip({"a.md": b"# a"}))})
+    assert r.body["code"] == 40001
+    r = await post_form(api, "/config/storage/test", {
+        "endpoint": s3.endpoint, "access": "a", "secret": "b", "bucket": "bkt", "region": "蠁"})
+    assert r.status == 400 and "region" in r.body["error"]
+    r = await api.call("POST", "/config/linkmap", {"map": {"a\u0000b": "https://x/y"}})
+    assert r.status == 400 and r.body["ok"] is False

@@ -8,6 +8,7 @@ import tornado.web
 
 from tornado_app.auth.handlers import ROUTES as AUTH_ROUTES
 from tornado_app.http import BaseHandler, InFlight, NotFoundHandler, log_request
+from tornado_app.openapi import openapi_routes
 from tornado_app.ops import ROUTES as OPS_ROUTES
 from tornado_app.services import Services
 from tornado_app.ui import default_static_dir, ui_routes
@@ -36,7 +37,7 @@ def parse_services(value: str) -> tuple[str, ...]:
 def make_app(services: Services, mounted: tuple[str, ...] = SERVICE_SETS,
              **extra: Any) -> tornado.web.Application:
     """Build the Tornado application for ``services`` with the chosen route sets."""
-    routes: list[Any] = [(r"/health", HealthHandler), *OPS_ROUTES]
+    routes: list[Any] = [(r"/health", HealthHandler), *OPS_ROUTES, *openapi_routes()]
     if "auth" in mounted:
         routes += AUTH_ROUTES
     if "docs" in mounted:

@@ -161,7 +161,12 @@ class UploadHandler(DocsHandler):
             if not content_type.startswith(("multipart/form-data",
                                             "application/x-www-form-urlencoded")):
                 raise DocsError(40001, "send the fields as multipart/form-data")
-            tornado.httputil.parse_body_arguments(content_type, body, args, files)
+            try:
+                tornado.httputil.parse_body_arguments(content_type, body, args, files)
+            except tornado.httputil.HTTPInputError as exc:
+                raise DocsError(40001, f"malformed form body: {exc}") from exc
+            if content_type.startswith("multipart/form-data") and "boundary=" not in content_type:
+                raise DocsError(40001, "multipart/form-data needs a boundary")
         for name, values in self.request.query_arguments.items():
             args.setdefault(name, values)
         fields: dict[str, str] = {}
@@ -170,6 +175,8 @@ class UploadHandler(DocsHandler):
                 fields[name] = values[-1].decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise DocsError(40001, f"field {name} is not valid UTF-8") from exc
+            if "\x00" in fields[name]:
+                raise DocsError(40001, f"field {name} contains a NUL character")
         uploads = {name: (items[-1].filename or "", items[-1].body)
                    for name, items in files.items() if items}
         return fields, uploads

@@ -22,6 +22,7 @@ from render_pool.errors import ConversionError
 from store import archives
 from store.objects import (
     ObjectStore,
+    StorageConfigError,
     StorageError,
     clean_prefix,
     content_type_for,
@@ -207,6 +208,10 @@ def _params(fields: dict[str, str]) -> tuple[str, str]:
     prefix = (fields.get("prefix") or "").strip().strip("/")
     version = (fields.get("versionId") or "").strip().strip("/")
     for value, name in ((prefix, "prefix"), (version, "versionId")):
+        try:
+            clean_prefix(value)
+        except StorageConfigError as exc:
+            raise DocsError(40001, f"{name} is not a valid key prefix: {exc.error}") from exc
         if len(value) > 200 or ".." in value.split("/") or "\\" in value:
             raise DocsError(40001, f"{name} is not a valid key prefix")
     return prefix, version

@@ -161,6 +161,15 @@ class LoadProfileHandler(PlainHandler):
         self.reply({"ok": True, "name": name, "storage": config.masked()})
 
 
+def _storable(text: str) -> bool:
+    """MongoDB stores UTF-8 text without NUL in keys; refuse what it cannot store."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
 def _parse_linkmap(raw: Any) -> dict[str, str]:
     if isinstance(raw, dict) and isinstance(raw.get("map"), dict):
         raw = raw["map"]
@@ -172,6 +181,8 @@ def _parse_linkmap(raw: Any) -> dict[str, str]:
     for key, value in raw.items():
         if not isinstance(value, str) or not key or len(key) > 2048 or len(value) > 4096:
             raise PlainError(400, "every link map entry maps a non-empty string to a URL string")
+        if not (_storable(key) and _storable(value)):
+            raise PlainError(400, "link map entries may not hold NUL or unpaired surrogates")
         out[key] = value
     return out
 
@@ -213,6 +224,9 @@ class ProxyDownloadHandler(PlainHandler):
             key = store_key_from_url(store.config, url)
         if not key:
             raise PlainError(400, "send url (a link of the configured storage) or key")
+        if any(p in ("", ".", "..") for p in key.split("/")) or any(
+                ord(c) < 32 or ord(c) == 127 for c in key):
+            raise PlainError(400, "bad object key")
         try:
             stream = await self.storage.io(store.get_stream, key)
         except StorageError as exc:
