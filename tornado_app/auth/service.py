@@ -6,6 +6,7 @@ user of another company; such a user answers exactly like a missing one.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from dataclasses import dataclass
 from typing import Any
@@ -113,8 +114,9 @@ async def logout(svc: Any, principal: Principal) -> None:
 
 
 async def me(svc: Any, principal: Principal) -> dict[str, Any]:
-    user = await users.get_user(svc.db, principal.company_id, principal.user_id)
-    company = await companies.get_by_id(svc.db, principal.company_id)
+    user, company = await asyncio.gather(
+        users.get_user(svc.db, principal.company_id, principal.user_id),
+        companies.get_by_id(svc.db, principal.company_id))
     if user is None or company is None:
         raise UNAUTHORIZED
     return {
