@@ -110,6 +110,7 @@ def _wait_ready(child: Child, probe: tuple[int, str | int], timeout: float = 30.
 def start_redis(directory: Path, *, persistent: bool) -> Child:
     """Start redis-server on a unix socket in ``directory``; append-only file when persistent."""
     binary = find_binary("redis-server", "install it with `apt-get install redis-server`")
+    directory = directory.absolute()  # redis-server changes into --dir before binding
     directory.mkdir(parents=True, exist_ok=True)
     sock = directory / "redis.sock"
     with contextlib.suppress(FileNotFoundError):

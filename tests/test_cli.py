@@ -24,12 +24,16 @@ def _env(data_dir: Path) -> dict[str, str]:
     return env
 
 
-def _start(data_dir: Path, *args: str) -> tuple[subprocess.Popen[str], int]:
+def _start(data_dir: Path | None, *args: str, cwd: Path = ROOT
+           ) -> tuple[subprocess.Popen[str], int]:
+    """Start ``serve``; ``data_dir=None`` leaves DATA_DIR unset (the default ./data)."""
     port = free_port()
+    env = _env(data_dir or Path("unused"))
+    if data_dir is None:
+        del env["DATA_DIR"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "tornado_app", "serve", "--port", str(port), *args],
-        env=_env(data_dir), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        cwd=ROOT,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -174,3 +178,15 @@ def test_sigterm_during_conversion_finishes_it_then_exits(tmp_path):
     assert result["type"] == "application/pdf" and bytes(result["data"])[:5] == b"%PDF-"
     time.sleep(0.5)
     assert not [p for p in pids if _alive(p)]
+
+
+def test_default_data_dir_is_relative_to_the_working_directory(tmp_path):
+    proc, port = _start(None, "--services", "auth", cwd=tmp_path)
+    try:
+        status, _ = _post(port, "/api/auth/login", {"companyCode": "A", "username": "bob",
+                                                    "password": "12345678"})
+        assert status == 401
+    finally:
+        _stop(proc)
+    assert (tmp_path / "data" / "redis" / "appendonlydir").is_dir()
+    assert (tmp_path / "data" / "mongo").is_dir()

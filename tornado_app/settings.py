@@ -82,7 +82,7 @@ class Settings:
         env = dict(os.environ if env is None else env)
         roots = tuple(Path(p) for p in env.get("FOLDER_ROOTS", "").split(os.pathsep) if p)
         return cls(
-            data_dir=Path(env.get("DATA_DIR") or "./data"),
+            data_dir=Path(env.get("DATA_DIR") or "./data").absolute(),
             mongo_url=env.get("MONGO_URL", ""),
             mongo_db=env.get("MONGO_DB") or "docservice",
             redis_url=env.get("REDIS_URL", ""),
