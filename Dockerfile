@@ -11,7 +11,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
-COPY requirements.lock pyproject.toml ./
+COPY requirements.lock pyproject.toml openapi.json ./
 RUN pip install --no-cache-dir -r requirements.lock
 COPY tornado_app ./tornado_app
 COPY render_pool ./render_pool
