@@ -5,7 +5,7 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 venv := ".venv"
 py := venv / "bin/python"
-apt_packages := "redis-server chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core"
+apt_packages := "redis-server chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core poppler-utils pandoc"
 
 # Start the service on embedded defaults (private redis-server, SecantusDB, SeaweedFS).
 run *ARGS: setup
