@@ -29,6 +29,7 @@ from unittest import mock
 from tornado.httpclient import AsyncHTTPClient
 
 from bench.common import machine, percentile, table
+from render_pool.procfs import descendants
 from store.embedded import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -283,24 +284,6 @@ def breakdown(reps: int) -> dict[str, dict[str, list[float]]]:
 
 
 # ------------------------------------------------------------------ memory
-def _descendants(pid: int) -> list[int]:
-    kids: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
-                    ppid = int(fh.read().rpartition(")")[2].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            kids.setdefault(ppid, []).append(int(entry))
-    found, todo = [], list(kids.get(pid, []))
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        todo.extend(kids.get(p, []))
-    return found
-
-
 def chromium_memory(service_pid: int) -> tuple[int, float, float]:
     """Chromium processes under the service: count, summed RSS (MB), summed PSS (MB).
 
@@ -309,7 +292,7 @@ def chromium_memory(service_pid: int) -> tuple[int, float, float]:
     running on the machine, so PSS moves when those start or stop).
     """
     count, rss, pss = 0, 0, 0
-    for pid in _descendants(service_pid):
+    for pid in descendants(service_pid):
         try:
             with open(f"/proc/{pid}/comm", encoding="utf-8") as fh:
                 if "chrom" not in fh.read().lower():

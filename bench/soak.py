@@ -40,6 +40,7 @@ from typing import Any
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest, HTTPResponse
 
 from bench.common import machine, percentile, table
+from render_pool.procfs import descendants
 from store.embedded import Child, free_port, start_redis
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,25 +58,9 @@ GRACE = 5.0  # seconds after a fault's recovery during which error answers are e
 
 
 # ---------------------------------------------------------------- processes and memory
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as f:
-                out.extend(int(c) for c in f.read().split())
-    return out
-
-
 def process_tree(root: int) -> list[int]:
-    """``root`` and all its descendants, found through ``/proc/<pid>/task/*/children``."""
-    seen, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.append(pid)
-        todo.extend(_children(pid))
-    return seen
+    """``root`` and all its descendants."""
+    return [root, *descendants(root)]
 
 
 def _cmdline(pid: int) -> list[str]:

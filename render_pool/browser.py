@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from render_pool.errors import ConversionFailed, ConversionTimeout
+from render_pool.procfs import descendants, rss_kb
 
 log = logging.getLogger(__name__)
-_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 
 # Flags checked on this kind of machine (notes/embedded-servers.md): without the
 # background-networking flags Chromium keeps trying to reach the network.
@@ -109,58 +109,7 @@ def chromium_path() -> str:
     return path
 
 
-# ------------------------------------------------------------------ /proc helpers
-def _children(pid: int) -> list[int] | None:
-    """Direct children of a process from /proc/PID/task/*/children (None if the kernel lacks it)."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    kids: list[int] = []
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as fh:
-                kids.extend(int(k) for k in fh.read().split())
-        except FileNotFoundError:
-            return None
-        except OSError:
-            continue
-    return kids
-
-
-def _descendants_by_scan(root: int) -> list[int]:
-    """Descendants of ``root`` from a scan of every /proc/PID/stat (slower fallback)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
-                fields = fh.read().rpartition(")")[2].split()
-        except OSError:
-            continue
-        if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    found, todo = [], list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
-def _descendants(root: int) -> list[int]:
-    found: list[int] = []
-    todo = [root]
-    while todo:
-        kids = _children(todo.pop())
-        if kids is None:
-            return _descendants_by_scan(root)
-        found.extend(kids)
-        todo.extend(kids)
-    return found
-
-
+# ------------------------------------------------------------------ processes
 def _comm(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
@@ -171,21 +120,12 @@ def _comm(pid: int) -> str:
 
 def browser_pids() -> list[int]:
     """Pids of the Chromium processes this process started (its descendants): tests, metrics."""
-    return sorted(pid for pid in _descendants(os.getpid()) if "chrom" in _comm(pid).lower())
-
-
-def _rss_kb(pid: int) -> int:
-    """Resident set size of a process in kB (/proc/PID/statm: cheap to read on every job)."""
-    try:
-        with open(f"/proc/{pid}/statm", encoding="ascii") as fh:
-            return int(fh.read().split()[1]) * _PAGE_KB
-    except (OSError, ValueError, IndexError):
-        return 0
+    return sorted(pid for pid in descendants(os.getpid()) if "chrom" in _comm(pid).lower())
 
 
 def browser_memory_mb() -> float:
     """RSS of this process's Chromium tree in MB (shared pages counted per process: a bound)."""
-    return sum(_rss_kb(pid) for pid in browser_pids()) / 1024
+    return sum(rss_kb(pid) for pid in browser_pids()) / 1024
 
 
 def _kill_tree() -> None:

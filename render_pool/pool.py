@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from render_pool.errors import ConversionError, ConversionTimeout
+from render_pool.procfs import descendants, tree_rss_mb
 
 log = logging.getLogger("render_pool.pool")
 T = TypeVar("T")
@@ -50,27 +51,6 @@ class WorkerCrashed(ConversionError):
 def _worker_init() -> None:
     # Ctrl-C in a terminal reaches the whole process group: the parent decides, not workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def rss_mb(pid: int) -> float:
-    """Resident set size of ``pid`` and its descendants in MiB (0 when gone)."""
-    total = 0
-    for p in [pid, *_descendants(pid)]:
-        with contextlib.suppress(OSError, ValueError):
-            with open(f"/proc/{p}/statm") as f:
-                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    return total / (1024 * 1024)
-
-
-def _descendants(pid: int) -> list[int]:
-    out: list[int] = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as f:
-                for child in f.read().split():
-                    out.append(int(child))
-                    out.extend(_descendants(int(child)))
-    return out
 
 
 @dataclass
@@ -118,7 +98,7 @@ class RenderPool:
         procs = list((getattr(executor, "_processes", None) or {}).values())
         if kill:
             for p in procs:
-                for pid in [*_descendants(p.pid), p.pid]:
+                for pid in [*descendants(p.pid), p.pid]:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
         executor.shutdown(wait=False, cancel_futures=False)
@@ -126,7 +106,7 @@ class RenderPool:
     def _check_memory(self, executor: ProcessPoolExecutor) -> None:
         procs = getattr(executor, "_processes", None) or {}
         for p in list(procs.values()):
-            if p.pid and rss_mb(p.pid) > self.memory_limit_mb:
+            if p.pid and tree_rss_mb(p.pid) > self.memory_limit_mb:
                 self._replace(executor, kill=False, reason="worker memory over bound")
                 return
 
