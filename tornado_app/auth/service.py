@@ -177,6 +177,16 @@ async def _change_admin_state(
 ) -> users.User:
     """Apply a role/status change under the company lock, refusing to remove the last
     active ADMIN; then evict the permission cache (MongoDB first, cache second)."""
+    try:
+        return await _apply_admin_change(svc, principal, user_id, changes)
+    except TimeoutError as exc:  # another admin change of this company holds the lock
+        raise ApiError(503, "SERVICE_UNAVAILABLE", "another change is in progress; retry",
+                       {"Retry-After": "1"}) from exc
+
+
+async def _apply_admin_change(
+    svc: Any, principal: Principal, user_id: int, changes: dict[str, str]
+) -> users.User:
     async with CompanyLock(svc.redis, principal.company_id):
         user = await _existing(svc, principal, user_id)
         after_role = changes.get("role", user.role)
