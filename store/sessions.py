@@ -161,7 +161,12 @@ class Throttle:
 
 
 class CompanyLock:
-    """A short per-company lock that serialises admin-changing operations (LAST_ADMIN)."""
+    """A short per-company lock that serialises admin-changing operations (LAST_ADMIN).
+
+    The lock expires after ``ttl_seconds`` (a crashed holder cannot block for ever); a
+    waiter gives up after ``wait_seconds`` with TimeoutError."""
+
+    wait_seconds = 5.0
 
     def __init__(self, redis: Redis, company_id: int, ttl_seconds: int = 10) -> None:
         self.redis = redis
@@ -170,7 +175,7 @@ class CompanyLock:
         self.ttl = ttl_seconds
 
     async def __aenter__(self) -> CompanyLock:
-        deadline = time.monotonic() + self.ttl
+        deadline = time.monotonic() + self.wait_seconds
         while not await self.redis.set(self.key, self.token, nx=True, ex=self.ttl):
             if time.monotonic() > deadline:
                 raise TimeoutError("company lock busy")

@@ -454,3 +454,21 @@ async def test_request_id_is_echoed_and_secrets_not_logged(api, services, caplog
     text = "\n".join(rec.getMessage() + str(vars(rec)) for rec in caplog.records)
     assert "req-123" in text
     assert PASSWORD not in text and token not in text
+
+
+async def test_admin_change_while_the_company_lock_is_held_answers_503(api, services,
+                                                                       monkeypatch):
+    from store.sessions import CompanyLock
+
+    await add_user(services, "ACME", "boss", role="ADMIN")
+    uid = await add_user(services, "ACME", "ursula")
+    token = await login(api, "ACME", "boss")
+    me = (await api.call("GET", "/api/auth/me", token=token)).body["data"]
+    monkeypatch.setattr(CompanyLock, "wait_seconds", 0.2)
+    await services.redis.set(f"ds:lock:company:{me['companyId']}", "someone-else", ex=30)
+    r = await api.call("PUT", f"/api/users/{uid}/role", {"role": "REVIEWER"}, token=token)
+    assert r.status == 503 and r.body["code"] == "SERVICE_UNAVAILABLE"
+    assert r.headers["Retry-After"] == "1"
+    await services.redis.delete(f"ds:lock:company:{me['companyId']}")
+    r = await api.call("PUT", f"/api/users/{uid}/role", {"role": "REVIEWER"}, token=token)
+    assert r.status == 200
