@@ -64,6 +64,7 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
+from render_pool.url_safety import is_safe_link
 from render_pool.writers.docx_html import html_to_blocks
 from render_pool.writers.docx_images import UnsupportedImage, fitted_size
 from render_pool.writers.docx_notes import Footnotes, add_reference
@@ -133,9 +134,6 @@ class _Ctx:
     bold: bool = False  # table header cells
     in_note: bool = False
     reuse: list[Any] = field(default_factory=list)  # a cell's initial empty paragraph
-
-
-_UNSAFE_SCHEMES = ("javascript:", "vbscript:", "data:")
 
 
 def _safe_url(target: str) -> str:
@@ -547,7 +545,7 @@ class _Writer:
 
     def link(self, p: Any, target: Any, n: Link, fmt: _Fmt, ctx: _Ctx) -> None:
         dest = n.target.strip()
-        if fmt.link or not dest or dest.lower().startswith(_UNSAFE_SCHEMES):
+        if fmt.link or not dest or not is_safe_link(dest):
             self.inlines(p, target, n.children, fmt, ctx)
             return
         if dest.startswith("#"):

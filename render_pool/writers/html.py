@@ -2,7 +2,8 @@
 
 ``html_body`` gives the body fragment (the PDF writer builds on it); ``write_html`` wraps it
 into one self-contained page. Every text and attribute is escaped, link and image targets
-are checked against a scheme allow-list (``javascript:`` and friends are neutralised) and
+are checked against the allow-list of ``render_pool.url_safety`` (``javascript:`` and friends
+are neutralised) and
 HTML passed through by a reader (``RawHtml``) is cleaned with an allow-list, so a hostile
 document cannot run script in the reader's browser.
 """
@@ -50,6 +51,7 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
+from render_pool.url_safety import is_safe_url
 from render_pool.writers import ImageResolver, data_uri_resolver
 
 __all__ = [
@@ -57,7 +59,6 @@ __all__ = [
     "HtmlRenderer",
     "NoteNumbering",
     "html_body",
-    "is_safe_url",
     "placeholder_label",
     "sanitize_html",
     "slugify",
@@ -94,31 +95,6 @@ aside.furniture { border-top: 1px dashed #d0d7de; margin-top: 2em; color: #59636
 """
 
 # ----------------------------------------------------------------- safety helpers
-_SAFE_SCHEMES = {"http", "https", "mailto", "tel", "ftp", "ftps"}
-_SAFE_DATA = re.compile(
-    r"^data:image/(png|jpe?g|gif|webp|bmp|x-icon|vnd\.microsoft\.icon|tiff|avif)[;,]",
-    re.IGNORECASE,
-)
-_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
-
-
-def is_safe_url(url: str, *, image: bool = False) -> bool:
-    """True when ``url`` may appear in ``href``/``src``: relative, ``#frag`` or an allowed scheme.
-
-    Browsers ignore ASCII control characters and whitespace inside a scheme
-    (``java\\tscript:``), so they are removed before the check. Raster ``data:image/*`` URIs
-    are allowed for images only (SVG can carry script).
-    """
-    cleaned = "".join(ch for ch in url if ord(ch) > 0x20 and ch != "\x7f")
-    if image and _SAFE_DATA.match(cleaned):
-        return True
-    m = _SCHEME.match(cleaned)
-    if m is None:
-        # no scheme: relative reference; but "//host" and "\\host" are fine too
-        return True
-    return m.group(1).lower() in _SAFE_SCHEMES
-
-
 _ALLOWED_TAGS = {
     "a", "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "center", "cite", "code",
     "col", "colgroup", "dd", "del", "details", "dfn", "div", "dl", "dt", "em", "figcaption",

@@ -58,6 +58,7 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
+from render_pool.url_safety import is_safe_image_src, is_safe_link
 from render_pool.writers import ImageResolver, data_uri_resolver
 from render_pool.writers.html import HtmlRenderer, NoteNumbering, placeholder_label, slugify
 
@@ -338,10 +339,14 @@ class _MarkdownWriter:
                 return self.inlines(node.children, ctx)
             inner = _Ctx(ctx.in_table, True, ctx.in_heading)
             text = self.inlines(_strip_breaks(node.children), inner) or _escape_text(node.target)
+            if not is_safe_link(node.target):
+                return text
             return (f"[{text}]({_link_dest(node.target, ctx.in_table)}"
                     f"{_link_title(node.title, ctx.in_table)})")
         if isinstance(node, Image):
             src = self.resolve_image(node.src)
+            if not is_safe_image_src(src):
+                return _escape_text(node.alt)
             return (f"![{_escape_text(node.alt)}]({_link_dest(src, ctx.in_table)}"
                     f"{_link_title(node.title, ctx.in_table)})")
         if isinstance(node, LineBreak):
