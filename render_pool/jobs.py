@@ -11,45 +11,59 @@ from typing import Any
 
 from render_pool import registry
 from render_pool.errors import UnsupportedFormat
-from render_pool.model import Document
+from render_pool.link_fill import fill_links, placeholder_tokens
+from render_pool.writers import data_uri_resolver, mapping_resolver
 
 EXPORTS = registry.EXPORTS
 ENGINES = registry.ENGINES
 FILE_EXTENSIONS = {name: w.extension for name, w in registry.WRITERS.items()}
-sniff_kind = registry.sniff_kind
+
+
+@dataclass
+class ImageUpload:
+    """An image of a converted document for the service to upload; its link goes where
+    ``token`` stands in the content (:func:`fill_image_links`)."""
+
+    name: str  # file name (the base name of the resource key)
+    data: bytes
+    content_type: str
+    token: str
 
 
 @dataclass
 class Converted:
-    """Text output of a conversion with the warnings the caller should see."""
+    """Text output of a conversion with the warnings the caller should see, and (when
+    written for upload) the images to upload."""
 
     content: str
     media_type: str
     warnings: list[str] = field(default_factory=list)
-
-
-def read_document(data: bytes, engine: str = registry.DEFAULT_ENGINE,
-                  options: dict[str, Any] | None = None) -> Document:
-    """Build the document model from DOCX or PDF bytes with the engine's reader."""
-    return registry.read(data, engine, options)
-
-
-def write_document(doc: Document, export: str, image_urls: dict[str, str] | None = None
-                   ) -> Converted:
-    """Serialise ``doc``; images become data URIs, or ``image_urls`` links when given."""
-    from render_pool.writers import data_uri_resolver, mapping_resolver
-
-    write, entry = registry.writer(export)
-    resolve = mapping_resolver(doc, image_urls) if image_urls else data_uri_resolver(doc)
-    return Converted(write(doc, resolve), entry.media_type, list(doc.warnings))
+    export: str = ""
+    images: list[ImageUpload] = field(default_factory=list)
 
 
 def convert_document(data: bytes, export: str, engine: str = registry.DEFAULT_ENGINE,
-                     options: dict[str, Any] | None = None) -> Converted:
-    """DOCX/PDF bytes to text in one job, reader -> model -> writer (images as data URIs)."""
-    if export not in EXPORTS:
-        raise UnsupportedFormat(f"unsupported export {export!r}")
-    return write_document(read_document(data, engine, options), export)
+                     options: dict[str, Any] | None = None, *, for_upload: bool = False
+                     ) -> Converted:
+    """DOCX/PDF bytes to text in one job: reader -> model -> writer.
+
+    Images are embedded as data URIs, or, ``for_upload``, written as placeholder tokens and
+    returned in ``Converted.images`` for the service to upload and link."""
+    write, entry = registry.writer(export)
+    doc = registry.read(data, engine, options)
+    if not for_upload:
+        return Converted(write(doc, data_uri_resolver(doc)), entry.media_type,
+                         list(doc.warnings), export)
+    tokens = placeholder_tokens(list(doc.resources))
+    content = write(doc, mapping_resolver(doc, tokens))
+    images = [ImageUpload(key.rsplit("/", 1)[-1], res.data, res.mime, tokens[key])
+              for key, res in doc.resources.items()]
+    return Converted(content, entry.media_type, list(doc.warnings), export, images)
+
+
+def fill_image_links(converted: Converted, links: dict[str, str]) -> str:
+    """The content with each uploaded image's link (by token) quoted for its export."""
+    return fill_links(converted.content, links, registry.WRITERS[converted.export].quote_link)
 
 
 # ---------------------------------------------------------------- Markdown to PDF / DOCX

@@ -7,7 +7,8 @@ a job imports only the reader and writer it uses (the PDF stack is heavy).
 
 - A reader is ``fn(data: bytes, **options) -> Document``; it receives only the request
   options its signature names (``include_furniture``, ``track_changes``...).
-- A writer is ``fn(doc: Document, resolve_image: ImageResolver) -> str``.
+- A writer is ``fn(doc: Document, resolve_image: ImageResolver) -> str``; its entry says
+  how the export quotes an image link (used to fill in links after an upload).
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from render_pool.errors import CorruptDocument, UnsupportedFormat
+from render_pool.link_fill import (
+    LinkQuoter,
+    quote_html_attribute,
+    quote_json_string,
+    quote_markdown_destination,
+    quote_nothing,
+)
 from render_pool.model import Document
 
 DEFAULT_ENGINE = "word2markdown"
@@ -38,11 +46,13 @@ class ReaderEntry:
 
 @dataclass(frozen=True)
 class WriterEntry:
-    """A writer of one export with the media type and file extension of its output."""
+    """A writer of one export with the media type and file extension of its output, and
+    how the export quotes an image link (see ``render_pool.link_fill``)."""
 
     target: str
     media_type: str
     extension: str
+    quote_link: LinkQuoter = quote_nothing
 
 
 READERS: tuple[ReaderEntry, ...] = (
@@ -54,10 +64,11 @@ READERS: tuple[ReaderEntry, ...] = (
 
 WRITERS: dict[str, WriterEntry] = {
     "markdown": WriterEntry("render_pool.writers.markdown:write_markdown",
-                            "text/markdown; charset=utf-8", "md"),
+                            "text/markdown; charset=utf-8", "md", quote_markdown_destination),
     "html": WriterEntry("render_pool.writers.html:write_html", "text/html; charset=utf-8",
-                        "html"),
-    "json": WriterEntry("render_pool.writers.json:write_json", "application/json", "json"),
+                        "html", quote_html_attribute),
+    "json": WriterEntry("render_pool.writers.json:write_json", "application/json", "json",
+                        quote_json_string),
     "doctags": WriterEntry("render_pool.writers.doctags:write_doctags",
                            "text/plain; charset=utf-8", "doctags.txt"),
 }

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import html as html_lib
 import io
 import json
+import re
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -65,9 +69,16 @@ async def test_every_export(api, export, media, probe):
 
 
 async def test_alt_engine(api):
-    data = _ok(await post_form(api, "/api/convert", {"engine": "alt_engine"},
-                               {"file": ("f.docx", build_feature_docx())}))
-    assert "Introduction" in data["content"] and "https://example.com/page" in data["content"]
+    """``engine=alt_engine`` is honoured: its notes are a numbered list after a rule, linked
+    as ``#note-N``, where the default engine writes Markdown footnotes."""
+    alt = _ok(await post_form(api, "/api/convert", {"engine": "alt_engine"},
+                              {"file": ("f.docx", build_feature_docx())}))["content"]
+    default = _ok(await post_form(api, "/api/convert", {"engine": "word2markdown"},
+                                  {"file": ("f.docx", build_feature_docx())}))["content"]
+    assert alt.startswith("# Introduction") and "[the site](https://example.com/page)" in alt
+    assert "](#note-1)" in alt and alt.rstrip().endswith("---\n\n1. The footnote text.")
+    assert "[^1]" not in alt
+    assert "[^1]: The footnote text." in default and "#note-1" not in default
 
 
 async def test_pdf_to_markdown(api):
@@ -151,3 +162,48 @@ async def test_upload_over_limit_is_refused_while_streaming(api, docs_services):
 async def test_save_without_storage(api):
     _fail(await post_form(api, "/api/convert", {"save": "true"},
                           {"file": ("a.docx", build_feature_docx())}), 50201)
+
+
+def _download(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        assert r.status == 200
+        return r.read()
+
+
+_IMAGE_LINK = {
+    "markdown": re.compile(r"!\[([^\]]*)\]\(([^)\s]+)"),
+    "html": re.compile(r"<img src=\"([^\"]*)\"()"),
+}
+
+
+@pytest.mark.parametrize("engine,export", [("word2markdown", "markdown"),
+                                           ("alt_engine", "markdown"), ("alt_engine", "html")])
+async def test_saved_output_equals_inline_output(api, storage_services, engine, export):
+    """``save=true`` stores exactly what ``save=false`` answers, except that each image is
+    a link to its uploaded copy (same bytes) instead of a data URI."""
+    docx_bytes = build_feature_docx()
+    form = {"engine": engine, "export": export}
+    inline = _ok(await post_form(api, "/api/convert", form, {"file": ("f.docx", docx_bytes)}))
+    saved = _ok(await post_form(api, "/api/convert", {**form, "save": "true"},
+                                {"file": ("f.docx", docx_bytes)}))
+    stored = _download(saved["storage_presigned_url"]).decode("utf-8")
+    assert saved["warnings"] == inline["warnings"]
+
+    def links(text: str) -> list[str]:
+        pattern = _IMAGE_LINK[export]
+        return [html_lib.unescape(m.group(2) if export == "markdown" else m.group(1))
+                for m in pattern.finditer(text)]
+
+    inline_links, stored_links = links(inline["content"]), links(stored)
+    assert inline_links and len(inline_links) == len(stored_links)
+    assert all(u.startswith("data:image/") for u in inline_links)
+    assert not [u for u in stored_links if "/assets/" not in u or u.startswith("data:")]
+    for data_uri, url in zip(inline_links, stored_links, strict=True):
+        assert _download(url) == base64.b64decode(data_uri.split(",", 1)[1])
+    placeholder = "IMAGE"
+    for u in inline_links:
+        inline["content"] = inline["content"].replace(html_lib.escape(u), placeholder) \
+            .replace(u, placeholder)
+    for u in stored_links:
+        stored = stored.replace(html_lib.escape(u), placeholder).replace(u, placeholder)
+    assert stored == inline["content"]
