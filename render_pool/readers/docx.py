@@ -44,12 +44,13 @@ from render_pool.model import (
 )
 from render_pool.readers.docx_charts import C as CHART_NS
 from render_pool.readers.docx_charts import chart_table, chart_title
-from render_pool.readers.docx_inline import Seg, build_inlines, slugify, strip_edges
+from render_pool.readers.docx_inline import Seg, build_inlines, strip_edges
 from render_pool.readers.docx_numbering import Numbering
 from render_pool.readers.docx_package import NS, Package, mime_for
 from render_pool.readers.docx_styles import Style, Styles, is_mono_font, on
 from render_pool.readers.docx_tables import read_table
 from render_pool.readers.omml import omml_to_latex
+from render_pool.slugs import Slugger
 
 _W = f"{{{NS['w']}}}"
 _M = f"{{{NS['m']}}}"
@@ -142,7 +143,7 @@ class DocxReader:
             self.notes_src[prefix] = (rels[0].target if rels else "", items)
         self.referenced: set[str] = self._referenced_bookmarks()
         self.bookmark_heading: dict[str, str] = {}
-        self.slugs: set[str] = set()
+        self.slugger = Slugger()
         self.depth = 0
 
     # ------------------------------------------------------------ entry point
@@ -419,21 +420,12 @@ class DocxReader:
             if label:
                 inlines = [Text(label + " "), *inlines]
         text = plain_text(inlines).strip()
-        anchor = self._unique_slug(text)
+        anchor = self.slugger(text)
         for name in bookmarks + state.bookmarks:
             self.bookmark_heading.setdefault(name, anchor)
         if title and "title" not in self.doc.meta and text:
             self.doc.meta["title"] = text
         entries.append(("block", Heading(level=level, children=inlines, anchor=anchor)))
-
-    def _unique_slug(self, text: str) -> str:
-        base = slugify(text)
-        slug, n = base, 0
-        while slug in self.slugs:
-            n += 1
-            slug = f"{base}-{n}"
-        self.slugs.add(slug)
-        return slug
 
     @staticmethod
     def _clean_segs(segs: list[Seg], heading: bool = False) -> list[Seg]:

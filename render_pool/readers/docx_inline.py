@@ -8,7 +8,6 @@ whitespace at the edge of a formatted group moves outside it (``**a **`` is not 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from itertools import groupby
 
@@ -128,14 +127,3 @@ def strip_edges(nodes: list[Inline]) -> list[Inline]:
     if nodes and isinstance(nodes[-1], Text):
         nodes[-1] = Text(nodes[-1].text.rstrip())
     return nodes
-
-
-_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
-
-
-def slugify(text: str) -> str:
-    """GitHub-like heading id: lowercase, punctuation dropped, spaces to hyphens."""
-    s = _SLUG_DROP.sub("", text.strip().lower())
-    s = re.sub(r"[\s_]+", "-", s)
-    s = re.sub(r"-{2,}", "-", s).strip("-")
-    return s or "section"

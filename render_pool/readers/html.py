@@ -48,7 +48,8 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
-from render_pool.readers.docx_inline import merge_texts, slugify, strip_edges
+from render_pool.readers.docx_inline import merge_texts, strip_edges
+from render_pool.slugs import Slugger, slugify
 
 _BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "table", "pre", "blockquote",
                "hr", "div", "section", "article", "main", "header", "footer", "aside", "nav",
@@ -67,7 +68,7 @@ _WS = re.compile(r"[ \t\r\n\f]+")
 class _HtmlReader:
     def __init__(self) -> None:
         self.doc = Document()
-        self.slugs: set[str] = set()
+        self.slugger = Slugger()
         self.images = 0
 
     # ------------------------------------------------------------ blocks
@@ -102,12 +103,7 @@ class _HtmlReader:
         if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
             inl = strip_edges(self.inline_children(c))
             text = plain_text(inl).strip()
-            anchor = c.get("id") or slugify(text)
-            base, n = anchor, 0
-            while anchor in self.slugs:
-                n += 1
-                anchor = f"{base}-{n}"
-            self.slugs.add(anchor)
+            anchor = self.slugger.unique(c.get("id") or slugify(text))
             return [Heading(int(tag[1]), inl, anchor)] if text or inl else []
         if tag == "p":
             inl = strip_edges(self.inline_children(c))

@@ -56,6 +56,7 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
+from render_pool.slugs import Slugger
 
 __all__ = ["attach_images", "markdown_image_sources", "read_markdown"]
 
@@ -127,26 +128,6 @@ def _split_front_matter(text: str) -> tuple[dict[str, str], str]:
     return meta, text[m.end():]
 
 
-# ------------------------------------------------------------------ slugs
-def _slug(text: str) -> str:
-    s = re.sub(r"[^\w\- ]", "", text.strip().lower())
-    return s.replace(" ", "-") or "section"
-
-
-class _Slugger:
-    def __init__(self) -> None:
-        self.seen: dict[str, int] = {}
-
-    def __call__(self, text: str) -> str:
-        base = _slug(text)
-        slug = base
-        while slug in self.seen:
-            self.seen[base] += 1
-            slug = f"{base}-{self.seen[base]}"
-        self.seen[slug] = 0
-        return slug
-
-
 # ------------------------------------------------------------------ inline HTML
 _TAG = re.compile(r"<\s*(/)?\s*([A-Za-z][\w:-]*)([^>]*?)(/)?\s*>", re.S)
 _ATTR = re.compile(r"([A-Za-z_:][\w:.-]*)\s*(?:=\s*(\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?")
@@ -189,7 +170,7 @@ class _Converter:
 
     def __init__(self, footnotes: dict[str, Any]) -> None:
         self.footnote_defs = footnotes
-        self.slug = _Slugger()
+        self.slug = Slugger()
         self.note_order: list[str] = []
 
     # ---- blocks

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html as _html
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 
@@ -51,6 +50,7 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
+from render_pool.slugs import Slugger, slugify
 from render_pool.url_safety import is_safe_url
 from render_pool.writers import ImageResolver, data_uri_resolver
 
@@ -61,7 +61,6 @@ __all__ = [
     "html_body",
     "placeholder_label",
     "sanitize_html",
-    "slugify",
     "write_html",
 ]
 
@@ -189,18 +188,6 @@ def _attr(value: str) -> str:
     return _html.escape(value, quote=True)
 
 
-def slugify(text: str) -> str:
-    """GitHub-like heading slug: lower case, word characters and hyphens, spaces to hyphens."""
-    text = unicodedata.normalize("NFKC", text).strip().lower()
-    out = []
-    for ch in text:
-        if ch.isalnum() or ch in "_-":
-            out.append(ch)
-        elif ch.isspace():
-            out.append("-")
-    return "".join(out)
-
-
 class NoteNumbering:
     """Numbers notes 1, 2, ... in the order they are first referenced (shared by writers)."""
 
@@ -289,16 +276,11 @@ class HtmlRenderer:
                 self.used_ids.add(h.anchor)
                 self.emitted_anchors.add(h.anchor)  # the heading carries this id
                 self.heading_ids[id(h)] = h.anchor
+        slugger = Slugger(self.used_ids, taken=lambda slug: slug.startswith("fn-"))
         for h in headings:
             if id(h) in self.heading_ids:
                 continue
-            base = slugify(plain_text(h.children)) or "section"
-            candidate, n = base, 1
-            while candidate in self.used_ids or candidate.startswith("fn-"):
-                candidate = f"{base}-{n}"
-                n += 1
-            self.used_ids.add(candidate)
-            self.heading_ids[id(h)] = candidate
+            self.heading_ids[id(h)] = slugger.unique(slugify(plain_text(h.children)))
 
     # ------------------------------------------------------------- inlines
     def inlines(self, nodes: list[Inline], in_link: bool = False) -> str:

@@ -58,9 +58,10 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
+from render_pool.slugs import slugify
 from render_pool.url_safety import is_safe_image_src, is_safe_link
 from render_pool.writers import ImageResolver, data_uri_resolver
-from render_pool.writers.html import HtmlRenderer, NoteNumbering, placeholder_label, slugify
+from render_pool.writers.html import HtmlRenderer, NoteNumbering, placeholder_label
 
 __all__ = ["table_grid", "write_markdown"]
 
