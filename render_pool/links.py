@@ -23,8 +23,6 @@ reference, so a mapping may also replace remote URLs (a link map).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import hashlib
 import html as html_lib
@@ -33,6 +31,8 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
+
+from render_pool.data_uri import decode_data_uri
 
 # --------------------------------------------------------------------------- references
 
@@ -573,28 +573,6 @@ def rewrite_html(html: str, mapping: Mapping[str, str]) -> str:
 
 
 # --------------------------------------------------------------------------- data URIs
-
-
-_DATA_URI = re.compile(r"^data:([^,]*?),(.*)$", re.S | re.I)
-
-
-def decode_data_uri(uri: str) -> tuple[bytes, str] | None:
-    """``(bytes, mime)`` of a ``data:`` URI (base64 or %-encoded), None when malformed."""
-    m = _DATA_URI.match(uri.strip())
-    if not m:
-        return None
-    params = [p.strip() for p in m.group(1).split(";")]
-    mime = (params[0] or "text/plain").lower()
-    payload = m.group(2)
-    if any(p.lower() == "base64" for p in params[1:]):
-        try:
-            data = base64.b64decode(re.sub(r"\s+", "", unquote(payload)), validate=True)
-        except (binascii.Error, ValueError):
-            return None
-    else:
-        data = unquote(payload).encode("latin-1", "replace") if payload.isascii() \
-            else unquote(payload).encode("utf-8")
-    return data, mime
 
 
 def data_uri_images(html: str) -> list[tuple[str, bytes, str]]:

@@ -20,10 +20,10 @@ from render_pool.batch import (
     plan_document,
     resolve,
 )
+from render_pool.data_uri import decode_data_uri
 from render_pool.links import (
     data_uri_filename,
     data_uri_images,
-    decode_data_uri,
     html_references,
     html_to_markdown,
     is_local,

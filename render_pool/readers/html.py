@@ -8,14 +8,12 @@ becomes a paragraph, and ``data:`` images move into ``Document.resources``.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
-from urllib.parse import unquote_to_bytes
 
 import lxml.html
 from lxml import etree
 
+from render_pool.data_uri import decode_data_uri, image_extension
 from render_pool.model import (
     Anchor,
     Block,
@@ -60,8 +58,6 @@ _DROP = {"script", "style", "head", "template", "noscript", "iframe", "object", 
 _WRAP = {"strong": Strong, "b": Strong, "em": Emph, "i": Emph, "cite": Emph, "dfn": Emph,
          "var": Emph, "s": Strike, "del": Strike, "strike": Strike, "u": Underline,
          "ins": Underline, "sub": Subscript, "sup": Superscript}
-_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg",
-        "image/webp": "webp", "image/bmp": "bmp", "image/tiff": "tiff"}
 _WS = re.compile(r"[ \t\r\n\f]+")
 
 
@@ -249,22 +245,15 @@ class _HtmlReader:
         return Image(src=src, alt=alt, title=c.get("title", ""), width_px=w, height_px=h)
 
     def _data_uri(self, uri: str) -> str | None:
-        m = re.match(r"data:([\w/+.-]*)((?:;[\w=.-]+)*),(.*)", uri, re.DOTALL)
-        if not m:
+        decoded = decode_data_uri(uri)
+        if decoded is None:
             return None
-        mime = m.group(1) or "application/octet-stream"
-        try:
-            if ";base64" in m.group(2):
-                data = base64.b64decode(re.sub(r"\s+", "", m.group(3)), validate=True)
-            else:
-                data = unquote_to_bytes(m.group(3))
-        except (binascii.Error, ValueError):
-            return None
+        data, mime = decoded
         for key, res in self.doc.resources.items():
             if res.data == data:
                 return key
         self.images += 1
-        key = f"media/image{self.images}.{_EXT.get(mime, 'bin')}"
+        key = f"media/image{self.images}.{image_extension(mime)}"
         self.doc.resources[key] = Resource(data, mime)
         return key
 
