@@ -65,6 +65,7 @@ from render_pool.model import (
     plain_text,
 )
 from render_pool.url_safety import is_safe_link
+from render_pool.writers.common import place_cells
 from render_pool.writers.docx_html import html_to_blocks
 from render_pool.writers.docx_images import UnsupportedImage, fitted_size
 from render_pool.writers.docx_notes import Footnotes, add_reference
@@ -638,28 +639,13 @@ def _short(src: str) -> str:
 
 
 def _layout(t: Table) -> tuple[list[tuple[tuple[int, int, int, int], Any]], int, int]:
-    """Grid positions ((row, col, rowspan, colspan), cell) honouring spans; rows, cols."""
-    occupied: set[tuple[int, int]] = set()
-    placed = []
-    nrows = len(t.rows)
-    ncols = 0
-    for r, row in enumerate(t.rows):
-        c = 0
-        for cell in row.cells:
-            while (r, c) in occupied:
-                c += 1
-            rs = max(1, min(cell.rowspan, nrows - r))
-            cs = max(1, min(cell.colspan, 63))
-            for dr in range(rs):
-                for dc in range(cs):
-                    occupied.add((r + dr, c + dc))
-            placed.append(((r, c, rs, cs), cell))
-            c += cs
-        ncols = max(ncols, c)
-    ncols = min(max([ncols, *[c + 1 for (_r, c) in occupied]]) if occupied else 0, 63)
-    fitted = [((r, c, rs, min(cs, ncols - c)), cell) for (r, c, rs, cs), cell in placed
-              if c < ncols]
-    return fitted, nrows, ncols
+    """Grid positions ((row, col, rowspan, colspan), cell) honouring spans; rows, cols
+    (Word allows at most 63 columns)."""
+    placed = place_cells(t, max_colspan=63)
+    ncols = min(max((p.col + p.colspan for p in placed), default=0), 63)
+    fitted = [((p.row, p.col, p.rowspan, min(p.colspan, ncols - p.col)), p.cell)
+              for p in placed if p.col < ncols]
+    return fitted, len(t.rows), ncols
 
 
 def write_docx(doc: Document, options: DocxOptions | None = None) -> bytes:

@@ -61,33 +61,10 @@ from render_pool.model import (
 from render_pool.slugs import slugify
 from render_pool.url_safety import is_safe_image_src, is_safe_link
 from render_pool.writers import ImageResolver, data_uri_resolver
-from render_pool.writers.html import HtmlRenderer, NoteNumbering, placeholder_label
+from render_pool.writers.common import NoteNumbering, placeholder_label, table_grid
+from render_pool.writers.html_render import HtmlRenderer
 
-__all__ = ["table_grid", "write_markdown"]
-
-
-# ----------------------------------------------------------------- table layout
-def table_grid(table: Table) -> list[list[tuple[int, int, TableCell] | None]]:
-    """Lay ``table`` out on a rectangular grid, resolving row and column spans.
-
-    Each position holds ``(origin_row, origin_col, cell)`` for the cell covering it, or
-    ``None`` where a ragged row leaves a hole. Spans reaching past the last row are clipped.
-    """
-    n_rows = len(table.rows)
-    taken: dict[tuple[int, int], tuple[int, int, TableCell]] = {}
-    for r, row in enumerate(table.rows):
-        c = 0
-        for cell in row.cells:
-            while (r, c) in taken:
-                c += 1
-            rs = max(1, min(cell.rowspan, n_rows - r))
-            cs = max(1, cell.colspan)
-            for dr in range(rs):
-                for dc in range(cs):
-                    taken.setdefault((r + dr, c + dc), (r, c, cell))
-            c += cs
-    width = max((k[1] + 1 for k in taken), default=0)
-    return [[taken.get((r, c)) for c in range(width)] for r in range(n_rows)]
+__all__ = ["write_markdown"]
 
 
 # ----------------------------------------------------------------- inline helpers
@@ -508,21 +485,14 @@ class _MarkdownWriter:
 
     # ------------------------------------------------------------- notes
     def footnotes(self) -> str:
-        defs: list[tuple[int, str]] = []
-        done: set[str] = set()
-        while True:
-            pending = [(n, nid) for n, nid in self.notes.ordered() if nid not in done]
-            if not pending:
-                break
-            for n, nid in pending:
-                done.add(nid)
-                body = self.blocks(self.doc.notes.get(nid, []))
-                lines = body.split("\n") if body else [""]
-                text = f"[^{n}]: {lines[0]}".rstrip()
-                rest = ["    " + line if line else "" for line in lines[1:]]
-                defs.append((n, "\n".join([text, *rest])))
-        defs.sort()
-        return "\n\n".join(d for _, d in defs)
+        def definition(n: int, nid: str) -> str:
+            body = self.blocks(self.doc.notes.get(nid, []))
+            lines = body.split("\n") if body else [""]
+            text = f"[^{n}]: {lines[0]}".rstrip()
+            rest = ["    " + line if line else "" for line in lines[1:]]
+            return "\n".join([text, *rest])
+
+        return "\n\n".join(self.notes.render_all(definition))
 
 
 def _attr(value: str) -> str:
