@@ -128,7 +128,10 @@ def render_markdown(text: str, request: RenderRequest, fetched: dict[str, Any],
             header_text=request.header_text, footer_text=request.footer_text,
             cover=request.cover, title=request.title))
     else:
+        from render_pool.readers.html import expand_raw_html
         from render_pool.writers.docx import DocxOptions, write_docx
+
+        expand_raw_html(doc)  # Word has no HTML: the HTML reader turns it into blocks
 
         data = write_docx(doc, DocxOptions(
             toc=request.toc, header_text=request.header_text,

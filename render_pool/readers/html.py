@@ -8,6 +8,7 @@ becomes a paragraph, and ``data:`` images move into ``Document.resources``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import lxml.html
@@ -34,6 +35,7 @@ from render_pool.model import (
     MathBlock,
     Paragraph,
     Placeholder,
+    RawHtml,
     Resource,
     Strike,
     Strong,
@@ -62,8 +64,8 @@ _WS = re.compile(r"[ \t\r\n\f]+")
 
 
 class _HtmlReader:
-    def __init__(self) -> None:
-        self.doc = Document()
+    def __init__(self, doc: Document | None = None) -> None:
+        self.doc = doc if doc is not None else Document()
         self.slugger = Slugger()
         self.images = 0
 
@@ -252,8 +254,10 @@ class _HtmlReader:
         for key, res in self.doc.resources.items():
             if res.data == data:
                 return key
-        self.images += 1
-        key = f"media/image{self.images}.{image_extension(mime)}"
+        key = ""
+        while not key or key in self.doc.resources:
+            self.images += 1
+            key = f"media/image{self.images}.{image_extension(mime)}"
         self.doc.resources[key] = Resource(data, mime)
         return key
 
@@ -292,3 +296,42 @@ def read_html(html: str) -> Document:
     body = root.find("body")
     reader.doc.blocks = reader.blocks(body if body is not None else root)
     return reader.doc
+
+
+def read_html_blocks(html: str, doc: Document) -> list[Block]:
+    """Blocks of an HTML fragment that stands inside ``doc`` (read by another reader);
+    its ``data:`` images join ``doc.resources``."""
+    if not html.strip():
+        return []
+    try:
+        root = lxml.html.fragment_fromstring(html, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return [Paragraph([Text(html)])]
+    return _HtmlReader(doc).blocks(root)
+
+
+def expand_raw_html(doc: Document) -> None:
+    """Replace every :class:`RawHtml` block of ``doc`` (body, notes, furniture, nested in
+    lists, quotes and cells) by the blocks the HTML reader reads from it, for writers of
+    formats that cannot hold HTML (DOCX)."""
+
+    def expand(blocks: list) -> list:
+        out: list = []
+        for b in blocks:
+            if isinstance(b, RawHtml):
+                out.extend(read_html_blocks(b.html, doc))
+            else:
+                visit(b)
+                out.append(b)
+        return out
+
+    def visit(node: object) -> None:
+        for f in dataclasses.fields(node) if dataclasses.is_dataclass(node) else ():
+            value = getattr(node, f.name)
+            if isinstance(value, list):
+                setattr(node, f.name, expand(value))
+
+    doc.blocks = expand(doc.blocks)
+    doc.furniture = expand(doc.furniture)
+    for key, blocks in list(doc.notes.items()):
+        doc.notes[key] = expand(blocks)

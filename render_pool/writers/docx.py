@@ -66,7 +66,6 @@ from render_pool.model import (
 )
 from render_pool.url_safety import is_safe_link
 from render_pool.writers.common import place_cells
-from render_pool.writers.docx_html import html_to_blocks
 from render_pool.writers.docx_images import UnsupportedImage, fitted_size
 from render_pool.writers.docx_notes import Footnotes, add_reference
 from render_pool.writers.docx_numbering import ListNumbering, indent_twips, set_num_pr
@@ -324,8 +323,8 @@ class _Writer:
             p = self.new_par(ctx)
             p.alignment = WD_ALIGN_PARAGRAPH.CENTER
             self.text_run(p, p._p, b.tex, _Fmt(code=True))
-        elif isinstance(b, RawHtml):
-            self.blocks(html_to_blocks(clean(b.html)), ctx)
+        elif isinstance(b, RawHtml):  # jobs.render_markdown expands it with the HTML reader
+            self.doc.warn("raw HTML is not written to DOCX")
 
     def new_par(self, ctx: _Ctx, style: str | None = None, numbered: bool = False) -> Any:
         """A new paragraph in the context's container, styled and indented for it."""
