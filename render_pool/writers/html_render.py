@@ -135,6 +135,10 @@ def _find(node: object, cls: type) -> list:
     return found
 
 
+_FORMAT_TAGS: dict[type, str] = {Emph: "em", Strong: "strong", Strike: "del", Underline: "u",
+                                 Subscript: "sub", Superscript: "sup"}
+
+
 def _esc(text: str) -> str:
     return _html.escape(text, quote=False)
 
@@ -224,18 +228,9 @@ class HtmlRenderer:
         """Render one inline node."""
         if isinstance(node, Text):
             return _esc(node.text)
-        if isinstance(node, Emph):
-            return f"<em>{self.inlines(node.children, in_link)}</em>"
-        if isinstance(node, Strong):
-            return f"<strong>{self.inlines(node.children, in_link)}</strong>"
-        if isinstance(node, Strike):
-            return f"<del>{self.inlines(node.children, in_link)}</del>"
-        if isinstance(node, Underline):
-            return f"<u>{self.inlines(node.children, in_link)}</u>"
-        if isinstance(node, Subscript):
-            return f"<sub>{self.inlines(node.children, in_link)}</sub>"
-        if isinstance(node, Superscript):
-            return f"<sup>{self.inlines(node.children, in_link)}</sup>"
+        tag = _FORMAT_TAGS.get(type(node))
+        if tag:
+            return f"<{tag}>{self.inlines(node.children, in_link)}</{tag}>"
         if isinstance(node, Code):
             return f"<code>{_esc(node.text)}</code>"
         if isinstance(node, Link):
