@@ -372,11 +372,11 @@ def _definitions(text: str, masked: str) -> Iterator[Reference]:
         yield _ref("definition", text, start, end, markdown=True)
 
 
-_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)>")
+AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)>")
 
 
 def _autolinks(text: str, masked: str) -> Iterator[Reference]:
-    for m in _AUTOLINK.finditer(masked):
+    for m in AUTOLINK.finditer(masked):
         yield _ref("autolink", text, m.start(1), m.end(1), markdown=False)
 
 
@@ -523,7 +523,7 @@ def _attr_escape(url: str) -> str:
     return url.replace("&", "&amp;").replace('"', "&quot;").replace("'", "&#39;")
 
 
-def _md_destination(url: str, angle: bool) -> str:
+def markdown_destination(url: str, angle: bool) -> str:
     if angle:
         return url.replace("<", "%3C").replace(">", "%3E").replace("\n", "%0A")
     balanced = url.count("(") == url.count(")")
@@ -548,7 +548,7 @@ def _apply(text: str, refs: list[Reference], mapping: Mapping[str, str]) -> str:
         else:
             angle = ref.start > 0 and text[ref.start - 1] == "<" and text[ref.end:ref.end + 1] \
                 == ">"
-            piece = _md_destination(new, angle)
+            piece = markdown_destination(new, angle)
         out.append(text[last:ref.start])
         out.append(piece)
         last = ref.end
@@ -596,65 +596,9 @@ def data_uri_filename(data: bytes, mime: str) -> str:
     return f"image-{hashlib.sha256(data).hexdigest()[:12]}{ext}"
 
 
-# --------------------------------------------------------------------------- HTML -> Markdown
-
-
-def _markdown_url(url: str) -> str:
-    return _md_destination(url, angle=False)
-
-
-def _converter():  # imported lazily: markdownify pulls in BeautifulSoup
-    from markdownify import MarkdownConverter, chomp
-
-    class Converter(MarkdownConverter):
-        """markdownify with safe destinations and images kept everywhere (links, cells)."""
-
-        def convert_head(self, el, text, parent_tags):
-            return ""
-
-        def convert_title(self, el, text, parent_tags):
-            return ""
-
-        def convert_img(self, el, text, parent_tags):
-            alt = (el.attrs.get("alt") or "").replace("[", r"\[").replace("]", r"\]")
-            src = el.attrs.get("src") or ""
-            if "_noformat" in parent_tags or not src:
-                return alt
-            title = el.attrs.get("title") or ""
-            title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
-            return f"![{alt}]({_markdown_url(src)}{title_part})"
-
-        def convert_a(self, el, text, parent_tags):
-            if "_noformat" in parent_tags:
-                return text
-            prefix, suffix, text = chomp(text)
-            href = el.get("href")
-            if not text:
-                return ""
-            if not href:
-                return text
-            title = el.get("title")
-            if text.replace(r"\_", "_") == href and not title and _AUTOLINK.fullmatch(
-                    f"<{href}>"):
-                return f"{prefix}<{href}>{suffix}"
-            title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
-            return f"{prefix}[{text}]({_markdown_url(href)}{title_part}){suffix}"
-
-    return Converter
-
-
 def html_to_markdown(html: str) -> str:
-    """Convert HTML to Markdown with markdownify (ATX headings, ``-`` bullets, fenced code
-    with the language from ``class="language-x"``); ``<head>``, scripts and styles dropped."""
+    """:func:`render_pool.html_markdown.html_to_markdown` (kept here for the batch pipeline's
+    ``links.html_to_markdown`` call until it imports the new module)."""
+    from render_pool.html_markdown import html_to_markdown as convert
 
-    def language(el) -> str:
-        for node in (el, *el.find_all("code", limit=1)):
-            for cls in node.get("class") or []:
-                if cls.startswith(("language-", "lang-")):
-                    return cls.split("-", 1)[1]
-        return ""
-
-    converter = _converter()(heading_style="ATX", bullets="-", code_language_callback=language,
-                             escape_underscores=False, escape_misc=False)
-    text = converter.convert(html)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return convert(html)
