@@ -350,3 +350,14 @@ def build_hostile_links_docx() -> bytes:
     _append_xml(p, f'<w:hyperlink {nsdecls("w", "r")} r:id="{rid}">'
                    f'{_run_xml("safe-link")}</w:hyperlink>')
     return _save(d)
+
+
+def body_words(data: bytes) -> set[str]:
+    """Distinct words (4+ letters) of the text runs (``w:t``) of a DOCX's main part: what a
+    reader of the document sees, to check that a conversion kept it."""
+    import re
+
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        xml = z.read("word/document.xml").decode("utf-8")
+    runs = re.findall(r"<w:t(?:\s[^>]*)?>([^<]*)<", xml)
+    return set(re.findall(r"[^\W\d_]{4,}", " ".join(runs)))
