@@ -24,9 +24,7 @@ reference, so a mapping may also replace remote URLs (a link map).
 from __future__ import annotations
 
 import bisect
-import hashlib
 import html as html_lib
-import mimetypes
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -587,13 +585,6 @@ def data_uri_images(html: str) -> list[tuple[str, bytes, str]]:
         if decoded and decoded[0]:
             out[ref.target] = (ref.target, decoded[0], decoded[1])
     return list(out.values())
-
-
-def data_uri_filename(data: bytes, mime: str) -> str:
-    """A stable file name for an embedded image: ``image-{sha256[:12]}.{ext}``."""
-    ext = {"image/jpeg": ".jpg", "image/svg+xml": ".svg"}.get(mime) \
-        or mimetypes.guess_extension(mime) or ".bin"
-    return f"image-{hashlib.sha256(data).hexdigest()[:12]}{ext}"
 
 
 def html_to_markdown(html: str) -> str:
