@@ -95,7 +95,8 @@ def sniff_kind(data: bytes) -> str:
     if data[:8] == _OLE_MAGIC:
         raise UnsupportedFormat(
             "legacy .doc or password-protected Office file: save it as .docx without a password")
-    raise UnsupportedFormat("unsupported file type: only DOCX and PDF can be converted")
+    kinds = " and ".join(sorted(dict.fromkeys(r.kind.upper() for r in READERS)))
+    raise UnsupportedFormat(f"unsupported file type: only {kinds} can be converted")
 
 
 def read(data: bytes, engine: str = DEFAULT_ENGINE, options: dict[str, Any] | None = None
