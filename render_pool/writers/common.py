@@ -2,6 +2,7 @@
 
 - :class:`NoteNumbering`: notes numbered in order of first reference, and the "render notes
   until none is new" loop (a note may reference further notes).
+- :func:`is_tight_list`: whether a list is tight (no blank lines or ``<p>`` in its items).
 - :func:`placeholder_label`: the visible text of content a reader could not convert.
 - :func:`place_cells` / :func:`table_grid`: a table's cells placed on a grid, spans resolved.
 """
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from render_pool.model import Document, Table, TableCell
+from render_pool.model import Document, ListBlock, ListItem, Paragraph, Table, TableCell
 
 T = TypeVar("T")
 
@@ -54,6 +55,16 @@ class NoteNumbering:
                 out.append((n, render(n, nid)))
         out.sort(key=lambda item: item[0])
         return [item for _, item in out]
+
+
+def is_tight_list(items: list[ListItem]) -> bool:
+    """A list is tight when every item is at most one paragraph followed by nested lists."""
+    for item in items:
+        blocks = item.blocks
+        rest = blocks[1:] if blocks and isinstance(blocks[0], Paragraph) else blocks
+        if any(not isinstance(b, ListBlock) for b in rest):
+            return False
+    return True
 
 
 def placeholder_label(text: str) -> str:

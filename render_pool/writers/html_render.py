@@ -53,7 +53,7 @@ from render_pool.model import (
 from render_pool.slugs import Slugger, slugify
 from render_pool.url_safety import is_safe_url
 from render_pool.writers import ImageResolver, data_uri_resolver
-from render_pool.writers.common import NoteNumbering, placeholder_label
+from render_pool.writers.common import NoteNumbering, is_tight_list, placeholder_label
 
 __all__ = ["HtmlRenderer", "document_title", "html_attribute", "html_body", "sanitize_html"]
 
@@ -149,16 +149,6 @@ def html_attribute(value: str) -> str:
 
 
 _attr = html_attribute
-
-
-def _is_tight(items: list[ListItem]) -> bool:
-    """A list is tight when every item is at most one paragraph followed by nested lists."""
-    for item in items:
-        blocks = item.blocks
-        rest = blocks[1:] if blocks and isinstance(blocks[0], Paragraph) else blocks
-        if any(not isinstance(b, ListBlock) for b in rest):
-            return False
-    return True
 
 
 def _is_blank_paragraph(block: Block) -> bool:
@@ -315,7 +305,7 @@ class HtmlRenderer:
 
     def list_block(self, node: ListBlock) -> str:
         """``<ul>``/``<ol start>`` with task-list checkboxes; tight items without ``<p>``."""
-        tight = _is_tight(node.items)
+        tight = is_tight_list(node.items)
         tag = "ol" if node.ordered else "ul"
         start = f' start="{int(node.start)}"' if node.ordered and node.start != 1 else ""
         has_tasks = any(it.checked is not None for it in node.items)

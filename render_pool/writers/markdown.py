@@ -61,7 +61,7 @@ from render_pool.model import (
 from render_pool.slugs import slugify
 from render_pool.url_safety import is_safe_image_src, is_safe_link
 from render_pool.writers import ImageResolver, data_uri_resolver
-from render_pool.writers.common import NoteNumbering, placeholder_label, table_grid
+from render_pool.writers.common import NoteNumbering, is_tight_list, placeholder_label, table_grid
 from render_pool.writers.html_render import HtmlRenderer
 
 __all__ = ["write_markdown"]
@@ -415,7 +415,7 @@ class _MarkdownWriter:
         return ""
 
     def list_block(self, node: ListBlock, ch: str) -> str:
-        tight = _is_tight(node.items)
+        tight = is_tight_list(node.items)
         start = max(0, min(node.start, 999_999_999))
         items = []
         for i, item in enumerate(node.items):
@@ -498,15 +498,6 @@ class _MarkdownWriter:
 def _attr(value: str) -> str:
     return (value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
             .replace(">", "&gt;"))
-
-
-def _is_tight(items: list[ListItem]) -> bool:
-    for item in items:
-        blocks = item.blocks
-        rest = blocks[1:] if blocks and isinstance(blocks[0], Paragraph) else blocks
-        if any(not isinstance(b, ListBlock) for b in rest):
-            return False
-    return True
 
 
 def _can_interrupt(node: ListBlock) -> bool:
