@@ -156,8 +156,11 @@ class RenderPool:
         if slot.pid:
             return slot
         try:
-            slot.pid = await asyncio.wait_for(
-                asyncio.wrap_future(slot.executor.submit(os.getpid)), self.job_timeout)
+            probe = asyncio.wrap_future(slot.executor.submit(os.getpid))
+            slot.pid = await asyncio.wait_for(asyncio.shield(probe), self.job_timeout)
+        except asyncio.CancelledError:  # the caller left: the slot is free once it started
+            probe.add_done_callback(lambda f: self._after_abandoned(slot, f))
+            raise
         except (BrokenProcessPool, RuntimeError, TimeoutError) as exc:
             fresh = self._replace(slot, kill=True, reason="worker failed to start")
             self._release(fresh)
@@ -224,8 +227,10 @@ class RenderPool:
         """A job whose caller left has ended: release (or replace) its slot."""
         if not job.cancelled() and isinstance(job.exception(), BrokenProcessPool):
             self._release(self._replace(slot, kill=True, reason="worker died"))
-        else:
-            self._after_job(slot)
+            return
+        if not slot.pid and not job.cancelled() and job.exception() is None:
+            slot.pid = job.result()  # the abandoned job was the start-up probe
+        self._after_job(slot)
 
     def close(self, wait: bool = True) -> None:
         """Stop the workers (waiting for running jobs when ``wait``).

@@ -108,3 +108,23 @@ async def test_memory_guard_retires_a_bloated_worker(io_loop, pool):
     assert pool.restarts == 1
     pids = {await pool.run(pool_jobs.pid) for _ in range(4)}
     assert fat_pid not in pids
+
+
+async def test_a_caller_that_leaves_frees_its_slot(io_loop):
+    """A request cancelled while its job waits, starts or runs gives its slot back once the
+    job is over; later jobs still run."""
+    pool = RenderPool(1, queue_limit=4, job_timeout=30, memory_limit_mb=1000)
+    try:
+        starting = asyncio.ensure_future(pool.run(pool_jobs.echo, "never seen"))
+        await asyncio.sleep(0)  # it holds the slot while the worker starts
+        queued = asyncio.ensure_future(pool.run(pool_jobs.echo, "queued"))
+        await asyncio.sleep(0)
+        starting.cancel()
+        queued.cancel()
+        running = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 0.5, "left"))
+        await asyncio.sleep(0.2)
+        running.cancel()
+        assert await asyncio.wait_for(pool.run(pool_jobs.echo, "after"), 20) == "after"
+        assert pool.in_flight == 0 and pool.restarts == 0
+    finally:
+        pool.close(wait=False)
