@@ -13,8 +13,9 @@ run *ARGS: setup
 
 image_name := env_var_or_default("IMAGE", "localhost/docservice:latest")
 
-# Run the whole test suite; with no ARGS, then the container image test where this machine can
-# build images (root and buildah present; IMAGE_TEST=0 skips it), else it says it skipped it.
+# With no ARGS the run ends with `just image-test` where this machine can build images (root
+# and buildah present; IMAGE_TEST=0 skips it), and says clearly when it skipped it.
+# Run the whole test suite (ruff, pytest, then the container image test when possible).
 test *ARGS: setup
     {{venv}}/bin/ruff check .
     {{py}} -m pytest {{ARGS}}
@@ -75,9 +76,10 @@ bench *ARGS: setup
 soak *ARGS: setup
     {{py}} -m bench.soak {{ARGS}}
 
-# Build the container image: buildah (installed with debootstrap from Debian when no builder is
-# present), else podman or docker. Without a reachable registry the base is a local
-# debian:bookworm-slim stand-in made once with debootstrap. Layers are cached.
+# Uses buildah (installed with debootstrap from Debian when no builder is present), else podman
+# or docker. Without a reachable registry the base is a local debian:bookworm-slim stand-in
+# made once with debootstrap. Layers are cached.
+# Build the container image localhost/docservice:latest (IMAGE=... to rename).
 image:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -95,9 +97,9 @@ image:
     fi
     IMAGE={{image_name}} deploy/build-image.sh
 
-# Build the image, run it on the embedded defaults and check it from outside over HTTP
-# (deploy/image_test.py: health, ready, login, DOCX and PDF conversions, CJK fonts, non-root,
-# SIGTERM). Needs root and buildah.
+# deploy/image_test.py: health, ready, login, DOCX and PDF conversions, CJK fonts, non-root,
+# SIGTERM; prints the image size. Needs root and buildah.
+# Build the image, run it on the embedded defaults and check it from outside over HTTP.
 image-test: venv image
     {{py}} deploy/image_test.py {{image_name}}
 
