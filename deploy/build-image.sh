@@ -50,10 +50,10 @@ echo "building $image from $base with $tool"
 SECONDS=0
 case "$tool" in
     buildah)
-        buildah bud --isolation chroot --layers --format docker --pull=false \
+        buildah bud --isolation chroot --layers --force-rm --format docker --pull=false \
             "${secret[@]}" --build-arg BASE_IMAGE="$base" -t "$image" -f Dockerfile . ;;
     podman)
-        podman build --layers --format docker --pull=never \
+        podman build --layers --force-rm --format docker --pull=never \
             "${secret[@]}" --build-arg BASE_IMAGE="$base" -t "$image" -f Dockerfile . ;;
     docker)
         DOCKER_BUILDKIT=1 docker build "${secret[@]}" --build-arg BASE_IMAGE="$base" -t "$image" -f Dockerfile . ;;
