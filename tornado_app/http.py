@@ -90,6 +90,11 @@ class BaseHandler(tornado.web.RequestHandler):
         self.set_header("X-Request-Id", self.request_id)
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Cache-Control", "no-store")
+        services = self.application.settings.get("services")
+        if services is not None:
+            from tornado_app.guards import add_cors_headers
+
+            add_cors_headers(self, services.settings)
 
     # ------------------------------------------------------------ body parsing
     def json_body(self) -> dict[str, Any]:
