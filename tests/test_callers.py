@@ -215,14 +215,17 @@ async def test_origin_checks_on_state_changing_requests(api, storage_services):
     form = {"markdown_text": "# O", "target": "docx"}
     host = api.client.get_url("/").split("/")[2]
     foreign = await post_form(api, "/md/convert", form, headers={"Origin": "http://evil.test"})
-    assert foreign.status == 403 and foreign.body["code"] == "FORBIDDEN"
+    assert foreign.status == 403 and foreign.body["code"] == 40301  # in the v2 shape
+    plain = await api.call("POST", "/config/linkmap", {"map": {}},
+                           headers={"Origin": "http://evil.test"})
+    assert plain.status == 403 and plain.body["ok"] is False  # in the plain shape
     same = await post_form(api, "/md/convert", form, headers={"Origin": f"http://{host}"})
     assert same.status == 200
     assert "Access-Control-Allow-Origin" not in same.headers  # no CORS unless configured
     # the auth face too (a login from another site's page)
     login_body = {"companyCode": "A", "username": "bob", "password": "12345678"}
     r = await api.call("POST", "/api/auth/login", login_body, headers={"Origin": "null"})
-    assert r.status == 403
+    assert r.status == 403 and r.body["code"] == "FORBIDDEN"
     # a browser's cross-site GET of a docs endpoint
     r = await api.call("GET", "/config", headers={"Sec-Fetch-Site": "cross-site"})
     assert r.status == 403

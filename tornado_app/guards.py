@@ -1,6 +1,7 @@
-"""Browser safety in one place, applied before any handler runs (see README "Security model"):
+"""Browser safety in one place (see README "Security model"):
 
-- ``Host`` must be one of ``PUBLIC_HOSTS`` when that is set (DNS rebinding);
+- ``Host`` must be one of ``PUBLIC_HOSTS`` when that is set (DNS rebinding), checked before
+  routing (HTTP 421);
 - a state-changing request (POST/PUT/PATCH/DELETE) with an ``Origin`` must come from this
   origin or one of ``ALLOWED_ORIGINS``; without ``Origin``, a request with an
   ``Authorization`` header (a script) passes, and a form-style body (what a cross-site HTML
@@ -65,22 +66,28 @@ def origin_allowed(origin: str, host: str, settings: Any) -> bool:
     return normalise_origin(origin) in settings.allowed_origins or same_origin(origin, host)
 
 
-def refusal(request: tornado.httputil.HTTPServerRequest, settings: Any) -> str | None:
-    """Why this request is refused before routing (None: it may proceed)."""
-    headers = request.headers
-    if not host_allowed(headers.get("Host", ""), settings.public_hosts):
-        return "host"
+def host_refused(request: tornado.httputil.HTTPServerRequest, settings: Any) -> bool:
+    """The ``Host`` header is not one of ``PUBLIC_HOSTS`` (checked before routing)."""
+    return not host_allowed(request.headers.get("Host", ""), settings.public_hosts)
+
+
+def origin_refused(request: tornado.httputil.HTTPServerRequest, settings: Any) -> bool:
+    """A state-changing request from another site (checked by every API handler, which
+    answers 403 in its own failure shape)."""
     if request.method not in STATE_CHANGING:
-        return None
+        return False
+    headers = request.headers
     origin = headers.get("Origin")
     if origin is not None:
-        return None if origin_allowed(origin, headers.get("Host", ""), settings) else "origin"
+        return not origin_allowed(origin, headers.get("Host", ""), settings)
     if headers.get("Authorization"):
-        return None
+        return False
     ctype = headers.get("Content-Type", "").strip().lower()
-    if settings.docs_auth == "none" and (not ctype or ctype.startswith(FORM_TYPES)):
-        return "origin"
-    return None
+    return settings.docs_auth == "none" and (not ctype or ctype.startswith(FORM_TYPES))
+
+
+ORIGIN_REFUSED = ("cross-origin request refused: send it from this site, from an origin "
+                  "listed in ALLOWED_ORIGINS, or with an Authorization header")
 
 
 def cross_site_refused(request: tornado.httputil.HTTPServerRequest, settings: Any) -> bool:
@@ -102,26 +109,16 @@ def add_cors_headers(handler: tornado.web.RequestHandler, settings: Any) -> None
         handler.set_header("Access-Control-Expose-Headers", CORS_EXPOSE)
 
 
-class RefusedHandler(tornado.web.RequestHandler):
-    """Answers a request refused by :func:`refusal` (nothing else runs for it)."""
-
-    def initialize(self, reason: str) -> None:
-        self.reason = reason
+class MisdirectedHandler(tornado.web.RequestHandler):
+    """Answers a request whose ``Host`` is not served here (nothing else runs for it)."""
 
     def prepare(self) -> None:
         self.set_header("Content-Type", "application/json; charset=utf-8")
         self.set_header("Cache-Control", "no-store")
         self.set_header("X-Content-Type-Options", "nosniff")
-        if self.reason == "host":
-            self.set_status(421)
-            self.finish({"code": "MISDIRECTED_REQUEST",
-                         "message": "this Host is not served here (PUBLIC_HOSTS)"})
-        else:
-            self.set_status(403)
-            self.finish({"code": "FORBIDDEN",
-                         "message": "cross-origin request refused: send it from this site, "
-                                    "from an origin listed in ALLOWED_ORIGINS, or with an "
-                                    "Authorization header"})
+        self.set_status(421)
+        self.finish({"code": "MISDIRECTED_REQUEST",
+                     "message": "this Host is not served here (PUBLIC_HOSTS)"})
 
 
 class PreflightHandler(tornado.web.RequestHandler):
@@ -145,15 +142,14 @@ class PreflightHandler(tornado.web.RequestHandler):
 
 
 class GuardedApplication(tornado.web.Application):
-    """The Tornado application with the Host/Origin guard and CORS preflights in front of
-    the route table."""
+    """The Tornado application with the Host check and CORS preflights in front of the
+    route table (the Origin check runs in the handlers, so each answers in its shape)."""
 
     def find_handler(self, request: tornado.httputil.HTTPServerRequest,
                      **kwargs: Any) -> Any:
         settings = self.settings["services"].settings
-        reason = refusal(request, settings)
-        if reason is not None:
-            return self.get_handler_delegate(request, RefusedHandler, {"reason": reason})
+        if host_refused(request, settings):
+            return self.get_handler_delegate(request, MisdirectedHandler)
         if (request.method == "OPTIONS" and settings.allowed_origins
                 and "Access-Control-Request-Method" in request.headers):
             return self.get_handler_delegate(request, PreflightHandler, {"settings": settings})

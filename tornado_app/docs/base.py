@@ -113,6 +113,7 @@ class DocsHandler(BaseHandler):
         from tornado_app.callers import identify, require_admin
         from tornado_app.guards import cross_site_refused
 
+        self.check_origin()
         if cross_site_refused(self.request, self.services.settings):
             raise ApiError(403, "FORBIDDEN", "cross-site request refused")
         self.caller = await identify(self.services, self.request.headers.get("Authorization"))
