@@ -27,7 +27,7 @@ from unittest import mock
 
 from tornado.httpclient import AsyncHTTPClient
 
-from bench.common import machine, percentile, table
+from bench.common import AUTH_HEADER, SERVICE_ENV, machine, percentile, table
 from render_pool.procfs import descendants
 from store.embedded import free_port
 
@@ -158,7 +158,7 @@ class Service:
         # Recycling after N jobs would hide growth in the memory figure: turn it off here
         # (the memory bound, CHROMIUM_MAX_RSS_MB, stays at its default).
         env.update(DATA_DIR=str(tmp / "data"), LOG_LEVEL="WARNING", PYTHONPATH=str(ROOT),
-                   CHROMIUM_MAX_JOBS="1000000")
+                   CHROMIUM_MAX_JOBS="1000000", **SERVICE_ENV)
         self.port = free_port()
         self.log = tmp / "service.log"
         self.proc = subprocess.Popen(
@@ -192,7 +192,8 @@ async def convert(client: AsyncHTTPClient, base: str, markdown: str, target: str
     """``POST /md/convert`` with the Markdown as ``md_file``; the file bytes (or an error)."""
     ctype, body = _multipart({"target": target}, "bench.md", markdown.encode())
     resp = await client.fetch(f"{base}/md/convert", method="POST", body=body,
-                              headers={"Content-Type": ctype}, request_timeout=300)
+                              headers={"Content-Type": ctype, **AUTH_HEADER},
+                              request_timeout=300)
     got = resp.headers.get("Content-Type", "")
     if got.startswith("application/json"):
         raise RuntimeError(f"/md/convert failed: {resp.body[:300]!r}")

@@ -102,3 +102,31 @@ async def test_update_and_admin_count(db):
 async def test_counter_is_atomic_under_concurrency(db):
     ids = await asyncio.gather(*(mongo.next_id(db, "users") for _ in range(50)))
     assert sorted(ids) == list(range(1, 51))
+
+
+async def test_api_keys_are_hashed_scoped_to_their_company_and_die_on_revoke(db):
+    import datetime as dt
+
+    from store import api_keys
+
+    a, b = await _company(db, "KA"), await _company(db, "KB")
+    key, secret = await api_keys.create_key(db, company_id=a.id, name="ci", role="REVIEWER",
+                                            created_by=None, expires_at=None)
+    assert secret.startswith("dsk_") and key.prefix == secret[:12]
+    found = await api_keys.find_by_secret(db, secret)
+    assert found is not None and (found.company_id, found.role) == (a.id, "REVIEWER")
+    assert (await api_keys.list_keys(db, a.id))[0].last_used_at is not None
+    for wrong in (secret + "x", secret[:-1] + ("A" if secret[-1] != "A" else "B"), "dsk_",
+                  "", secret.replace("dsk_", "DSK_"), "dsk_" + "\x00" * 43):
+        assert await api_keys.find_by_secret(db, wrong) is None
+    assert await api_keys.list_keys(db, b.id) == []
+    assert not await api_keys.revoke_key(db, b.id, key.id)  # not another company's to revoke
+    assert await api_keys.find_by_secret(db, secret) is not None
+    assert await api_keys.revoke_key(db, a.id, key.id)
+    assert await api_keys.find_by_secret(db, secret) is None
+    _, old = await api_keys.create_key(
+        db, company_id=a.id, name="old", role="ADMIN", created_by=None,
+        expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1))
+    assert await api_keys.find_by_secret(db, old) is None
+    docs = await db.api_keys.find({}).to_list(None)
+    assert docs and all(secret not in str(d) and old not in str(d) for d in docs)

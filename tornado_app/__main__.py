@@ -48,6 +48,11 @@ async def _with_services(settings: Settings, embedded: Embedded, fn):  # type: i
 
 async def serve(settings: Settings, port: int, host: str, services: tuple[str, ...],
                 seed: Path | None, embedded: Embedded) -> None:
+    from tornado_app.callers import check_listen_address
+    from tornado_app.ops import listen_metrics, parse_address
+
+    check_listen_address(settings, host)  # DOCS_AUTH=none: loopback only
+    parse_address(settings.metrics_address)  # a malformed METRICS_ADDRESS stops start-up
     mongo_url, redis_url = start_embedded(settings, embedded)
     svc: Services = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
     if "docs" in services:
@@ -64,6 +69,7 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
         idle_connection_timeout=60, body_timeout=300,
     )
     server.listen(port, address=host)
+    metrics_server = listen_metrics(svc, settings.metrics_address)
     log.info("serving", extra={"port": port, "host": host, "services": ",".join(services)})
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -72,6 +78,8 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
     await stop.wait()
     log.info("shutting down: no new connections; waiting for requests in flight")
     server.stop()
+    if metrics_server is not None:
+        metrics_server.stop()
     drained = await app.settings["inflight"].wait_idle(SHUTDOWN_GRACE_SECONDS)
     tasks = list(svc.extras.get("batch_tasks", ()))
     if tasks:

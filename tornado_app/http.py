@@ -90,6 +90,11 @@ class BaseHandler(tornado.web.RequestHandler):
         self.set_header("X-Request-Id", self.request_id)
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Cache-Control", "no-store")
+        services = self.application.settings.get("services")
+        if services is not None:
+            from tornado_app.guards import add_cors_headers
+
+            add_cors_headers(self, services.settings)
 
     # ------------------------------------------------------------ body parsing
     def json_body(self) -> dict[str, Any]:
@@ -109,6 +114,7 @@ class BaseHandler(tornado.web.RequestHandler):
         return data
 
     def prepare(self) -> None:
+        self.check_origin()
         length = self.request.headers.get("Content-Length")
         if (
             self.request.method in {"POST", "PUT", "PATCH"}
@@ -118,6 +124,14 @@ class BaseHandler(tornado.web.RequestHandler):
         ):
             raise ApiError(413, "PAYLOAD_TOO_LARGE",
                            f"request body is larger than {self.body_limit()} bytes")
+
+    def check_origin(self) -> None:
+        """403 for a state-changing request from another site (see ``tornado_app.guards``)."""
+        from tornado_app.guards import ORIGIN_REFUSED, origin_refused
+
+        services = self.application.settings.get("services")
+        if services is not None and origin_refused(self.request, services.settings):
+            raise ApiError(403, "FORBIDDEN", ORIGIN_REFUSED)
 
     def body_limit(self) -> int:
         return self.max_json_bytes

@@ -26,6 +26,14 @@ def _env_int(env: dict[str, str], name: str, default: int) -> int:
         raise SystemExit(f"{name} must be an integer, got {value!r}") from exc
 
 
+def _docs_auth(value: str) -> str:
+    """``DOCS_AUTH``: ``required`` (default) or ``none``; anything else stops start-up."""
+    value = (value or "required").strip().lower()
+    if value not in ("required", "none"):
+        raise SystemExit(f"DOCS_AUTH must be 'required' or 'none', got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every tunable of the service. Secrets here are never logged (see ``public_view``)."""
@@ -75,6 +83,11 @@ class Settings:
     upload_concurrency: int = 8
     chromium_path: str = ""
     docs_api_token: str = field(default="", repr=False)
+    # callers and browsers (see README "Security model")
+    docs_auth: str = "required"  # "none": no caller auth (single user, loopback only)
+    allowed_origins: tuple[str, ...] = ()  # extra origins for state changes; enables CORS
+    public_hosts: tuple[str, ...] = ()  # accepted Host header values (empty: any)
+    metrics_address: str = "127.0.0.1:9108"  # listener of /metrics and /ready ("off": none)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -105,6 +118,12 @@ class Settings:
             upload_concurrency=max(1, _env_int(env, "UPLOAD_CONCURRENCY", 8)),
             chromium_path=env.get("CHROMIUM_PATH", ""),
             docs_api_token=env.get("DOCS_API_TOKEN", ""),
+            docs_auth=_docs_auth(env.get("DOCS_AUTH", "")),
+            allowed_origins=tuple(o.strip().rstrip("/").lower()
+                                  for o in env.get("ALLOWED_ORIGINS", "").split(",") if o.strip()),
+            public_hosts=tuple(h.strip().lower()
+                               for h in env.get("PUBLIC_HOSTS", "").split(",") if h.strip()),
+            metrics_address=(env.get("METRICS_ADDRESS") or "127.0.0.1:9108").strip(),
         )
 
     @property

@@ -7,8 +7,9 @@ import convert from './js/screens/convert.js';
 import markdown from './js/screens/markdown.js';
 import batches from './js/screens/batches.js';
 import storage from './js/screens/storage.js';
+import keys from './js/screens/keys.js';
 
-const SCREENS = { signin, users, convert, markdown, batches, storage };
+const SCREENS = { signin, users, convert, markdown, batches, storage, keys };
 const DEFAULT_ROUTE = 'convert';
 const GUEST_KEY = 'docservice.guest';
 

@@ -25,7 +25,9 @@ class AuthApiHandler(BaseHandler):
         self.write_json(status, {"code": "SUCCESS", "data": data})
 
     async def principal(self, role: str | None = None) -> service.Principal:
-        p = await service.authenticate(self.services, self.request.headers.get("Authorization"))
+        from tornado_app.callers import auth_principal  # a session or a company API key
+
+        p = await auth_principal(self.services, self.request.headers.get("Authorization"))
         if role:
             service.require_role(p, role)
         return p
@@ -52,13 +54,22 @@ class LoginHandler(AuthApiHandler):
 
 class LogoutHandler(AuthApiHandler):
     async def post(self) -> None:
-        await service.logout(self.services, await self.principal())
+        principal = await self.principal()
+        if principal.key_id:
+            raise ApiError(403, "FORBIDDEN", "an API key is revoked with DELETE /api/keys/{id}")
+        await service.logout(self.services, principal)
         self.success(None)
 
 
 class MeHandler(AuthApiHandler):
     async def get(self) -> None:
-        self.success(await service.me(self.services, await self.principal()))
+        principal = await self.principal()
+        if principal.key_id:
+            from tornado_app.keys import key_me
+
+            self.success(await key_me(self.services, principal))
+            return
+        self.success(await service.me(self.services, principal))
 
 
 class UsersHandler(AuthApiHandler):

@@ -28,6 +28,7 @@ class Principal:
     user_id: int
     company_id: int
     role: str
+    key_id: str | None = None  # set for a company API key (then user_id is 0, token '')
 
 
 def token_from_header(header: str | None) -> str:

@@ -3,7 +3,6 @@ streamed multipart uploads with a size limit, and error-code mapping."""
 
 from __future__ import annotations
 
-import hmac
 import json
 from typing import Any
 
@@ -11,6 +10,7 @@ import tornado.httputil
 import tornado.web
 
 from render_pool.errors import ConversionError
+from tornado_app.callers import Caller
 from tornado_app.docs.fetch import FetchFailed, FetchRefused
 from tornado_app.http import ApiError, BaseHandler
 
@@ -58,6 +58,8 @@ class DocsHandler(BaseHandler):
     HTTP 200 with a non-zero code, except where the spec gives plain shapes."""
 
     conversion: tuple[str, str] | None = None  # (kind, format) once a conversion is known
+    caller: Caller  # set by prepare() before any handler code runs
+    admin_methods: frozenset[str] = frozenset()  # HTTP methods that need role ADMIN
     result_code = 0
 
     def success(self, data: Any) -> None:
@@ -105,21 +107,18 @@ class DocsHandler(BaseHandler):
         await self.check_caller()
 
     async def check_caller(self) -> None:
-        """With ``DOCS_API_TOKEN`` set, callers need that token or a valid session."""
-        expected = self.services.settings.docs_api_token
-        if not expected:
-            return
-        header = self.request.headers.get("Authorization", "")
-        scheme, _, value = header.partition(" ")
-        value = value.strip()
-        if scheme.lower() == "bearer" and hmac.compare_digest(value.encode(), expected.encode()):
-            return
-        from tornado_app.auth.service import authenticate
+        """Set ``self.caller`` (the one place the docs face authenticates, before any
+        handler code): 401 without a caller, 403 when the method needs ADMIN or a browser
+        sends the request from a site that is not allowed."""
+        from tornado_app.callers import identify, require_admin
+        from tornado_app.guards import cross_site_refused
 
-        try:
-            await authenticate(self.services, header)
-        except ApiError as exc:
-            raise ApiError(401, "UNAUTHORIZED", "a valid API token or session is needed") from exc
+        self.check_origin()
+        if cross_site_refused(self.request, self.services.settings):
+            raise ApiError(403, "FORBIDDEN", "cross-site request refused")
+        self.caller = await identify(self.services, self.request.headers.get("Authorization"))
+        if self.request.method in self.admin_methods:
+            require_admin(self.caller)
 
 
 @tornado.web.stream_request_body

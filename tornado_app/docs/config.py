@@ -9,6 +9,7 @@ import urllib.parse
 from typing import Any
 
 from store.objects import StorageConfig, StorageConfigError, StorageError, parse_bool, time_check
+from tornado_app.callers import require_admin
 from tornado_app.docs.base import DocsError, UploadHandler
 from tornado_app.docs.storage import EMBEDDED_PROFILE
 
@@ -73,6 +74,8 @@ class PlainHandler(UploadHandler):
 
 
 class StorageConfigHandler(PlainHandler):
+    admin_methods = frozenset({"POST"})
+
     async def post(self) -> None:
         fields, _ = self.form()
         config = await self.config_from_form(fields)
@@ -81,6 +84,8 @@ class StorageConfigHandler(PlainHandler):
 
 
 class StorageTestHandler(PlainHandler):
+    admin_methods = frozenset({"POST"})
+
     async def post(self) -> None:
         fields, _ = self.form()
         config = await self.config_from_form(fields)
@@ -93,6 +98,8 @@ class TimeCheckHandler(PlainHandler):
     async def get(self) -> None:
         endpoint = self.get_query_argument("endpoint", "") or self.get_query_argument("public", "")
         secure_raw = self.get_query_argument("secure", None)
+        if endpoint:
+            require_admin(self.caller)  # a custom endpoint probes the network: ADMIN only
         if not endpoint:
             config = await self.storage.active_config()
             if config is None:
@@ -108,6 +115,8 @@ class TimeCheckHandler(PlainHandler):
 
 
 class ConfigSnapshotHandler(PlainHandler):
+    admin_methods = frozenset({"GET"})
+
     async def get(self) -> None:
         config = await self.storage.active_config()
         st = self.services.settings
@@ -125,6 +134,8 @@ class ConfigSnapshotHandler(PlainHandler):
 
 
 class ProfilesHandler(PlainHandler):
+    admin_methods = frozenset({"GET"})
+
     async def get(self) -> None:
         self.reply({"ok": True, "profiles": await self.storage.profiles()})
 
@@ -137,6 +148,8 @@ def _profile_name(raw: str | None) -> str:
 
 
 class SaveProfileHandler(PlainHandler):
+    admin_methods = frozenset({"POST"})
+
     async def post(self) -> None:
         fields, _ = self.form()
         name = _profile_name(fields.get("name"))
@@ -152,6 +165,8 @@ class SaveProfileHandler(PlainHandler):
 
 
 class LoadProfileHandler(PlainHandler):
+    admin_methods = frozenset({"GET"})
+
     async def get(self) -> None:
         name = _profile_name(self.get_query_argument("name", ""))
         config = await self.storage.load_profile(name)
@@ -188,6 +203,8 @@ def _parse_linkmap(raw: Any) -> dict[str, str]:
 
 
 class LinkMapHandler(PlainHandler):
+    admin_methods = frozenset({"GET", "POST"})
+
     async def get(self) -> None:
         mapping = await self.storage.linkmap()
         self.reply({"ok": True, "count": len(mapping), "map": mapping})
