@@ -60,7 +60,7 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
         await load_seed(svc, seed)
     app = make_app(svc, services)
     server = tornado.httpserver.HTTPServer(
-        app, xheaders=True, max_body_size=settings.max_upload_bytes + 1024 * 1024,
+        app, xheaders=False, max_body_size=settings.max_upload_bytes + 1024 * 1024,
         idle_connection_timeout=60, body_timeout=300,
     )
     server.listen(port, address=host)
