@@ -11,6 +11,10 @@ apt_packages := "redis-server chromium fonts-wqy-microhei fonts-dejavu-core font
 run *ARGS: setup
     {{py}} -m tornado_app serve {{ARGS}}
 
+# Create a company and its ADMIN from a terminal: asks what --company/--name/--username omit, the password without echo.
+create-admin *ARGS: setup
+    {{py}} -m tornado_app create-admin {{ARGS}}
+
 # Run the whole test suite.
 test *ARGS: setup
     {{venv}}/bin/ruff check .
