@@ -18,6 +18,7 @@ profile and both versions together. A warm request needs no MongoDB read at all.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from dataclasses import dataclass
@@ -35,7 +36,8 @@ local p = redis.call('HMGET', ARGV[1] .. 'perm:' .. uid, 'role', 'status', 'user
 local v = redis.call('GET', ARGV[1] .. 'permv:' .. uid) or '0'
 local cv = redis.call('GET', ARGV[1] .. 'compv:' .. s[2]) or '0'
 if p[6] ~= cv then p = {} end
-return {s[1], s[2], s[3], p[1] or '', p[2] or '', v, p[3] or '', p[4] or '', p[5] or '', cv}
+return cjson.encode({s[1], s[2], s[3], p[1] or '', p[2] or '', v, p[3] or '', p[4] or '',
+                     p[5] or '', cv})
 """
 
 _FILL = """
@@ -117,10 +119,12 @@ class SessionStore:
 
     async def lookup(self, token: str) -> SessionInfo | None:
         """Resolve a token (already checked to be a canonical UUID) in one round trip."""
-        row = await self._validate(keys=[f"{PREFIX}sess:{token}"], args=[PREFIX])
-        if not row:
+        raw = await self._validate(keys=[f"{PREFIX}sess:{token}"], args=[PREFIX])
+        if not raw:
             return None
-        uid, cid, login_at, role, status, version, username, real_name, cname, cv = row
+        # one JSON string rather than a ten-element reply: far cheaper to parse
+        uid, cid, login_at, role, status, version, username, real_name, cname, cv = \
+            json.loads(raw)
         return SessionInfo(token, int(uid), int(cid), float(login_at), role, status, version,
                            username, real_name, cname, cv)
 

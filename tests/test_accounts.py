@@ -124,10 +124,10 @@ async def test_every_change_is_visible_at_once_on_both_replicas(api, services, s
 
     for status, body in await both():  # warm both caches
         assert status == 200 and body["data"]["realName"] == "Bea"
-    assert (await api.call("PUT", f"/api/users/{uid}", {"realName": "Bea B"},
+    assert (await api.call("PUT", f"/api/users/{uid}", {"realName": "B\u00e9a \u674e"},
                            token=admin)).status == 200
     for status, body in await both():
-        assert status == 200 and body["data"]["realName"] == "Bea B"
+        assert status == 200 and body["data"]["realName"] == "B\u00e9a \u674e"
     assert (await api.call("PUT", f"/api/users/{uid}/role", {"role": "REVIEWER"},
                            token=admin)).status == 200
     for _, body in await both():
