@@ -76,9 +76,9 @@ class ConsoleFormatter(logging.Formatter):
         else:
             text = record.getMessage()
         tail = " ".join(f"{k}={v}" for k, v in extras.items())
-        level = record.levelname
+        level = f"{record.levelname:<5}"
         if self.colour:
-            level = f"{_COLOURS.get(level, '')}{level:<5}{_RESET}"
+            level = f"{_COLOURS.get(record.levelname, '')}{level}{_RESET}"
             tail = f"{_DIM}{tail}{_RESET}" if tail else ""
         line = f"{stamp} {level} {text}" + (f" {tail}" if tail else "")
         if record.exc_info:
