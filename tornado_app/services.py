@@ -57,6 +57,7 @@ async def open_services(settings: Settings, *, mongo_url: str, redis_url: str) -
         time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib,
         parallelism=settings.argon2_parallelism, workers=settings.hash_workers,
         queue_limit=settings.hash_queue_limit, wait_seconds=settings.hash_wait_seconds,
+        nice=settings.hash_thread_nice,
     )
     svc = Services(
         settings=settings, mongo_client=client, db=db, redis=redis,

@@ -69,6 +69,7 @@ class Settings:
     hash_workers: int = 2
     hash_queue_limit: int = 64
     hash_wait_seconds: float = 5.0
+    hash_thread_nice: int = 10  # hashing threads yield the CPU to the event loop
     # login throttling: a block needs account AND client address together; across
     # addresses an account is only slowed down (a growing, capped wait), never locked
     account_failure_limit: int = 5  # failures of one account from one address -> 429
