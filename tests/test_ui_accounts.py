@@ -70,7 +70,7 @@ def test_first_run_setup_creates_the_company_and_signs_in(browser, empty_server)
         pg.goto("/")
         expect(pg).to_have_url(f"{base}/ui/#/signin")
         pg.get_by_text("No company yet").wait_for()
-        shot(pg, "40-signin-first-run")
+        shot(pg, "70-signin-first-run")
 
         token = empty_server.call(first_run_token(empty_server.svc))
         pg.goto(f"/ui/#/setup?token={token}")
@@ -88,13 +88,13 @@ def test_first_run_setup_creates_the_company_and_signs_in(browser, empty_server)
         pg.get_by_role("button", name="Create company and sign in").click()
         assert field_error(pg, "Password again").inner_text() == "The two passwords differ."
         pg.get_by_label("Password again").fill("founder password")
-        shot(pg, "41-setup")
+        shot(pg, "71-setup")
         pg.get_by_role("button", name="Create company and sign in").click()
         pg.get_by_role("heading", name="Users", level=1).wait_for()
         pg.get_by_text("New Co is set up and you are its administrator").wait_for()
         assert "Fay Founder" in pg.locator("#who-text").inner_text()
         assert pg.locator('tr[data-username="founder"]').is_visible()
-        shot(pg, "42-setup-done")
+        shot(pg, "72-setup-done")
 
         # the same address again: setup is over
         pg.goto(f"/ui/#/setup?token={token}")
@@ -112,7 +112,7 @@ def test_a_used_or_wrong_setup_address_says_so(browser, empty_server):
     try:
         pg.goto("/ui/#/setup?token=not-the-right-token-at-all")
         pg.get_by_text("This setup address is not valid").wait_for()
-        shot(pg, "43-setup-invalid")
+        shot(pg, "73-setup-invalid")
     finally:
         context.close()
 
@@ -130,11 +130,11 @@ def test_change_own_password_dialog(page):
     err = field_error(page, "Current password")
     err.wait_for()
     assert err.inner_text() == "This is not your current password."
-    shot(page, "44-password-wrong", full_page=False)
+    shot(page, "74-password-wrong", full_page=False)
     dialog.get_by_label("Current password").fill(PASSWORD)
     dialog.get_by_role("button", name="Change password").click()
     dialog.get_by_text("Your other sessions were signed out").wait_for()
-    shot(page, "45-password-changed", full_page=False)
+    shot(page, "75-password-changed", full_page=False)
     dialog.get_by_role("button", name="Done").click()
     assert page.get_by_role("button", name="Password").evaluate(
         "el => el === document.activeElement")
@@ -156,12 +156,12 @@ def test_admin_resets_a_password_in_the_users_table(page):
         "The password needs 8 to 128 characters."
     dialog.get_by_label("New password", exact=True).fill("mei reset password")
     dialog.get_by_label("New password again").fill("mei reset password")
-    shot(page, "46-users-reset-password", full_page=False)
+    shot(page, "76-users-reset-password", full_page=False)
     dialog.get_by_role("button", name="Set password").click()
     page.locator("#view").get_by_text("The password of Mei Chen was reset").wait_for()
     assert mei.get_by_role("button", name="Reset password of Mei Chen").evaluate(
         "el => el === document.activeElement")
-    shot(page, "47-users-after-reset")
+    shot(page, "77-users-after-reset")
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, "mei", "mei reset password")
 
@@ -186,7 +186,7 @@ def test_activity_screen_lists_filters_and_pages(page):
     expect(page.get_by_label("By user")).to_have_value("rita")
     expect(rows.filter(has_not_text="rita")).to_have_count(0)
     assert rows.count() >= 1
-    shot(page, "48-activity")
+    shot(page, "78-activity")
     page.get_by_label("From").fill("2999-01-01")
     page.get_by_role("button", name="Apply").click()
     page.get_by_text("No activity matches").wait_for()

@@ -88,7 +88,7 @@ function render(view) {
         h('td', { dataset: { label: 'From' } }, h('span', { class: 'mono small' }, item.address || '—'))));
     }
     const pages = Math.max(1, Math.ceil(state.total / state.pageSize));
-    summary.textContent = state.total ? `${state.total} records · page ${state.page} of ${pages}` : '0 records';
+    summary.textContent = state.total ? `${state.total} ${state.total === 1 ? 'record' : 'records'} · page ${state.page} of ${pages}` : 'No records';
     prev.disabled = state.page <= 1;
     next.disabled = state.page >= pages;
   }
