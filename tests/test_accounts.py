@@ -434,6 +434,8 @@ async def test_audit_records_each_action_for_the_own_company_only(api, services)
     assert [(i["action"], i["outcome"]) for i in by_actor["items"]] == [("login", "disabled")]
     future = (await api.call("GET", "/api/audit?from=2999-01-01", token=admin)).body["data"]
     assert future["total"] == 0
+    end_of_time = (await api.call("GET", "/api/audit?to=9999-12-31", token=admin)).body["data"]
+    assert end_of_time["total"] == r.body["data"]["total"]
     today = time.strftime("%Y-%m-%d", time.gmtime())
     window = (await api.call("GET", f"/api/audit?from={today}&to={today}",
                              token=admin)).body["data"]

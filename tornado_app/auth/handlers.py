@@ -174,7 +174,10 @@ def _time_query(raw: str | None, name: str, *, end: bool) -> datetime | None:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     if end and "T" not in raw and " " not in raw.strip():
-        value += timedelta(days=1)
+        try:
+            value += timedelta(days=1)
+        except OverflowError:  # 9999-12-31: the end of time is late enough
+            value = datetime.max.replace(tzinfo=UTC)
     return value
 
 
