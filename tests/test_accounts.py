@@ -310,7 +310,8 @@ async def attempt(api, username: str, password: str, xff: str) -> int:
     return r.status
 
 
-async def test_forged_forwarded_for_is_ignored_unless_the_peer_is_trusted(api, services):
+async def test_forged_forwarded_for_is_ignored_unless_the_peer_is_trusted(api, services,
+                                                                          monkeypatch):
     await add_user(services, "ACME", "hugo")
     limit = services.settings.account_failure_limit
     for i in range(limit):
@@ -320,6 +321,13 @@ async def test_forged_forwarded_for_is_ignored_unless_the_peer_is_trusted(api, s
     await services.audit.flush()
     addresses = {d["address"] async for d in services.db.audit.find({"action": "login"})}
     assert addresses == {"127.0.0.1"}  # the forged one is not recorded either
+    # behind a trusted proxy (the peer is listed) the forwarded address is the client's
+    monkeypatch.setattr(services, "settings", services.settings.with_(
+        trusted_proxies=("127.0.0.0/8",)))
+    assert await attempt(api, "hugo", PASSWORD, "198.51.100.77") == 200
+    await services.audit.flush()
+    last = await services.db.audit.find_one({"action": "login", "outcome": "success"})
+    assert last["address"] == "198.51.100.77"
 
 
 async def test_failures_elsewhere_never_lock_the_owner_out(api, services, monkeypatch):
