@@ -6,12 +6,15 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 venv := ".venv"
 py := venv / "bin/python"
 apt_packages := "redis-server chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core poppler-utils pandoc"
+image_name := env_var_or_default("IMAGE", "localhost/docservice:latest")
 
 # Start the service on embedded defaults (private redis-server, SecantusDB, SeaweedFS).
 run *ARGS: setup
     {{py}} -m tornado_app serve {{ARGS}}
 
-image_name := env_var_or_default("IMAGE", "localhost/docservice:latest")
+# Create a company and its ADMIN from a terminal: asks what --company/--name/--username omit, the password without echo.
+create-admin *ARGS: setup
+    {{py}} -m tornado_app create-admin {{ARGS}}
 
 # With no ARGS the run ends with `just image-test` where this machine can build images (root
 # and buildah present; IMAGE_TEST=0 skips it), and says clearly when it skipped it.

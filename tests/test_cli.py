@@ -246,3 +246,98 @@ def test_metrics_listener_and_single_user_mode(tmp_path):
         assert post({"Origin": main, "X-Request-Id": "cli-origin"}) == 200
     finally:
         _stop(proc)
+
+
+def _first_line_with(proc: subprocess.Popen[str], needle: str, timeout: float = 60) -> str:
+    """Read ``proc``'s stdout (in a thread) until a line holds ``needle``."""
+    import queue
+    import threading
+
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if needle in line:
+            return line
+    raise AssertionError(f"no line with {needle!r}")
+
+
+def test_first_run_prints_a_setup_address_that_works_once(tmp_path):
+    import re
+
+    data = tmp_path / "data"
+    port = free_port()
+    log_file = (tmp_path / "stderr.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tornado_app", "serve", "--port", str(port), "--services",
+         "auth"], env=_env(data), stdout=subprocess.PIPE, stderr=log_file, text=True, cwd=ROOT)
+    try:
+        line = _first_line_with(proc, "First run")
+        match = re.search(rf"http://127\.0\.0\.1:{port}/ui/#/setup\?token=([A-Za-z0-9_-]+) ", line)
+        assert match, line
+        token = match.group(1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as r:
+            assert r.url.endswith("/ui/")  # GET / leads to the app
+        status, body = _post(port, "/api/setup", {
+            "token": token, "companyCode": "NEW", "companyName": "New Co",
+            "username": "owner", "password": "owner password", "realName": "Olive"})
+        assert status == 201 and body["data"]["role"] == "ADMIN"
+        status, _ = _post(port, "/api/setup", {
+            "token": token, "companyCode": "NEW2", "companyName": "Again",
+            "username": "owner2", "password": "owner password"})
+        assert status == 404
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        log_file.close()
+    logs = (tmp_path / "stderr.log").read_text()
+    assert token not in logs  # the address goes to the person, not into the log
+    assert all(x.startswith("{") for x in logs.splitlines() if x.strip())  # JSON: no tty
+    proc, port = _start(data, "--services", "auth")  # a company exists: no setup line
+    out = "\n".join(_stop_output(proc))
+    assert "First run" not in out
+
+
+def _stop_output(proc: subprocess.Popen[str]) -> list[str]:
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
+    return out.splitlines()
+
+
+def test_create_admin_reads_the_password_from_stdin_and_console_logs(tmp_path):
+    data = tmp_path / "data"
+    env = {**_env(data), "LOG_FORMAT": "console"}
+    r = subprocess.run(
+        [sys.executable, "-m", "tornado_app", "create-admin", "--company", "ADM", "--name",
+         "Admin Co", "--username", "root"], input="root password\n", env=env,
+        capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "ADMIN root created in company ADM" in r.stdout
+    assert "root password" not in r.stdout + r.stderr
+    log_lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert log_lines and not any(x.startswith("{") for x in log_lines)
+    assert any(" INFO " in x for x in log_lines)
+    short = subprocess.run(
+        [sys.executable, "-m", "tornado_app", "create-admin", "--company", "ADM",
+         "--username", "root2"], input="short\n", env=env, capture_output=True, text=True,
+        timeout=60, cwd=ROOT)
+    assert short.returncode == 1 and "8-128" in short.stderr
+    proc, port = _start(data, "--services", "auth")
+    try:
+        status, body = _post(port, "/api/auth/login", {"companyCode": "ADM",
+                                                       "username": "root",
+                                                       "password": "root password"})
+        assert status == 200 and body["data"]["role"] == "ADMIN"
+    finally:
+        out = _stop_output(proc)
+    assert not any("First run" in x for x in out)

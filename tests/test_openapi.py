@@ -139,7 +139,8 @@ def test_every_failure_code_is_described() -> None:
     text = SPEC_PATH.read_text(encoding="utf-8")
     auth = ["VALIDATION_ERROR", "INVALID_ROLE", "USER_NOT_FOUND", "UNAUTHORIZED",
             "USER_DISABLED", "FORBIDDEN", "NOT_FOUND", "USERNAME_EXISTS", "LAST_ADMIN",
-            "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "SERVICE_UNAVAILABLE", "INTERNAL_ERROR"]
+            "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "SERVICE_UNAVAILABLE", "INTERNAL_ERROR",
+            "WRONG_PASSWORD", "SETUP_TOKEN_INVALID"]
     docs = [40001, 40002, 40003, 40004, 40401, 41301, 42201, 50001, 50201, 50301, 50401]
     missing = [c for c in auth if f'"{c}"' not in text] + \
               [c for c in docs if not re.search(rf"\b{c}\b", text)]

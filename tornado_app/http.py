@@ -16,6 +16,7 @@ import tornado.web
 from pymongo.errors import PyMongoError
 from redis.exceptions import RedisError
 
+from tornado_app.clientaddr import client_address
 from tornado_app.logs import request_id_var
 
 log = logging.getLogger("tornado_app.http")
@@ -66,6 +67,11 @@ class BaseHandler(tornado.web.RequestHandler):
 
     def initialize(self, **kwargs: Any) -> None:
         self.services = self.application.settings["services"]
+        networks = self.services.settings.trusted_networks
+        if networks:  # X-Forwarded-For counts only from a trusted proxy (TRUSTED_PROXIES)
+            self.request.remote_ip = client_address(
+                self.request.remote_ip or "", self.request.headers.get("X-Forwarded-For"),
+                networks)
         self._inflight: InFlight | None = self.application.settings.get("inflight")
         if self._inflight is not None:
             self._inflight.count += 1
