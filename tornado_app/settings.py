@@ -33,6 +33,7 @@ def _docs_auth(value: str) -> str:
     value = (value or "required").strip().lower()
     if value not in ("required", "none"):
         raise SystemExit(f"DOCS_AUTH must be 'required' or 'none', got {value!r}")
+    return value
 
 
 def _env_networks(env: dict[str, str], name: str) -> tuple[str, ...]:
