@@ -282,7 +282,7 @@ class _Builder:
                 and self._same_flow(prev, line) and not self.para and not self.list_items
                 and 0 < line.baseline - prev.baseline <= 2.0 * line.size):
             last.children = to_inlines(
-                [*_styled_of(last.children), (" ", False, False),
+                [*_styled_of(last.children), (" ", False, False, "", False),
                  *join_lines([line.chars])], keep_style=False)
         else:
             self.flush()
@@ -366,9 +366,9 @@ class _Builder:
         return self.blocks
 
 
-def _styled_of(inlines: list[Inline]) -> list[tuple[str, bool, bool]]:
+def _styled_of(inlines: list[Inline]) -> list[tuple[str, bool, bool, str, bool]]:
     text = "".join(n.text for n in inlines if isinstance(n, Text))
-    return [(ch, False, False) for ch in text]
+    return [(ch, False, False, "", False) for ch in text]
 
 
 def detect_aligned_tables(items: list[Item]) -> list[Item]:

@@ -28,6 +28,12 @@ _FLAG_ITALIC = 64
 _FLAG_FORCE_BOLD = 262144
 HYPHENS = ("-", "\u00ad", "\u2010", "\u2011")
 MAX_CHARS_PER_PAGE = 300_000  # bounds time and memory on pathological pages
+NO_MCID = -1  # the character is not inside marked content with an MCID
+ARTIFACT = -2  # the character is marked as an artifact (running header, page number...)
+_FLAG_FIXED_PITCH = 1
+_MONO_WORDS = ("mono", "courier", "consol", "menlo", "typewriter", "cmtt", "sfmono", "inconsolata",
+               "liberationmono", "dejavusansmono", "lucidaconsole", "firacode", "cousine")
+Style = tuple[bool, bool, int, bool]  # bold, italic, mcid, mono
 
 
 @dataclass(slots=True)
@@ -43,6 +49,9 @@ class Char:
     size: float
     bold: bool
     italic: bool
+    mcid: int = NO_MCID  # marked-content id (tagged PDFs), NO_MCID or ARTIFACT
+    mono: bool = False  # set in a fixed-pitch font
+    link: str = ""  # URL of the link area the character sits in
 
 
 @dataclass(slots=True)
@@ -83,9 +92,28 @@ class Segment:
         return self.x1 >= self.x0
 
 
+def _mark_of(obj) -> int:
+    """The text object's marked-content id, ARTIFACT inside /Artifact, else NO_MCID."""
+    mcid = pdfium_c.FPDFPageObj_GetMarkedContentID(obj)
+    if mcid >= 0:
+        return mcid
+    buf = ctypes.create_string_buffer(64)
+    out_len = ctypes.c_ulong(0)
+    for i in range(min(pdfium_c.FPDFPageObj_CountMarks(obj), 16)):
+        mark = pdfium_c.FPDFPageObj_GetMark(obj, i)
+        if mark and pdfium_c.FPDFPageObjMark_GetName(
+                mark, ctypes.cast(buf, ctypes.POINTER(ctypes.c_ushort)), len(buf),
+                ctypes.byref(out_len)):
+            name = buf.raw[: max(0, min(out_len.value, len(buf)) - 2)].decode(
+                "utf-16-le", "replace")
+            if name == "Artifact":
+                return ARTIFACT
+    return NO_MCID
+
+
 def _style_of(textpage: pdfium.PdfTextPage, index: int, buf: ctypes.Array,
-              cache: dict[int, tuple[bool, bool]]) -> tuple[bool, bool]:
-    """(bold, italic) of a character, from its font name, weight and flags."""
+              cache: dict[int, Style]) -> Style:
+    """(bold, italic, mcid, mono) of a character, from its font and its text object."""
     obj = pdfium_c.FPDFText_GetTextObject(textpage, index)
     key = ctypes.cast(obj, ctypes.c_void_p).value or 0
     hit = cache.get(key)
@@ -99,9 +127,12 @@ def _style_of(textpage: pdfium.PdfTextPage, index: int, buf: ctypes.Array,
     bold = weight >= 600 or bool(flags.value & _FLAG_FORCE_BOLD) or any(
         w in name for w in _BOLD_WORDS) or bool(_TEX_BOLD.search(name))
     italic = bool(flags.value & _FLAG_ITALIC) or any(w in name for w in _ITALIC_WORDS)
+    mono = bool(flags.value & _FLAG_FIXED_PITCH) or any(w in name for w in _MONO_WORDS)
+    mcid = _mark_of(obj) if obj else NO_MCID
+    style = (bold, italic, mcid, mono)
     if obj:
-        cache[key] = (bold, italic)
-    return bold, italic
+        cache[key] = style
+    return style
 
 
 def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | None]:
@@ -114,7 +145,7 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
     out: list[Char | None] = []
     rotated: list[int] = []
     buf = ctypes.create_string_buffer(256)
-    cache: dict[int, tuple[bool, bool]] = {}
+    cache: dict[int, Style] = {}
     rect = pdfium_c.FS_RECTF()
     mat = pdfium_c.FS_MATRIX()
     for i in range(count):
@@ -136,7 +167,7 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
             if out and out[-1] is not None and out[-1].text != " ":
                 prev = out[-1]
                 out.append(Char(" ", prev.x1, prev.x1, prev.top, prev.bottom, prev.baseline,
-                                prev.size, prev.bold, prev.italic))
+                                prev.size, prev.bold, prev.italic, prev.mcid, prev.mono))
             continue
         if not pdfium_c.FPDFText_GetLooseCharBox(textpage, i, rect):
             continue
@@ -145,9 +176,9 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
         size = pdfium_c.FPDFText_GetFontSize(textpage, i) * scale
         if size <= 0:
             size = max(1.0, (rect.top - rect.bottom) / 1.2)
-        bold, italic = _style_of(textpage, i, buf, cache)
+        bold, italic, mcid, mono = _style_of(textpage, i, buf, cache)
         c = Char(ch, rect.left, rect.right, page_height - rect.top, page_height - rect.bottom,
-                 page_height - mat.f, size, bold, italic)
+                 page_height - mat.f, size, bold, italic, mcid, mono)
         if abs(mat.b) > abs(mat.a) + 1e-6 or mat.a < 0:
             rotated.append(len(out))
         out.append(c)
