@@ -16,6 +16,7 @@ and scans without a text layer raise :class:`CorruptDocument`; too many pages ra
 
 from __future__ import annotations
 
+import itertools
 import logging
 
 import pypdfium2 as pdfium
@@ -32,7 +33,7 @@ from render_pool.readers.pdf_layout import Item, order_page
 from render_pool.readers.pdf_links import attach_links, page_links
 from render_pool.readers.pdf_struct import BrokenTree, StructNode, page_tree
 from render_pool.readers.pdf_tables import build_grid_table, find_grids
-from render_pool.readers.pdf_tagged import PageImageRef, join_pages, tagged_page
+from render_pool.readers.pdf_tagged import PageImageRef, dedent_code, join_pages, tagged_page
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ class _PageResult:
         self.height = 0.0
         self.text_chars = 0
         self.image_count = 0
-        self.tagged = 0  # number of leading items built from the structure tree
+        self.tagged: set[int] = set()  # id() of the items built from the structure tree
 
 
 def _image_block(img: PageImage, name: str) -> FlowBlock:
@@ -117,11 +118,30 @@ def _tagged_items(tree: list[StructNode], chars: list[Char | None], images: list
                                               and c.text not in _LABEL_GLYPHS)]
     rest_images = [_image_block(img, n) for n, img in zip(names, images, strict=True)
                    if n not in got.images_used]
-    res.items = [FlowBlock(0.0, width, *got.boxes.get(id(b), (0.0, 0.0)), b, index)
-                 for b in got.blocks]
-    res.tagged = len(res.items)
-    res.items.extend(order_page(segments_of(rest), rest_images, index, height))
+    items: list[Item] = [FlowBlock(0.0, width, *got.boxes.get(id(b), (0.0, 0.0)), b, index)
+                         for b in got.blocks]
+    leftover = order_page(segments_of(rest), rest_images, index, height)
+    res.items = _interleave(items, leftover)
+    res.tagged = {id(it) for it in items}
     return True
+
+
+def _interleave(tagged: list[Item], leftover: list[Item]) -> list[Item]:
+    """Put layout-read items between the tagged blocks by their vertical position.
+
+    Only when the tagged blocks with a known position run top to bottom (one column);
+    otherwise the leftovers follow the tagged blocks.
+    """
+    tops = [it.top for it in tagged if it.bottom > it.top]
+    if not leftover or any(b < a - 1 for a, b in itertools.pairwise(tops)):
+        return tagged + leftover
+    out = list(tagged)
+    ids = {id(t) for t in tagged}
+    for it in leftover:
+        at = next((i for i, t in enumerate(out) if t.bottom > t.top and t.top > it.top
+                   and id(t) in ids), len(out))
+        out.insert(at, it)
+    return out
 
 
 def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
@@ -176,13 +196,12 @@ def _join_tagged_pages(pages: list[_PageResult]) -> None:
     """Join a tagged paragraph, list or table that a page break cut in two."""
     prev: _PageResult | None = None
     for page in pages:
-        if prev is not None and prev.tagged and page.tagged \
-                and prev.tagged == len(prev.items):
+        if prev is not None and page.items and id(prev.items[-1]) in prev.tagged \
+                and id(page.items[0]) in page.tagged:
             a, b = prev.items[-1], page.items[0]
             assert isinstance(a, FlowBlock) and isinstance(b, FlowBlock)
             if join_pages(a.payload, b.payload):  # type: ignore[arg-type]
                 page.items.pop(0)
-                page.tagged -= 1
         prev = page if page.items else prev
 
 
@@ -225,4 +244,5 @@ def read_pdf(data: bytes) -> Document:
     remove_furniture(page_items, [p.height for p in pages])
     flow = [it for items in page_items for it in items]
     doc.blocks = build_blocks(flow)
+    dedent_code(doc.blocks)
     return doc

@@ -16,6 +16,7 @@ link annotation under its characters; Note -> a footnote in ``Document.notes``.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 from render_pool.model import (
@@ -85,9 +86,12 @@ class _Builder:
         self.sect_depth = 0
         self.last_box: tuple[float, float] | None = None
         self.tags_headings = False
+        self.list_x: dict[int, float] = {}
         sizes = sorted(c.size for cs in chars.values() for c in cs
                        if c is not None and c.text.strip())
         self.body = sizes[len(sizes) // 2] if sizes else 10.0
+        self.left = min((c.x0 for cs in chars.values() for c in cs
+                         if c is not None and c.text.strip()), default=0.0)
 
     # ------------------------------------------------------------ structure facts
     def compute_has_block(self, roots: list[StructNode]) -> None:
@@ -154,21 +158,56 @@ class _Builder:
 
     def container(self, node: StructNode, depth: int) -> list[Block]:
         """Blocks of a container: loose inline content between block kids becomes paragraphs."""
+        return self.tidy(self._container(node, depth))
+
+    def tidy(self, blocks: list[Block]) -> list[Block]:
+        """Join consecutive code lines, and lists a producer wrote flat (LibreOffice 7
+        tags a nested list as the next sibling L) by the x position of their text."""
+        out: list[Block] = []
+        stack: list[tuple[float, ListBlock]] = []
+        for b in blocks:
+            if isinstance(b, CodeBlock) and out and isinstance(out[-1], CodeBlock):
+                out[-1].text += "\n" + b.text
+                continue
+            x = self.list_x.get(id(b)) if isinstance(b, ListBlock) else None
+            if x is not None and stack and out and isinstance(out[-1], ListBlock):
+                assert isinstance(b, ListBlock)
+                nested = len(stack) > 1  # back out of a sublist: the outer list goes on
+                while len(stack) > 1 and x < stack[-1][0] - 3:
+                    stack.pop()
+                top_x, top = stack[-1]
+                if abs(x - top_x) <= 3 and top.ordered == b.ordered and nested:
+                    top.items.extend(b.items)
+                    continue
+                if x > top_x + 3 and top.items:
+                    top.items[-1].blocks.append(b)
+                    stack.append((x, b))
+                    continue
+            stack = [(x, b)] if x is not None and isinstance(b, ListBlock) else []
+            out.append(b)
+        return out
+
+    def _container(self, node: StructNode, depth: int) -> list[Block]:
         out: list[Block] = []
         loose = StructNode("P")
         for kid in node.kids:
             if isinstance(kid, StructNode) and self.is_block(kid):
                 if loose.kids:
-                    out.extend(self.paragraph(loose))
+                    out.extend(self.paragraph(loose, code=True))
                     loose = StructNode("P")
                 out.extend(self.block(kid, depth + 1))
             else:
                 loose.kids.append(kid)
         if loose.kids:
-            out.extend(self.paragraph(loose))
+            out.extend(self.paragraph(loose, code=True))
         return out
 
-    def paragraph(self, node: StructNode) -> list[Block]:
+    def paragraph(self, node: StructNode, code: bool = False) -> list[Block]:
+        """A paragraph, a heading (see ``heading_level``) or, with ``code``, a code block
+        when every character is set in a monospaced font."""
+        if code and _all_mono(self.peek_chars(node)):
+            text = _code_text(self.node_chars(node), self.left)
+            return [CodeBlock(text)] if text.strip() else []
         figures = [k for k in _walk(node) if isinstance(k, StructNode) and k.type == "Figure"]
         level = 0 if self.tags_headings or figures else self.heading_level(node)
         inl = self.inlines(node, keep_style=not level)
@@ -205,7 +244,7 @@ class _Builder:
             inl = self.figure_inlines(node)
             return [Paragraph(inl)] if inl else []
         if t == "Code":
-            text = _code_text(self.node_chars(node))
+            text = _code_text(self.node_chars(node), self.left)
             return [CodeBlock(text)] if text.strip() else []
         if t == "BlockQuote" or (t == "Quote" and self.is_block(node)):
             inner = self.container(node, depth)
@@ -219,12 +258,9 @@ class _Builder:
             finally:
                 self.sect_depth -= 1
         if t in ("P", "Caption", "TOCI", "Lbl", "LBody", "Formula") or not self.is_block(node):
-            if self.is_block(node):
+            if self.has_block.get(id(node), False):
                 return self.container(node, depth)
-            if _all_mono(self.peek_chars(node)):
-                text = _code_text(self.node_chars(node))
-                return [CodeBlock(text)] if text.strip() else []
-            return self.paragraph(node)
+            return self.paragraph(node, code=True)
         return self.container(node, depth)
 
     def heading_level(self, node: StructNode) -> int:
@@ -289,6 +325,13 @@ class _Builder:
         return [Paragraph([NoteRef(note_id)])]
 
     def list_block(self, node: StructNode, depth: int) -> ListBlock:
+        xs = [c.x0 for c in self.peek_chars(node) if c.text.strip()]
+        lb = self._list_block(node, depth)
+        if xs:
+            self.list_x[id(lb)] = min(xs)
+        return lb
+
+    def _list_block(self, node: StructNode, depth: int) -> ListBlock:
         numbering = str(node.attrs.get("ListNumbering", "")).lower()
         ordered = numbering in _ORDERED
         items: list[ListItem] = []
@@ -327,6 +370,12 @@ class _Builder:
                     start = int(m.group(1))
             _strip_bullet(blocks)
             items.append(ListItem(blocks))
+        if not ordered and items and not numbering:
+            numbers = [_label_number(it.blocks) for it in items]
+            if all(n is not None for n in numbers):
+                ordered, start = True, numbers[0] or 1
+                for it in items:
+                    _strip_label(it.blocks)
         return ListBlock(ordered, items, start or 1)
 
     def table(self, node: StructNode, depth: int) -> list[Block]:
@@ -355,8 +404,8 @@ class _Builder:
                 cells_total += 1
                 if cells_total > MAX_TABLE_CELLS:
                     break
-                blocks = self.container(cell, depth + 1) if self.is_block(cell) else \
-                    self.paragraph(cell)
+                blocks = self.container(cell, depth + 1) if self.has_block.get(
+                    id(cell), False) else self.paragraph(cell)
                 cells.append(TableCell(
                     blocks, rowspan=_span(cell.attrs.get("RowSpan")),
                     colspan=_span(cell.attrs.get("ColSpan")), header=cell.type == "TH"))
@@ -425,24 +474,43 @@ def _all_mono(chars: list[Char]) -> bool:
     return len(vis) >= 3 and all(c.mono and c.text.isascii() for c in vis)
 
 
-def _code_text(chars: list[Char | None]) -> str:
-    """Lines of a code block, with indentation rebuilt from x positions."""
+def _code_text(chars: list[Char | None], left: float) -> str:
+    """Lines of a code block, indented by their distance from ``left`` (the page's text
+    edge) in character widths; the common indentation is removed at the end (``dedent_code``)."""
     lines = _lines(chars)
     vis = [c for ln in lines for c in ln if c.text.strip()]
     if not vis:
         return ""
     widths = sorted(c.x1 - c.x0 for c in vis if c.x1 > c.x0)
     cw = widths[len(widths) // 2] if widths else 6.0
-    left = min(c.x0 for c in vis)
     out = []
     for ln in lines:
         first = next((c for c in ln if c.text.strip()), None)
         if first is None:
             continue
+        text = "".join(c.text for c in ln).replace("\u00a0", " ")
         indent = round((first.x0 - left) / max(cw, 1.0))
-        text = "".join(c.text for c in ln).strip()
-        out.append(" " * max(0, min(indent, 80)) + text)
+        out.append(" " * max(0, min(indent, 80)) + text.strip())
     return "\n".join(out)
+
+
+_NUMBER_LABEL = re.compile(r"^\(?(\d{1,4})[.)]\s+")
+
+
+def _label_number(blocks: list[Block]) -> int | None:
+    """The number an item's text starts with ("3. ..."), when its label is not tagged."""
+    if blocks and isinstance(blocks[0], Paragraph) and blocks[0].children:
+        first = blocks[0].children[0]
+        if isinstance(first, Text):
+            m = _NUMBER_LABEL.match(first.text)
+            if m:
+                return int(m.group(1))
+    return None
+
+
+def _strip_label(blocks: list[Block]) -> None:
+    first = blocks[0].children[0]  # type: ignore[union-attr]
+    blocks[0].children[0] = Text(_NUMBER_LABEL.sub("", first.text, count=1))  # type: ignore
 
 
 def _strip_bullet(blocks: list[Block]) -> None:
@@ -469,6 +537,13 @@ def tagged_page(roots: list[StructNode], chars: list[Char | None],
     return b.out
 
 
+def dedent_code(blocks: list[Block]) -> None:
+    """Remove the indentation all lines of each top-level code block share."""
+    for b in blocks:
+        if isinstance(b, CodeBlock):
+            b.text = textwrap.dedent(b.text)
+
+
 _SENTENCE_END = (".", "!", "?", ":", "\u3002", "\"", "\u201d")
 
 
@@ -485,6 +560,9 @@ def join_pages(prev: Block, nxt: Block) -> bool:
             prev.children.extend([Text(" "), *nxt.children])
             return True
         return False
+    if isinstance(prev, CodeBlock) and isinstance(nxt, CodeBlock):
+        prev.text += "\n" + nxt.text
+        return True
     if isinstance(prev, ListBlock) and isinstance(nxt, ListBlock):
         if prev.ordered == nxt.ordered and (not nxt.ordered or nxt.start in (
                 1, prev.start + len(prev.items))):
