@@ -34,11 +34,16 @@ _FLAG_FIXED_PITCH = 1
 _MONO_WORDS = ("mono", "courier", "consol", "menlo", "typewriter", "cmtt", "sfmono", "inconsolata",
                "liberationmono", "dejavusansmono", "lucidaconsole", "firacode", "cousine")
 Style = tuple[bool, bool, int, bool]  # bold, italic, mcid, mono
+# Symbol / Wingdings bullets that Word and LibreOffice write as private-use code points
+_PUA_BULLETS = {0xF0B7: "\u2022", 0xF0A7: "\u25aa", 0xF0A8: "\u25e6", 0xF076: "\u2756",
+                0xF0D8: "\u27a2", 0xF0FC: "\u2714", 0xF06F: "\u25e6", 0xF0A1: "\u25cb",
+                0xF0E0: "\u27a2", 0xF02D: "-"}
 
 
 @dataclass(slots=True)
 class Char:
-    """One visible character: text, loose box (top-down), baseline, size and style."""
+    """One visible glyph: text (several characters for a ligature such as "fi"), loose box
+    (top-down), baseline, size and style."""
 
     text: str
     x0: float
@@ -152,7 +157,7 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
         code = pdfium_c.FPDFText_GetUnicode(textpage, i)
         if code in (0xFFFE, 0xFFFF):
             continue
-        ch = chr(code) if code < 0x110000 else "\ufffd"
+        ch = _PUA_BULLETS.get(code) or (chr(code) if code < 0x110000 else "\ufffd")
         if ch in "\r\n":
             if not out or out[-1] is not None:
                 out.append(None)
@@ -176,6 +181,15 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
         size = pdfium_c.FPDFText_GetFontSize(textpage, i) * scale
         if size <= 0:
             size = max(1.0, (rect.top - rect.bottom) / 1.2)
+        if "\ufb00" <= ch <= "\ufb06":  # a ligature code point: its letters
+            ch = unicodedata.normalize("NFKC", ch)
+        prev = out[-1] if out else None
+        if prev is not None and prev.text.strip() and abs(prev.x0 - rect.left) < 0.05 \
+                and abs(prev.x1 - rect.right) < 0.05 and ch.strip():
+            # one glyph, several characters (pdfium expands "fi" into two chars with the
+            # same box): keep them together so the line is not cut between them
+            prev.text += ch
+            continue
         bold, italic, mcid, mono = _style_of(textpage, i, buf, cache)
         c = Char(ch, rect.left, rect.right, page_height - rect.top, page_height - rect.bottom,
                  page_height - mat.f, size, bold, italic, mcid, mono)
