@@ -445,3 +445,31 @@ def test_broken_structure_trees_lose_and_repeat_nothing(kind: str) -> None:
     text = plain_text(doc.blocks)
     assert text.count("Annual Summary") == 1
     assert text.count("Orphan text stays readable.") == 1
+
+
+# ------------------------------------------------------------------ untagged office export
+@pytest.fixture(scope="module")
+def office_untagged() -> Document:
+    return read_pdf((OFFICE / "report.pdf").read_bytes())
+
+
+def test_untagged_ligatures_stay_in_reading_order(office_untagged: Document) -> None:
+    text = plain_text(office_untagged.blocks)
+    assert "This review summarises the finances, fleet health and the third quarter" in text
+    assert "Affluent offices find efficient workflows; the final figures differ little " \
+        "from the first estimate." in text
+    assert headings(office_untagged)[1] == (2, "Fleet and Offices")
+
+
+def test_untagged_monospaced_lines_are_one_code_block(office_untagged: Document) -> None:
+    code = [b.text for b in office_untagged.blocks if isinstance(b, CodeBlock)]
+    assert code == ["def load(path):\n    with open(path) as fh:\n"
+                    "        return parse(fh.read())\n\nprint(load('fleet.toml'))"]
+    assert [c.text for c in inlines_of(office_untagged.blocks, Code)] == ["make report"]
+
+
+def test_untagged_symbol_bullets_and_plain_urls(office_untagged: Document) -> None:
+    bullets = next(b for b in office_untagged.blocks if isinstance(b, ListBlock))
+    assert not bullets.ordered and len(bullets.items) == 3
+    assert ("https://example.org/handbook", "https://example.org/handbook") in links(
+        office_untagged.blocks)
