@@ -473,3 +473,18 @@ def test_untagged_symbol_bullets_and_plain_urls(office_untagged: Document) -> No
     assert not bullets.ordered and len(bullets.items) == 3
     assert ("https://example.org/handbook", "https://example.org/handbook") in links(
         office_untagged.blocks)
+
+
+def test_untagged_borderless_table_with_wrapped_cells(office_untagged: Document) -> None:
+    table = next(b for b in office_untagged.blocks if isinstance(b, Table))
+    grid = [[plain_text(c.blocks) for c in row.cells] for row in table.rows]
+    assert grid == [["Region", "Revenue", "Costs", "Notes"],
+                    ["North", "1,240", "980", "Strong growth in the new depot"],
+                    ["South", "860", "790", "Flat"],
+                    ["East", "1,010", "1,105", "One-off costs for the office move and new vans"],
+                    ["West", "720", "640", "Stable"]]
+    assert table.header_rows == 1
+
+
+def test_untagged_two_column_page_is_not_a_table(report: Document) -> None:
+    assert not any(isinstance(b, Table) for b in report.blocks)

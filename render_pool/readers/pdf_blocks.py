@@ -419,6 +419,20 @@ def _styled_of(inlines: list[Inline]) -> list[tuple[str, bool, bool, str, bool]]
     return [(ch, False, False, "", False) for ch in text]
 
 
+def _wrapped_cell_line(run: list[Line], line: Line) -> bool:
+    """True for the next line of cells that wrap: right under the run, first column
+    empty, every segment starting where a column of the run starts."""
+    prev = run[-1]
+    em = max(line.size, 1.0)
+    if line.region != prev.region or line.baseline - prev.baseline > 1.6 * em:
+        return False
+    first = min(s.x0 for ln in run for s in ln.segs)
+    if line.x0 < first + 2 * em:
+        return False
+    starts = [s.x0 for ln in run for s in ln.segs]
+    return all(any(abs(s.x0 - x) <= 0.8 * em for x in starts) for s in line.segs)
+
+
 def detect_aligned_tables(items: list[Item]) -> list[Item]:
     """Replace runs of column-aligned multi-segment lines by table blocks."""
     out: list[Item] = []
@@ -442,7 +456,7 @@ def detect_aligned_tables(items: list[Item]) -> list[Item]:
         if ok and run and (it.region != run[-1].region
                            or it.baseline - run[-1].baseline > 3.0 * max(it.size, 1.0)):
             close()
-        if ok:
+        if ok or (run and isinstance(it, Line) and _wrapped_cell_line(run, it)):
             run.append(it)  # type: ignore[arg-type]
         else:
             close()
