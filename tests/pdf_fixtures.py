@@ -156,6 +156,66 @@ def tagged_pdf(kind: str = "plain") -> bytes:
     return _pdf(objects)
 
 
+def dense_pdf(chars: int = 200_000, per_line: int = 200) -> bytes:
+    """One tall page holding ``chars`` characters of text in lines of ``per_line``."""
+    lines = chars // per_line
+    word = b"lorem ipsum dolor sit amet consectetur "
+    text = (word * (per_line // len(word) + 1))[:per_line]
+    body = b"BT /F1 4 Tf 5 TL 10 %d Td\n" % (lines * 5 + 10) + b"".join(
+        b"(%s) '\n" % text for _ in range(lines)) + b"ET\n"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 %d] "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>" % (lines * 5 + 40),
+        _stream(b"", body),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
+    ]
+    return _pdf(objects)
+
+
+def tagged_table_pdf(rows: int = 100, cols: int = 100) -> bytes:
+    """A tagged page whose structure tree holds one Table of ``rows`` x ``cols`` cells, each
+    cell's number drawn in its own marked-content run."""
+    content = bytearray(b"BT /F1 3 Tf\n")
+    for r in range(rows):
+        for c in range(cols):
+            mcid = r * cols + c
+            content += (b"/TD <</MCID %d>> BDC 1 0 0 1 %d %d Tm (%d) Tj EMC\n"
+                        % (mcid, 10 + c * 14, 1450 - r * 14, mcid))
+    content += b"ET\n"
+    # 1 catalog, 2 pages, 3 page, 4 content, 5 font, 6 root, 7 table, then TRs and TDs
+    objects: list[bytes] = [
+        b"<< /Type /Catalog /Pages 2 0 R /MarkInfo << /Marked true >> /StructTreeRoot 6 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 1420 1460] /StructParents 0 "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        _stream(b"", bytes(content)),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /StructTreeRoot /K [7 0 R] /ParentTree 8 0 R >>",
+        b"",  # table
+        b"",  # parent tree
+    ]
+    tr_nums = []
+    td_nums: list[int] = []
+    for r in range(rows):
+        tr = len(objects) + 1
+        objects.append(b"")
+        tr_nums.append(tr)
+        kids = []
+        for c in range(cols):
+            objects.append(b"<< /Type /StructElem /S /TD /P %d 0 R /Pg 3 0 R /K %d >>"
+                           % (tr, r * cols + c))
+            kids.append(len(objects))
+            td_nums.append(len(objects))
+        objects[tr - 1] = (b"<< /Type /StructElem /S /TR /P 7 0 R /K [%s] >>"
+                           % b" ".join(b"%d 0 R" % k for k in kids))
+    objects[6] = (b"<< /Type /StructElem /S /Table /P 6 0 R /K [%s] >>"
+                  % b" ".join(b"%d 0 R" % t for t in tr_nums))
+    objects[7] = b"<< /Nums [0 [%s]] >>" % b" ".join(b"%d 0 R" % t for t in td_nums)
+    return _pdf(objects)
+
+
 def tiny_png() -> bytes:
     """A 48x32 two-colour PNG (for the data-URI image of the HTML fixture)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

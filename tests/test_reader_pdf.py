@@ -488,3 +488,17 @@ def test_untagged_borderless_table_with_wrapped_cells(office_untagged: Document)
 
 def test_untagged_two_column_page_is_not_a_table(report: Document) -> None:
     assert not any(isinstance(b, Table) for b in report.blocks)
+
+
+# ------------------------------------------------------------------ hostile PDFs
+def test_tagged_table_of_ten_thousand_cells_is_read_whole() -> None:
+    doc = read_pdf(pdf_fixtures.tagged_table_pdf(100, 100))
+    (table,) = [b for b in doc.blocks if isinstance(b, Table)]
+    assert [len(r.cells) for r in table.rows] == [100] * 100
+    assert plain_text(table.rows[99].cells[99].blocks) == "9999"
+    assert not any(isinstance(b, Heading) for b in doc.blocks)
+
+
+def test_page_of_two_hundred_thousand_characters_ends() -> None:
+    doc = read_pdf(pdf_fixtures.dense_pdf(200_000))
+    assert plain_text(doc.blocks).count("lorem") > 4000

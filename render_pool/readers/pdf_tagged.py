@@ -202,14 +202,16 @@ class _Builder:
             out.extend(self.paragraph(loose, code=True))
         return out
 
-    def paragraph(self, node: StructNode, code: bool = False) -> list[Block]:
+    def paragraph(self, node: StructNode, code: bool = False,
+                  promote: bool = True) -> list[Block]:
         """A paragraph, a heading (see ``heading_level``) or, with ``code``, a code block
         when every character is set in a monospaced font."""
         if code and _all_mono(self.peek_chars(node)):
             text = _code_text(self.node_chars(node), self.left)
             return [CodeBlock(text)] if text.strip() else []
         figures = [k for k in _walk(node) if isinstance(k, StructNode) and k.type == "Figure"]
-        level = 0 if self.tags_headings or figures else self.heading_level(node)
+        level = 0 if self.tags_headings or figures or not promote else \
+            self.heading_level(node)
         inl = self.inlines(node, keep_style=not level)
         if level and inl:
             return [Heading(level, inl)]
@@ -405,7 +407,7 @@ class _Builder:
                 if cells_total > MAX_TABLE_CELLS:
                     break
                 blocks = self.container(cell, depth + 1) if self.has_block.get(
-                    id(cell), False) else self.paragraph(cell)
+                    id(cell), False) else self.paragraph(cell, promote=False)
                 cells.append(TableCell(
                     blocks, rowspan=_span(cell.attrs.get("RowSpan")),
                     colspan=_span(cell.attrs.get("ColSpan")), header=cell.type == "TH"))
