@@ -74,6 +74,45 @@ def _hyperlink(paragraph, text: str, url: str) -> None:
     paragraph._p.append(link)
 
 
+_FOOTNOTES_XML = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    '<w:footnotes xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+    '<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p>'
+    '</w:footnote><w:footnote w:type="continuationSeparator" w:id="0"><w:p><w:r>'
+    '<w:continuationSeparator/></w:r></w:p></w:footnote>{notes}</w:footnotes>')
+
+
+def _footnotes(doc, paragraph, texts: list[str]) -> None:
+    """Footnotes (python-docx has no API for them): a footnotes part and one reference run
+    per note at the end of ``paragraph``."""
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    notes = "".join(
+        f'<w:footnote w:id="{i}"><w:p><w:pPr><w:pStyle w:val="FootnoteText"/></w:pPr>'
+        f'<w:r><w:rPr><w:vertAlign w:val="superscript"/></w:rPr><w:footnoteRef/></w:r>'
+        f'<w:r><w:t xml:space="preserve"> {t}</w:t></w:r></w:p></w:footnote>'
+        for i, t in enumerate(texts, start=1))
+    part = Part(PackURI("/word/footnotes.xml"),
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml",
+                _FOOTNOTES_XML.format(notes=notes).encode(), doc.part.package)
+    doc.part.relate_to(part, RT.FOOTNOTES)
+    for i in range(1, len(texts) + 1):
+        run = OxmlElement("w:r")
+        props = OxmlElement("w:rPr")
+        valign = OxmlElement("w:vertAlign")
+        valign.set(qn("w:val"), "superscript")
+        props.append(valign)
+        run.append(props)
+        ref = OxmlElement("w:footnoteReference")
+        ref.set(qn("w:id"), str(i))
+        run.append(ref)
+        paragraph._p.append(run)
+
+
 def _new_document():
     import docx
     from docx.shared import Pt
@@ -134,7 +173,8 @@ def report_docx() -> bytes:
             cell.text = ""
             run = cell.paragraphs[0].add_run(text)
             run.bold = r == 0
-    doc.add_paragraph("Totals are rounded to the nearest thousand.")
+    p = doc.add_paragraph("Totals are rounded to the nearest thousand.")
+    _footnotes(doc, p, ["Figures are in thousands of euros, before tax."])
     doc.add_heading("Tooling", level=2)
     p = doc.add_paragraph("The export script is run with ")
     run = p.add_run("make report")

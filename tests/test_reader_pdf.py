@@ -18,6 +18,7 @@ from render_pool.model import (
     Image,
     Link,
     ListBlock,
+    NoteRef,
     Paragraph,
     Strong,
     Table,
@@ -68,8 +69,10 @@ def heading_recall(doc: Document, groundtruth: str) -> float:
 
 
 def word_recall(doc: Document, groundtruth: str) -> float:
+    """Share of the ground truth's words found in our body text and footnotes."""
     gt = words(groundtruth)
-    return len(gt & words(plain_text(doc.blocks))) / len(gt)
+    ours = plain_text(doc.blocks) + " " + " ".join(plain_text(n) for n in doc.notes.values())
+    return len(gt & words(ours)) / len(gt)
 
 
 @pytest.fixture(scope="module")
@@ -502,3 +505,14 @@ def test_tagged_table_of_ten_thousand_cells_is_read_whole() -> None:
 def test_page_of_two_hundred_thousand_characters_ends() -> None:
     doc = read_pdf(pdf_fixtures.dense_pdf(200_000))
     assert plain_text(doc.blocks).count("lorem") > 4000
+
+
+@pytest.mark.parametrize("name", ["report.pdf", "report.tagged.pdf"])
+def test_footnote_marker_tied_to_its_text(name: str, office_tagged: Document,
+                                          office_untagged: Document) -> None:
+    doc = office_tagged if "tagged" in name else office_untagged
+    (ref,) = inlines_of(doc.blocks, NoteRef)
+    assert plain_text(doc.notes[ref.note_id]) == "Figures are in thousands of euros, before tax."
+    para = next(b for b in doc.blocks if isinstance(b, Paragraph) and ref in b.children)
+    assert plain_text([para]) == "Totals are rounded to the nearest thousand."
+    assert "Figures are in thousands" not in plain_text(doc.blocks)

@@ -23,7 +23,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from render_pool.errors import CorruptDocument, TooLarge
-from render_pool.model import Document, Image, Paragraph, Resource
+from render_pool.model import Block, Document, Image, Paragraph, Resource
 from render_pool.readers.pdf_blocks import build_blocks
 from render_pool.readers.pdf_chars import ARTIFACT, Char, page_chars, segments_of
 from render_pool.readers.pdf_furniture import remove_furniture
@@ -31,6 +31,7 @@ from render_pool.readers.pdf_graphics import PageImage, page_images, page_rules
 from render_pool.readers.pdf_layout import Block as FlowBlock
 from render_pool.readers.pdf_layout import Item, order_page
 from render_pool.readers.pdf_links import attach_links, page_links
+from render_pool.readers.pdf_notes import place_notes, take_notes
 from render_pool.readers.pdf_struct import BrokenTree, StructNode, page_tree
 from render_pool.readers.pdf_tables import build_grid_table, find_grids
 from render_pool.readers.pdf_tagged import PageImageRef, dedent_code, join_pages, tagged_page
@@ -242,7 +243,14 @@ def read_pdf(data: bytes) -> Document:
     _join_tagged_pages(pages)
     page_items = [p.items for p in pages]
     remove_furniture(page_items, [p.height for p in pages])
+    footnotes: dict[str, list[Block]] = {}
+    for index, page in enumerate(pages):
+        if not page.tagged:
+            take_notes(page.items, page.height, index, footnotes)
     flow = [it for items in page_items for it in items]
     doc.blocks = build_blocks(flow)
+    if footnotes:
+        place_notes(doc.blocks, list(footnotes))
+        doc.notes.update(footnotes)
     dedent_code(doc.blocks)
     return doc

@@ -87,6 +87,8 @@ class _Builder:
         self.last_box: tuple[float, float] | None = None
         self.tags_headings = False
         self.list_x: dict[int, float] = {}
+        self.refs: set[str] = set()  # note ids referenced from the text
+        self.marks: list[str] = []  # note ids of markers not yet placed, in order
         sizes = sorted(c.size for cs in chars.values() for c in cs
                        if c is not None and c.text.strip())
         self.body = sizes[len(sizes) // 2] if sizes else 10.0
@@ -125,6 +127,12 @@ class _Builder:
         stack: list[StructNode | int] = [node]
         while stack:
             cur = stack.pop()
+            if isinstance(cur, StructNode) and cur is not node and cur.type in (
+                    "Link", "Reference"):
+                marker = self.note_marker(cur)
+                if marker is not None:
+                    out.append(marker)
+                    continue
             if isinstance(cur, int):
                 got = self.take(cur)
                 if got and out and out[-1] is not None and got[0] is not None \
@@ -135,6 +143,25 @@ class _Builder:
             stack.extend(reversed(cur.kids))
         return out
 
+    def note_marker(self, node: StructNode) -> Char | None:
+        """A footnote reference: a Link/Reference of one to three digits (or * † ‡), set
+        smaller than the body text, with no web address. Its characters are consumed; a
+        marker character stands in its place (``_place_notes`` makes it a NoteRef)."""
+        chars = self.peek_chars(node)
+        text = "".join(c.text for c in chars).strip()
+        if not _NOTE_MARK.match(text) or any(c.link for c in chars) \
+                or max(c.size for c in chars) > 0.9 * self.body:
+            return None  # a page number link or a web link, not a raised note marker
+        for k in _walk(node):
+            if isinstance(k, int):
+                self.take(k)
+        first = chars[0]
+        note_id = f"p{self.page + 1}-{text}"
+        self.refs.add(note_id)
+        self.marks.append(note_id)
+        return Char(_MARK, first.x0, first.x1, first.top, first.bottom, first.baseline,
+                    first.size, False, False, first.mcid)
+
     def inlines(self, node: StructNode, keep_style: bool = True) -> list[Inline]:
         """Inline content of a node: its characters, links and images, with notes."""
         if node.actual.strip() and len(node.actual) < 10_000:
@@ -143,7 +170,8 @@ class _Builder:
         chars = self.node_chars(node)
         vis = [c for c in chars if c is not None and c.text.strip()]
         self.last_box = (min(c.top for c in vis), max(c.bottom for c in vis)) if vis else None
-        return to_inlines(join_lines(_lines(chars)), keep_style)
+        inl = to_inlines(join_lines(_lines(chars)), keep_style)
+        return _place_notes(inl, self.marks) if self.marks else inl
 
     # ------------------------------------------------------------ blocks
     def blocks(self, roots: list[StructNode]) -> list[Block]:
@@ -316,15 +344,20 @@ class _Builder:
         if not blocks:
             return []
         first = blocks[0]
+        lead = _NOTE_LEAD.match(plain_text(blocks[:1]))
+        note_id = f"p{self.page + 1}-{lead.group(1)}" if lead else \
+            f"p{self.page + 1}n{len(self.out.notes) + 1}"
+        if note_id in self.out.notes:
+            note_id += f"n{len(self.out.notes) + 1}"
         if isinstance(first, Paragraph) and first.children and isinstance(
                 first.children[0], Text):
             # drop the leading marker ("1", "1." or "*") the note repeats
             text = first.children[0].text
-            stripped = re.sub(r"^\s*(\d{1,3}|[*\u2020\u2021])[.)]?\s+", "", text, count=1)
+            stripped = _NOTE_LEAD.sub("", text, count=1)
             first.children[0] = Text(stripped)
-        note_id = f"p{self.page + 1}n{len(self.out.notes) + 1}"
         self.out.notes[note_id] = blocks
-        return [Paragraph([NoteRef(note_id)])]
+        # a note whose reference was seen in the text needs no anchor of its own here
+        return [] if note_id in self.refs else [Paragraph([NoteRef(note_id)])]
 
     def list_block(self, node: StructNode, depth: int) -> ListBlock:
         xs = [c.x0 for c in self.peek_chars(node) if c.text.strip()]
@@ -423,6 +456,30 @@ class _Builder:
         if header_rows == len(rows) and len(rows) > 1:
             header_rows = 1
         return [Table(rows, header_rows, caption)]
+
+
+_MARK = "\ue000"  # stands for a footnote reference inside a character stream
+_NOTE_MARK = re.compile(r"^(\d{1,3}|[*\u2020\u2021])$")
+_NOTE_LEAD = re.compile(r"^\s*(\d{1,3}|[*\u2020\u2021])[.)]?\s+")
+
+
+def _place_notes(inlines: list[Inline], marks: list[str]) -> list[Inline]:
+    """Replace each marker character in the inlines by a NoteRef (ids taken from ``marks``)."""
+    out: list[Inline] = []
+    for node in inlines:
+        if isinstance(node, Text) and _MARK in node.text:
+            parts = node.text.split(_MARK)
+            for i, part in enumerate(parts):
+                if part:
+                    out.append(Text(part))
+                if i < len(parts) - 1 and marks:
+                    out.append(NoteRef(marks.pop(0)))
+            continue
+        kids = getattr(node, "children", None)
+        if isinstance(kids, list):
+            node.children = _place_notes(kids, marks)  # type: ignore[union-attr]
+        out.append(node)
+    return out
 
 
 def _span(value: object) -> int:
