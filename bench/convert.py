@@ -380,6 +380,9 @@ def run(quick: bool = False) -> None:
         peers = [time_peer(tool, status[tool], docs, passes, tmp)
                  for tool in ("pandoc", "mammoth", "markitdown")]
         http, http_problem = time_http(docs, passes, tmp)
+        from bench import convert_pdf  # PDF structure vs the DOCX reader, pymupdf4llm...
+
+        convert_pdf.run(passes, status, tmp)
 
     # ---------------------------------------------------------------- throughput
     rows = []

@@ -20,6 +20,11 @@ the same. Categories:
 - ``emphasis``: ("bold" or "italic", normalised text) per span (``**``/``<strong>``/``<b>``,
   ``*``/``<em>``/``<i>``).
 
+The PDF comparison (``PDF_CATEGORIES``) adds: ``paragraphs`` (normalised text of each
+paragraph outside lists, tables and quotes), ``tables`` (one ``rows x columns`` token per
+table), ``code blocks`` (normalised text of each ``<pre>``), ``alt text`` (normalised alt of
+each image that has one) and ``footnotes`` (normalised text of each footnote definition).
+
 Text is normalised with NFKC, case folding, and every run of non-word characters (punctuation,
 Markdown escapes, whitespace) collapsed to one space; elements empty after that are dropped.
 Multisets are compared (a heading repeated twice must appear twice). Scores are micro-averaged:
@@ -35,6 +40,10 @@ from dataclasses import dataclass, field
 
 CATEGORIES = ("headings", "heading levels", "list items", "table cells", "links", "images",
               "emphasis")
+PDF_CATEGORIES = ("headings", "heading levels", "paragraphs", "list items", "table cells",
+                  "tables", "links", "images", "alt text", "emphasis", "code blocks",
+                  "footnotes")
+_FOOTNOTE_DEF = re.compile(r"^\[\^([^\]]+)\]:\s*(.*)$", re.MULTILINE)
 
 _DATA_URI = re.compile(r"data:[a-zA-Z0-9.+/-]*(;[a-zA-Z0-9=.+-]*)*,[^)\s\"'>]*")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
@@ -71,8 +80,11 @@ def elements(markdown: str) -> dict[str, Counter[object]]:
     """Element multisets per category (see the module docstring) of a Markdown text."""
     import lxml.html
 
-    found: dict[str, Counter[object]] = {c: Counter() for c in CATEGORIES}
-    html = _markdown_to_html(markdown)
+    found: dict[str, Counter[object]] = {c: Counter() for c in (*CATEGORIES, *PDF_CATEGORIES)}
+    for _, text in _FOOTNOTE_DEF.findall(markdown):
+        if normalise(text):
+            found["footnotes"][normalise(text)] += 1
+    html = _markdown_to_html(_FOOTNOTE_DEF.sub("", markdown))
     if not html.strip():
         return found
     root = lxml.html.fragment_fromstring(html, create_parent="div")
@@ -105,6 +117,21 @@ def elements(markdown: str) -> dict[str, Counter[object]]:
                 found["links"][href] += 1
         elif tag == "img":
             found["images"]["image"] += 1
+            if normalise(el.get("alt") or ""):
+                found["alt text"][normalise(el.get("alt") or "")] += 1
+        elif tag == "p" and not any(a.tag in ("li", "td", "th", "blockquote")
+                                    for a in el.iterancestors()):
+            text = normalise(el.text_content())
+            if text:
+                found["paragraphs"][text] += 1
+        elif tag == "pre":
+            text = normalise(el.text_content())
+            if text:
+                found["code blocks"][text] += 1
+        elif tag == "table" and not _in_cell(el):
+            rows = [r for r in el.iter("tr")]
+            cols = max((len(r.findall("td")) + len(r.findall("th")) for r in rows), default=0)
+            found["tables"][f"{len(rows)}x{cols}"] += 1
         elif tag in ("strong", "b", "em", "i"):
             text = normalise(el.text_content())
             if text:
@@ -154,6 +181,7 @@ class Score:
 
     tallies: dict[str, Tally] = field(default_factory=lambda: {c: Tally() for c in CATEGORIES})
     documents: int = 0
+    categories: tuple[str, ...] = CATEGORIES
 
     def add(self, produced_markdown: str, expected_markdown: str) -> None:
         """Score one document (a failed conversion counts as empty output)."""
@@ -163,8 +191,8 @@ class Score:
                      expected: dict[str, Counter[object]]) -> None:
         """Score one document from already extracted element sets."""
         self.documents += 1
-        for c in CATEGORIES:
-            self.tallies[c].add(produced[c], expected[c])
+        for c in self.categories:
+            self.tallies.setdefault(c, Tally()).add(produced[c], expected[c])
 
 
 def score(produced: str, expected: str) -> Score:

@@ -1,6 +1,8 @@
-"""Peer converters for the conversion benchmark: pandoc (Debian package), mammoth and
-markitdown (installed by :func:`ensure_peers` into separate virtualenvs under ``bench/.peers/``,
-never into the project's ``.venv``).
+"""Peer converters for the conversion benchmark: pandoc (Debian package), mammoth, markitdown
+and pymupdf4llm (installed by :func:`ensure_peers` into separate virtualenvs under
+``bench/.peers/``, never into the project's ``.venv``). pymupdf4llm runs twice from one venv:
+``pymupdf4llm`` with its layout model (pymupdf-layout, ``use_layout(True)``) and
+``pymupdf4llm-legacy`` without it (``use_layout(False)``).
 
 This file is also the runner the benchmark starts once per peer with the peer venv's Python::
 
@@ -29,12 +31,17 @@ PEERS_DIR = Path(__file__).resolve().parent / ".peers"
 MAMMOTH_VERSION = "1.13.0"
 # 0.1.9 needs certifi>=2026.10.19, which the package index here does not have yet
 MARKITDOWN_VERSION = "0.1.8"
+PYMUPDF4LLM_VERSION = "1.28.2"  # 2.0 on the index is an empty placeholder
 # tool -> source kinds it reads (pandoc has no PDF reader; mammoth reads DOCX only)
-KINDS = {"pandoc": ("docx",), "mammoth": ("docx",), "markitdown": ("docx", "pdf")}
+KINDS = {"pandoc": ("docx",), "mammoth": ("docx",), "markitdown": ("docx", "pdf"),
+         "pymupdf4llm": ("pdf",), "pymupdf4llm-legacy": ("pdf",)}
 
 
 PINS = {"mammoth": [f"mammoth=={MAMMOTH_VERSION}"],
-        "markitdown": [f"markitdown[docx,pdf]=={MARKITDOWN_VERSION}"]}
+        "markitdown": [f"markitdown[docx,pdf]=={MARKITDOWN_VERSION}"],
+        "pymupdf4llm": [f"pymupdf4llm=={PYMUPDF4LLM_VERSION}",
+                        f"pymupdf-layout=={PYMUPDF4LLM_VERSION}"]}
+VENV_OF = {"pymupdf4llm-legacy": "pymupdf4llm"}  # tools that share another tool's venv
 
 
 def peer_python(tool: str) -> Path:
@@ -43,7 +50,7 @@ def peer_python(tool: str) -> Path:
     One venv per peer: markitdown[docx] pins ``mammoth~=1.11.0``, which would downgrade the
     mammoth measured on its own.
     """
-    return PEERS_DIR / tool / "bin" / "python"
+    return PEERS_DIR / VENV_OF.get(tool, tool) / "bin" / "python"
 
 
 def _install(tool: str) -> str:
@@ -82,6 +89,8 @@ def ensure_peers() -> dict[str, str]:
               else "pandoc not on PATH (apt-get install pandoc)"}
     for tool in PINS:
         status[tool] = _install(tool)
+    for tool, venv in VENV_OF.items():
+        status[tool] = status[venv]
     return status
 
 
@@ -94,7 +103,8 @@ def peer_version(tool: str) -> str:
             return out.split("\n", 1)[0].split()[-1]
         except (OSError, subprocess.SubprocessError, IndexError):
             return "?"
-    return {"mammoth": MAMMOTH_VERSION, "markitdown": MARKITDOWN_VERSION}[tool]
+    return {"mammoth": MAMMOTH_VERSION, "markitdown": MARKITDOWN_VERSION,
+            "pymupdf4llm": PYMUPDF4LLM_VERSION, "pymupdf4llm-legacy": PYMUPDF4LLM_VERSION}[tool]
 
 
 def run_peer(tool: str, paths: list[Path], passes: int, out_dir: Path,
@@ -136,6 +146,14 @@ def _converter(tool: str) -> Any:
 
         def convert(path: str) -> str:
             return engine.convert(path).text_content
+        return convert
+    if tool in ("pymupdf4llm", "pymupdf4llm-legacy"):
+        import pymupdf4llm  # type: ignore[import-not-found]
+
+        pymupdf4llm.use_layout(tool == "pymupdf4llm")  # the GNN layout model, or not
+
+        def convert(path: str) -> str:
+            return pymupdf4llm.to_markdown(path)
         return convert
     if tool == "pandoc":
         def convert(path: str) -> str:

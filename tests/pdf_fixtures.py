@@ -92,6 +92,130 @@ def corrupt_pdf() -> bytes:
         bytes(range(256)) * 4
 
 
+def tagged_pdf(kind: str = "plain") -> bytes:
+    """A one-page tagged PDF with two marked-content runs (MCID 0 and 1) and a structure
+    tree shaped by ``kind``:
+
+    * ``plain``: H1 -> MCID 0, P -> MCID 1 (an honest tree);
+    * ``lying``: two P elements both claim MCID 0; MCID 1 belongs to no element;
+    * ``dangling``: the only P points at MCID 7, which the page does not have;
+    * ``cycle``: a Div whose kids include itself, and the H1 and P;
+    * ``deep``: the H1 and P sit under a chain of 10,000 nested Div elements.
+    """
+    content = (b"/H1 <</MCID 0>> BDC BT /F1 18 Tf 72 720 Td (Annual Summary) Tj ET EMC\n"
+               b"/P <</MCID 1>> BDC BT /F1 11 Tf 72 690 Td (Orphan text stays readable.) Tj "
+               b"ET EMC\n")
+    # 1 catalog, 2 pages, 3 page, 4 content, 5 font, 6 struct root, 7.. elements
+    objects: list[bytes] = [
+        b"<< /Type /Catalog /Pages 2 0 R /MarkInfo << /Marked true >> /StructTreeRoot 6 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /StructParents 0 "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        _stream(b"", content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"",
+    ]
+
+    def elem(tag: bytes, parent: int, kids: bytes) -> int:
+        objects.append(b"<< /Type /StructElem /S /%s /P %d 0 R /Pg 3 0 R /K %s >>"
+                       % (tag, parent, kids))
+        return len(objects)
+
+    if kind == "plain":
+        h1, p = elem(b"H1", 6, b"0"), elem(b"P", 6, b"1")
+        roots, nums = [h1, p], b"[%d 0 R %d 0 R]" % (h1, p)
+    elif kind == "lying":
+        a, b = elem(b"P", 6, b"0"), elem(b"P", 6, b"0")
+        roots, nums = [a, b], b"[%d 0 R null]" % a
+    elif kind == "dangling":
+        a = elem(b"P", 6, b"7")
+        roots, nums = [a], b"[%d 0 R]" % a
+    elif kind == "cycle":
+        div = len(objects) + 1
+        h1, p = div + 1, div + 2
+        elem(b"Div", 6, b"[%d 0 R %d 0 R %d 0 R]" % (div, h1, p))
+        elem(b"H1", div, b"0")
+        elem(b"P", div, b"1")
+        roots, nums = [div], b"[%d 0 R %d 0 R]" % (h1, p)
+    elif kind == "deep":
+        first = len(objects) + 1
+        depth = 10_000
+        for i in range(depth):
+            parent = 6 if i == 0 else first + i - 1
+            objects.append(b"<< /Type /StructElem /S /Div /P %d 0 R /K %d 0 R >>"
+                           % (parent, first + i + 1))
+        last = first + depth - 1
+        objects[-1] = b"<< /Type /StructElem /S /Div /P %d 0 R /K [%d 0 R %d 0 R] >>" % (
+            last - 1 if depth > 1 else 6, last + 1, last + 2)
+        h1, p = elem(b"H1", last, b"0"), elem(b"P", last, b"1")
+        roots, nums = [first], b"[%d 0 R %d 0 R]" % (h1, p)
+    else:
+        raise ValueError(kind)
+    objects[5] = (b"<< /Type /StructTreeRoot /K [%s] /ParentTree << /Nums [0 %s] >> >>"
+                  % (b" ".join(b"%d 0 R" % r for r in roots), nums))
+    return _pdf(objects)
+
+
+def dense_pdf(chars: int = 200_000, per_line: int = 200) -> bytes:
+    """One tall page holding ``chars`` characters of text in lines of ``per_line``."""
+    lines = chars // per_line
+    word = b"lorem ipsum dolor sit amet consectetur "
+    text = (word * (per_line // len(word) + 1))[:per_line]
+    body = b"BT /F1 4 Tf 5 TL 10 %d Td\n" % (lines * 5 + 10) + b"".join(
+        b"(%s) '\n" % text for _ in range(lines)) + b"ET\n"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 %d] "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>" % (lines * 5 + 40),
+        _stream(b"", body),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
+    ]
+    return _pdf(objects)
+
+
+def tagged_table_pdf(rows: int = 100, cols: int = 100) -> bytes:
+    """A tagged page whose structure tree holds one Table of ``rows`` x ``cols`` cells, each
+    cell's number drawn in its own marked-content run."""
+    content = bytearray(b"BT /F1 3 Tf\n")
+    for r in range(rows):
+        for c in range(cols):
+            mcid = r * cols + c
+            content += (b"/TD <</MCID %d>> BDC 1 0 0 1 %d %d Tm (%d) Tj EMC\n"
+                        % (mcid, 10 + c * 14, 1450 - r * 14, mcid))
+    content += b"ET\n"
+    # 1 catalog, 2 pages, 3 page, 4 content, 5 font, 6 root, 7 table, then TRs and TDs
+    objects: list[bytes] = [
+        b"<< /Type /Catalog /Pages 2 0 R /MarkInfo << /Marked true >> /StructTreeRoot 6 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 1420 1460] /StructParents 0 "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        _stream(b"", bytes(content)),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /StructTreeRoot /K [7 0 R] /ParentTree 8 0 R >>",
+        b"",  # table
+        b"",  # parent tree
+    ]
+    tr_nums = []
+    td_nums: list[int] = []
+    for r in range(rows):
+        tr = len(objects) + 1
+        objects.append(b"")
+        tr_nums.append(tr)
+        kids = []
+        for c in range(cols):
+            objects.append(b"<< /Type /StructElem /S /TD /P %d 0 R /Pg 3 0 R /K %d >>"
+                           % (tr, r * cols + c))
+            kids.append(len(objects))
+            td_nums.append(len(objects))
+        objects[tr - 1] = (b"<< /Type /StructElem /S /TR /P 7 0 R /K [%s] >>"
+                           % b" ".join(b"%d 0 R" % k for k in kids))
+    objects[6] = (b"<< /Type /StructElem /S /Table /P 6 0 R /K [%s] >>"
+                  % b" ".join(b"%d 0 R" % t for t in tr_nums))
+    objects[7] = b"<< /Nums [0 [%s]] >>" % b" ".join(b"%d 0 R" % t for t in td_nums)
+    return _pdf(objects)
+
+
 def tiny_png() -> bytes:
     """A 48x32 two-colour PNG (for the data-URI image of the HTML fixture)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

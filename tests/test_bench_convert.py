@@ -105,3 +105,21 @@ def test_normalisation_and_structures_a_pipe_table_cannot_hold():
     assert dict(marked["emphasis"]) == {("bold", "b c"): 1, ("italic", "c"): 1}
     assert dict(marked["links"]) == {"http://x/y": 1}
     assert sum(marked["images"].values()) == 1
+
+
+def test_pdf_categories_paragraphs_tables_code_alt_text_and_footnotes():
+    expected = ("Intro text here.\n\n| A | B |\n|---|---|\n| 1 | 2 |\n\n```\nx = 1\n```\n\n"
+                "![Logo of the team](logo.png)\n\nSee the note.[^1]\n\n[^1]: A footnote.\n")
+    produced = ("Intro text here.\n\n| A | B | C |\n|---|---|---|\n| 1 | 2 | 3 |\n\n"
+                "x = 1\n\n![](logo.png)\n\nSee the note.[^1]\n\n[^1]: A footnote.\n")
+    from bench.fidelity import PDF_CATEGORIES
+
+    s = Score(categories=PDF_CATEGORIES)
+    s.add(produced, expected)
+    t = s.tallies
+    # paragraphs: intro and "see the note 1" match; produced adds "x 1" (the unfenced code)
+    assert (t["paragraphs"].tp, t["paragraphs"].produced, t["paragraphs"].expected) == (2, 3, 2)
+    assert t["tables"].f1 == 0.0  # 2x3 is not 2x2
+    assert (t["code blocks"].recall, t["code blocks"].precision) == (0.0, None)
+    assert (t["alt text"].expected, t["alt text"].tp) == (1, 0)
+    assert t["images"].f1 == 1.0 and t["footnotes"].f1 == 1.0

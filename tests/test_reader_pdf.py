@@ -9,11 +9,16 @@ import pytest
 
 from render_pool.errors import CorruptDocument, TooLarge
 from render_pool.model import (
+    BlockQuote,
+    Code,
+    CodeBlock,
     Document,
     Emph,
     Heading,
     Image,
+    Link,
     ListBlock,
+    NoteRef,
     Paragraph,
     Strong,
     Table,
@@ -64,8 +69,10 @@ def heading_recall(doc: Document, groundtruth: str) -> float:
 
 
 def word_recall(doc: Document, groundtruth: str) -> float:
+    """Share of the ground truth's words found in our body text and footnotes."""
     gt = words(groundtruth)
-    return len(gt & words(plain_text(doc.blocks))) / len(gt)
+    ours = plain_text(doc.blocks) + " " + " ".join(plain_text(n) for n in doc.notes.values())
+    return len(gt & words(ours)) / len(gt)
 
 
 @pytest.fixture(scope="module")
@@ -307,3 +314,205 @@ def test_corpus_two_column_page_order() -> None:
     left_late = text.index("Boots self-locking nuts are made with three")  # later, column 1
     right = text.index("The stainless steel self-locking nut may be spun")  # column two
     assert left < left_late < right
+
+
+# ------------------------------------------------------------------ tagged PDFs
+OFFICE = DATA / "office"
+
+
+def links(blocks) -> list[tuple[str, str]]:
+    """(text, target) of every link, in order."""
+    out: list[tuple[str, str]] = []
+
+    def visit(node) -> None:
+        if isinstance(node, Link):
+            out.append((plain_text(node.children), node.target))
+            return
+        for f in ("children", "blocks", "items", "rows", "cells"):
+            for child in getattr(node, f, None) or []:
+                visit(child)
+
+    for b in blocks:
+        visit(b)
+    return out
+
+
+def inlines_of(blocks, kind: type) -> list:
+    found: list = []
+
+    def visit(node) -> None:
+        if isinstance(node, kind):
+            found.append(node)
+        for f in ("children", "blocks", "items", "rows", "cells"):
+            for child in getattr(node, f, None) or []:
+                visit(child)
+
+    for b in blocks:
+        visit(b)
+    return found
+
+
+@pytest.fixture(scope="module")
+def office_tagged() -> Document:
+    return read_pdf((OFFICE / "report.tagged.pdf").read_bytes())
+
+
+@pytest.fixture(scope="module")
+def features() -> Document:
+    return read_pdf((GEN / "tagged_features.pdf").read_bytes())
+
+
+def test_tagged_headings_come_from_the_tree(office_tagged: Document) -> None:
+    assert headings(office_tagged) == [
+        (1, "Quarterly Operations Review"), (2, "Fleet and Offices"), (2, "Regional Figures"),
+        (2, "Tooling"), (3, "Appendix")]
+
+
+def test_tagged_lists_nest_and_number(office_tagged: Document) -> None:
+    lists = [b for b in office_tagged.blocks if isinstance(b, ListBlock)]
+    bullets, numbered = lists
+    assert not bullets.ordered
+    assert [plain_text(i.blocks[:1]) for i in bullets.items] == [
+        "Trucks serviced on schedule", "Vans replaced after inspection",
+        "Offices moved to the new building"]
+    nested = bullets.items[1].blocks[-1]
+    assert isinstance(nested, ListBlock)
+    assert [plain_text(i.blocks) for i in nested.items] == [
+        "Electric vans in the northern depot", "Diesel vans in the southern depot"]
+    assert numbered.ordered and numbered.start == 1
+    assert [plain_text(i.blocks) for i in numbered.items] == [
+        "Check the tyres and the brakes.", "Record the mileage in the log.",
+        "Sign the inspection sheet."]
+
+
+def test_tagged_borderless_table_keeps_every_cell(office_tagged: Document) -> None:
+    table = next(b for b in office_tagged.blocks if isinstance(b, Table))
+    grid = [[plain_text(c.blocks) for c in row.cells] for row in table.rows]
+    assert grid[0] == ["Region", "Revenue", "Costs", "Notes"]
+    assert grid[3] == ["East", "1,010", "1,105", "One-off costs for the office move and new vans"]
+    assert len(grid) == 5 and all(len(r) == 4 for r in grid)
+
+
+def test_tagged_code_block_across_a_page_break_keeps_indentation(
+        office_tagged: Document) -> None:
+    code = [b for b in office_tagged.blocks if isinstance(b, CodeBlock)]
+    assert [c.text for c in code] == [
+        "def load(path):\n    with open(path) as fh:\n        return parse(fh.read())\n"
+        "print(load('fleet.toml'))"]
+    spans = [c.text for c in inlines_of(office_tagged.blocks, Code)]
+    assert spans == ["make report"]
+
+
+def test_tagged_text_keeps_ligatures_and_plain_urls_become_links(
+        office_tagged: Document) -> None:
+    text = plain_text(office_tagged.blocks)
+    assert "the finances, fleet health and the third quarter" in text
+    assert "Affluent offices find efficient workflows" in text
+    assert ("https://example.org/handbook", "https://example.org/handbook") in links(
+        office_tagged.blocks)
+
+
+def test_tagged_image_stays_in_place(office_tagged: Document) -> None:
+    texts = top_texts(office_tagged)
+    at = next(i for i, b in enumerate(office_tagged.blocks)
+              if inlines_of([b], Image))
+    assert texts[at - 1] == "The logo of the fleet department follows."
+
+
+def test_tagged_links_code_quote_and_alt_text(features: Document) -> None:
+    assert links(features.blocks) == [
+        ("installation guide", "https://example.com/guide"),
+        ("frequently asked questions", "https://example.com/faq"),
+        ("help@example.com", "mailto:help@example.com")]
+    assert [c.text for c in inlines_of(features.blocks, Code)] == ["convert --all"]
+    code = next(b for b in features.blocks if isinstance(b, CodeBlock))
+    assert code.text.splitlines()[1] == "    for name in sorted(files):"
+    quote = next(b for b in features.blocks if isinstance(b, BlockQuote))
+    assert plain_text(quote.blocks) == "Measure twice and cut once; the saw forgives nothing."
+    (img,) = inlines_of(features.blocks, Image)
+    assert img.alt == "Company logo in blue and red" and img.src in features.resources
+
+
+def test_tagged_table_spans_from_attributes(lists_tables: Document) -> None:
+    table = next(b for b in lists_tables.blocks if isinstance(b, Table))
+    west = next(c for row in table.rows for c in row.cells if plain_text(c.blocks) == "West")
+    wide = next(c for row in table.rows for c in row.cells
+                if plain_text(c.blocks) == "not reported")
+    assert (west.rowspan, wide.colspan) == (2, 2)
+    assert table.header_rows == 1
+
+
+@pytest.mark.parametrize("kind", ["plain", "lying", "dangling", "cycle", "deep"])
+def test_broken_structure_trees_lose_and_repeat_nothing(kind: str) -> None:
+    doc = read_pdf(pdf_fixtures.tagged_pdf(kind))
+    text = plain_text(doc.blocks)
+    assert text.count("Annual Summary") == 1
+    assert text.count("Orphan text stays readable.") == 1
+
+
+# ------------------------------------------------------------------ untagged office export
+@pytest.fixture(scope="module")
+def office_untagged() -> Document:
+    return read_pdf((OFFICE / "report.pdf").read_bytes())
+
+
+def test_untagged_ligatures_stay_in_reading_order(office_untagged: Document) -> None:
+    text = plain_text(office_untagged.blocks)
+    assert "This review summarises the finances, fleet health and the third quarter" in text
+    assert "Affluent offices find efficient workflows; the final figures differ little " \
+        "from the first estimate." in text
+    assert headings(office_untagged)[1] == (2, "Fleet and Offices")
+
+
+def test_untagged_monospaced_lines_are_one_code_block(office_untagged: Document) -> None:
+    code = [b.text for b in office_untagged.blocks if isinstance(b, CodeBlock)]
+    assert code == ["def load(path):\n    with open(path) as fh:\n"
+                    "        return parse(fh.read())\n\nprint(load('fleet.toml'))"]
+    assert [c.text for c in inlines_of(office_untagged.blocks, Code)] == ["make report"]
+
+
+def test_untagged_symbol_bullets_and_plain_urls(office_untagged: Document) -> None:
+    bullets = next(b for b in office_untagged.blocks if isinstance(b, ListBlock))
+    assert not bullets.ordered and len(bullets.items) == 3
+    assert ("https://example.org/handbook", "https://example.org/handbook") in links(
+        office_untagged.blocks)
+
+
+def test_untagged_borderless_table_with_wrapped_cells(office_untagged: Document) -> None:
+    table = next(b for b in office_untagged.blocks if isinstance(b, Table))
+    grid = [[plain_text(c.blocks) for c in row.cells] for row in table.rows]
+    assert grid == [["Region", "Revenue", "Costs", "Notes"],
+                    ["North", "1,240", "980", "Strong growth in the new depot"],
+                    ["South", "860", "790", "Flat"],
+                    ["East", "1,010", "1,105", "One-off costs for the office move and new vans"],
+                    ["West", "720", "640", "Stable"]]
+    assert table.header_rows == 1
+
+
+def test_untagged_two_column_page_is_not_a_table(report: Document) -> None:
+    assert not any(isinstance(b, Table) for b in report.blocks)
+
+
+# ------------------------------------------------------------------ hostile PDFs
+def test_tagged_table_of_ten_thousand_cells_is_read_whole() -> None:
+    doc = read_pdf(pdf_fixtures.tagged_table_pdf(100, 100))
+    (table,) = [b for b in doc.blocks if isinstance(b, Table)]
+    assert [len(r.cells) for r in table.rows] == [100] * 100
+    assert plain_text(table.rows[99].cells[99].blocks) == "9999"
+    assert not any(isinstance(b, Heading) for b in doc.blocks)
+
+
+def test_page_of_two_hundred_thousand_characters_ends() -> None:
+    doc = read_pdf(pdf_fixtures.dense_pdf(200_000))
+    assert plain_text(doc.blocks).count("lorem") > 4000
+
+
+@pytest.mark.parametrize("name", ["report.pdf", "report.tagged.pdf"])
+def test_footnote_marker_tied_to_its_text(name: str, office_tagged: Document,
+                                          office_untagged: Document) -> None:
+    doc = office_tagged if "tagged" in name else office_untagged
+    (ref,) = inlines_of(doc.blocks, NoteRef)
+    assert plain_text(doc.notes[ref.note_id]) == "Figures are in thousands of euros, before tax."
+    para = next(b for b in doc.blocks if isinstance(b, Paragraph) and ref in b.children)
+    assert plain_text([para]) == "Totals are rounded to the nearest thousand."
+    assert "Figures are in thousands" not in plain_text(doc.blocks)

@@ -1,10 +1,13 @@
 """PDF reader: a PDF's text layer, tables and images as a :class:`Document`.
 
-Built on pypdfium2. Per page: characters with boxes and font style (pdf_chars), ruling
-lines and images (pdf_graphics), ruled tables (pdf_tables), columns and reading order
-(pdf_layout). Then, for the whole document: running headers/footers and page numbers are
-removed (pdf_furniture) and lines become headings, paragraphs, lists and tables
-(pdf_blocks).
+Built on pypdfium2. Per page: characters with boxes, font style and marked-content ids
+(pdf_chars), links (pdf_links), ruling lines and images (pdf_graphics). A tagged page
+(one with a usable structure tree, pdf_struct) is read from its tree (pdf_tagged); the
+characters the tree does not reference, and every untagged page, are read by layout: ruled
+tables (pdf_tables), columns and reading order (pdf_layout). Then, for the whole document:
+running headers/footers and page numbers are removed (pdf_furniture), lines become
+headings, paragraphs, lists and tables (pdf_blocks), and tagged blocks cut by a page break
+are joined again (pdf_tagged).
 
 Bad input never surfaces as a pdfium error: empty, non-PDF, corrupt and encrypted files,
 and scans without a text layer raise :class:`CorruptDocument`; too many pages raise
@@ -13,25 +16,34 @@ and scans without a text layer raise :class:`CorruptDocument`; too many pages ra
 
 from __future__ import annotations
 
+import itertools
 import logging
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from render_pool.errors import CorruptDocument, TooLarge
-from render_pool.model import Document, Image, Paragraph, Resource
+from render_pool.model import Block, Document, Image, Paragraph, Resource
 from render_pool.readers.pdf_blocks import build_blocks
-from render_pool.readers.pdf_chars import Char, page_chars, segments_of
+from render_pool.readers.pdf_chars import ARTIFACT, Char, page_chars, segments_of
 from render_pool.readers.pdf_furniture import remove_furniture
-from render_pool.readers.pdf_graphics import page_images, page_rules
+from render_pool.readers.pdf_graphics import PageImage, page_images, page_rules
 from render_pool.readers.pdf_layout import Block as FlowBlock
 from render_pool.readers.pdf_layout import Item, order_page
+from render_pool.readers.pdf_links import attach_links, page_links
+from render_pool.readers.pdf_notes import place_notes, take_notes
+from render_pool.readers.pdf_struct import BrokenTree, StructNode, page_tree
 from render_pool.readers.pdf_tables import build_grid_table, find_grids
+from render_pool.readers.pdf_tagged import PageImageRef, dedent_code, join_pages, tagged_page
 
 log = logging.getLogger(__name__)
 
 MAX_PAGES = 2000
 MAX_IMAGES = 500
+MIN_TREE_COVERAGE = 0.5  # below this share of the page's text, a tree is ignored
+# list bullets some producers (Chromium) draw outside both the tree and /Artifact: the
+# tree's L/LI already says there is a list, so the bare glyphs are not text left over
+_LABEL_GLYPHS = set("\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2023\u2043")
 _META_KEYS = {"Title": "title", "Author": "author", "Subject": "subject", "Keywords": "keywords"}
 
 
@@ -70,13 +82,67 @@ def _metadata(pdf: pdfium.PdfDocument) -> dict[str, str]:
 
 
 class _PageResult:
-    __slots__ = ("height", "image_count", "items", "text_chars")
+    __slots__ = ("height", "image_count", "items", "tagged", "text_chars")
 
     def __init__(self) -> None:
         self.items: list[Item] = []
         self.height = 0.0
         self.text_chars = 0
         self.image_count = 0
+        self.tagged: set[int] = set()  # id() of the items built from the structure tree
+
+
+def _image_block(img: PageImage, name: str) -> FlowBlock:
+    para = Paragraph([Image(name, alt="", width_px=img.width_px, height_px=img.height_px)])
+    return FlowBlock(img.x0, img.x1, img.top, img.bottom, para)
+
+
+def _tagged_items(tree: list[StructNode], chars: list[Char | None], images: list[PageImage],
+                  names: list[str], index: int, width: float, height: float, doc: Document,
+                  res: _PageResult) -> bool:
+    """Fill ``res.items`` from the structure tree; False when the tree covers too little.
+
+    Characters the tree does not reference (and are not artifacts) and images no Figure
+    claims are read by layout and follow the tagged blocks, so nothing is lost.
+    """
+    refs = [PageImageRef(n, img.mcid, img.width_px, img.height_px)
+            for n, img in zip(names, images, strict=True)]
+    got = tagged_page(tree, chars, refs, index)
+    visible = [c for c in chars if c is not None and c.text.strip() and c.mcid != ARTIFACT]
+    covered = sum(1 for c in visible if c.mcid in got.used)
+    if visible and covered < MIN_TREE_COVERAGE * len(visible):
+        return False
+    if not visible and not got.blocks:
+        return False
+    doc.notes.update(got.notes)
+    rest = [c for c in chars if c is None or (c.mcid not in got.used and c.mcid != ARTIFACT
+                                              and c.text not in _LABEL_GLYPHS)]
+    rest_images = [_image_block(img, n) for n, img in zip(names, images, strict=True)
+                   if n not in got.images_used]
+    items: list[Item] = [FlowBlock(0.0, width, *got.boxes.get(id(b), (0.0, 0.0)), b, index)
+                         for b in got.blocks]
+    leftover = order_page(segments_of(rest), rest_images, index, height)
+    res.items = _interleave(items, leftover)
+    res.tagged = {id(it) for it in items}
+    return True
+
+
+def _interleave(tagged: list[Item], leftover: list[Item]) -> list[Item]:
+    """Put layout-read items between the tagged blocks by their vertical position.
+
+    Only when the tagged blocks with a known position run top to bottom (one column);
+    otherwise the leftovers follow the tagged blocks.
+    """
+    tops = [it.top for it in tagged if it.bottom > it.top]
+    if not leftover or any(b < a - 1 for a, b in itertools.pairwise(tops)):
+        return tagged + leftover
+    out = list(tagged)
+    ids = {id(t) for t in tagged}
+    for it in leftover:
+        at = next((i for i, t in enumerate(out) if t.bottom > t.top and t.top > it.top
+                   and id(t) in ids), len(out))
+        out.insert(at, it)
+    return out
 
 
 def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
@@ -84,14 +150,21 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
     """Ordered items (lines, tables, images) of one page; the page is closed afterwards."""
     res = _PageResult()
     page = pdf[index]
+    tree: list[StructNode] | None = None
     try:
         width, height = page.get_size()
         res.height = height
         textpage = page.get_textpage()
         try:
             chars = page_chars(textpage, height)
+            attach_links(chars, page_links(pdf, page, textpage, height))
         finally:
             textpage.close()
+        try:
+            tree = page_tree(page)
+        except BrokenTree as exc:
+            doc.warn(f"page {index + 1}: the structure tree is unusable ({exc}); the page "
+                     "was read by layout")
         rules, fills = page_rules(page, height)
         images, skipped = page_images(page, height, budget)
     finally:
@@ -101,6 +174,11 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
                  "unreadable)")
     res.text_chars = sum(1 for c in chars if c is not None and c.text.strip())
     res.image_count = len(images) + skipped
+    names = [f"page{index + 1}-img{n}.png" for n in range(1, len(images) + 1)]
+    for name, img in zip(names, images, strict=True):
+        doc.resources[name] = Resource(img.png, "image/png")
+    if tree and _tagged_items(tree, chars, images, names, index, width, height, doc, res):
+        return res
     blocks: list[FlowBlock] = []
     for grid in find_grids(rules, width, height):
         inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
@@ -110,13 +188,22 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
         chars = [c for c in chars if c is None or not grid.contains(c)]
         x0, x1, top, bottom = grid.box
         blocks.append(FlowBlock(x0, x1, top, bottom, table))
-    for n, img in enumerate(images, start=1):
-        name = f"page{index + 1}-img{n}.png"
-        doc.resources[name] = Resource(img.png, "image/png")
-        para = Paragraph([Image(name, alt="", width_px=img.width_px, height_px=img.height_px)])
-        blocks.append(FlowBlock(img.x0, img.x1, img.top, img.bottom, para))
+    blocks.extend(_image_block(img, name) for name, img in zip(names, images, strict=True))
     res.items = order_page(segments_of(chars), blocks, index, height)
     return res
+
+
+def _join_tagged_pages(pages: list[_PageResult]) -> None:
+    """Join a tagged paragraph, list or table that a page break cut in two."""
+    prev: _PageResult | None = None
+    for page in pages:
+        if prev is not None and page.items and id(prev.items[-1]) in prev.tagged \
+                and id(page.items[0]) in page.tagged:
+            a, b = prev.items[-1], page.items[0]
+            assert isinstance(a, FlowBlock) and isinstance(b, FlowBlock)
+            if join_pages(a.payload, b.payload):  # type: ignore[arg-type]
+                page.items.pop(0)
+        prev = page if page.items else prev
 
 
 def read_pdf(data: bytes) -> Document:
@@ -153,8 +240,17 @@ def read_pdf(data: bytes) -> Document:
     if scanned:
         doc.warn("page(s) " + ", ".join(map(str, scanned[:20]))
                  + " have no text layer (scanned?); only their images were kept")
+    _join_tagged_pages(pages)
     page_items = [p.items for p in pages]
     remove_furniture(page_items, [p.height for p in pages])
+    footnotes: dict[str, list[Block]] = {}
+    for index, page in enumerate(pages):
+        if not page.tagged:
+            take_notes(page.items, page.height, index, footnotes)
     flow = [it for items in page_items for it in items]
     doc.blocks = build_blocks(flow)
+    if footnotes:
+        place_notes(doc.blocks, list(footnotes))
+        doc.notes.update(footnotes)
+    dedent_code(doc.blocks)
     return doc

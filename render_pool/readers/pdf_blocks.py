@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from render_pool.model import (
     Block,
+    CodeBlock,
     Heading,
     Inline,
     ListBlock,
@@ -152,6 +153,8 @@ class _Builder:
         self.stack: list[float] = []
         self.last_heading: Line | None = None
         self.next_item: Item | None = None
+        self.code: list[Line] = []
+        self.code_end: Line | None = None
 
     # ------------------------------------------------------------ headings
     def _heading_key(self, pos: int) -> tuple[float, bool] | None:
@@ -273,6 +276,44 @@ class _Builder:
     def flush(self) -> None:
         self.flush_para()
         self.flush_list()
+        self.flush_code()
+
+    def flush_code(self) -> None:
+        """A run of monospaced lines as one code block, indented by x position."""
+        if not self.code:
+            return
+        vis = [c for ln in self.code for c in ln.visible]
+        widths = sorted((c.x1 - c.x0) / max(len(c.text), 1) for c in vis if c.x1 > c.x0)
+        cw = max(widths[len(widths) // 2] if widths else 6.0, 1.0)
+        left = min(min(ln.x0 for ln in self.code), min(ln.col_x0 for ln in self.code))
+        lines: list[str] = []
+        prev: Line | None = None
+        for ln in self.code:
+            if prev is not None and ln.baseline - prev.baseline > 1.9 * max(ln.size, 1.0) \
+                    * self.pitch:
+                lines.append("")  # a blank line kept in the listing
+            indent = min(round((ln.x0 - left) / cw), 80)
+            lines.append(" " * indent + "".join(c.text for c in ln.chars).strip())
+            prev = ln
+        text = "\n".join(lines)
+        last = self.blocks[-1] if self.blocks else None
+        if isinstance(last, CodeBlock) and self.code_end is not None \
+                and self.code_end.page < self.code[0].page:
+            last.text += "\n" + text  # the listing goes on after a page break
+        else:
+            self.blocks.append(CodeBlock(text))
+        self.code_end = self.code[-1]
+        self.code = []
+
+    def is_code(self, line: Line) -> bool:
+        """Every visible character in a fixed-pitch font (ASCII: CJK fonts are flagged too)."""
+        vis = line.visible
+        if not vis or not all(c.mono and c.text.isascii() for c in vis):
+            return False
+        if self.code and not (self._same_flow(self.code[-1], line) and line.baseline
+                              - self.code[-1].baseline < 3.5 * max(line.size, 1.0)):
+            self.flush_code()
+        return bool(self.code) or len(vis) >= 3
 
     def add_heading(self, line: Line, key: tuple[float, bool]) -> None:
         level = self.levels.get(key, 4)
@@ -282,7 +323,7 @@ class _Builder:
                 and self._same_flow(prev, line) and not self.para and not self.list_items
                 and 0 < line.baseline - prev.baseline <= 2.0 * line.size):
             last.children = to_inlines(
-                [*_styled_of(last.children), (" ", False, False),
+                [*_styled_of(last.children), (" ", False, False, "", False),
                  *join_lines([line.chars])], keep_style=False)
         else:
             self.flush()
@@ -345,6 +386,13 @@ class _Builder:
                 self.blocks.append(it.payload)  # type: ignore[arg-type]
                 self.last_heading = None
                 continue
+            if self.is_code(it):
+                if not self.code:
+                    self.flush()
+                self.code.append(it)
+                self.last_heading = None
+                continue
+            self.flush_code()
             key = self.keys[pos]
             if key is not None and key in self.levels:
                 self.add_heading(it, key)
@@ -366,9 +414,23 @@ class _Builder:
         return self.blocks
 
 
-def _styled_of(inlines: list[Inline]) -> list[tuple[str, bool, bool]]:
+def _styled_of(inlines: list[Inline]) -> list[tuple[str, bool, bool, str, bool]]:
     text = "".join(n.text for n in inlines if isinstance(n, Text))
-    return [(ch, False, False) for ch in text]
+    return [(ch, False, False, "", False) for ch in text]
+
+
+def _wrapped_cell_line(run: list[Line], line: Line) -> bool:
+    """True for the next line of cells that wrap: right under the run, first column
+    empty, every segment starting where a column of the run starts."""
+    prev = run[-1]
+    em = max(line.size, 1.0)
+    if line.region != prev.region or line.baseline - prev.baseline > 1.6 * em:
+        return False
+    first = min(s.x0 for ln in run for s in ln.segs)
+    if line.x0 < first + 2 * em:
+        return False
+    starts = [s.x0 for ln in run for s in ln.segs]
+    return all(any(abs(s.x0 - x) <= 0.8 * em for x in starts) for s in line.segs)
 
 
 def detect_aligned_tables(items: list[Item]) -> list[Item]:
@@ -394,7 +456,7 @@ def detect_aligned_tables(items: list[Item]) -> list[Item]:
         if ok and run and (it.region != run[-1].region
                            or it.baseline - run[-1].baseline > 3.0 * max(it.size, 1.0)):
             close()
-        if ok:
+        if ok or (run and isinstance(it, Line) and _wrapped_cell_line(run, it)):
             run.append(it)  # type: ignore[arg-type]
         else:
             close()

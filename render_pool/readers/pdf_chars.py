@@ -28,11 +28,22 @@ _FLAG_ITALIC = 64
 _FLAG_FORCE_BOLD = 262144
 HYPHENS = ("-", "\u00ad", "\u2010", "\u2011")
 MAX_CHARS_PER_PAGE = 300_000  # bounds time and memory on pathological pages
+NO_MCID = -1  # the character is not inside marked content with an MCID
+ARTIFACT = -2  # the character is marked as an artifact (running header, page number...)
+_FLAG_FIXED_PITCH = 1
+_MONO_WORDS = ("mono", "courier", "consol", "menlo", "typewriter", "cmtt", "sfmono", "inconsolata",
+               "liberationmono", "dejavusansmono", "lucidaconsole", "firacode", "cousine")
+Style = tuple[bool, bool, int, bool]  # bold, italic, mcid, mono
+# Symbol / Wingdings bullets that Word and LibreOffice write as private-use code points
+_PUA_BULLETS = {0xF0B7: "\u2022", 0xF0A7: "\u25aa", 0xF0A8: "\u25e6", 0xF076: "\u2756",
+                0xF0D8: "\u27a2", 0xF0FC: "\u2714", 0xF06F: "\u25e6", 0xF0A1: "\u25cb",
+                0xF0E0: "\u27a2", 0xF02D: "-"}
 
 
 @dataclass(slots=True)
 class Char:
-    """One visible character: text, loose box (top-down), baseline, size and style."""
+    """One visible glyph: text (several characters for a ligature such as "fi"), loose box
+    (top-down), baseline, size and style."""
 
     text: str
     x0: float
@@ -43,6 +54,9 @@ class Char:
     size: float
     bold: bool
     italic: bool
+    mcid: int = NO_MCID  # marked-content id (tagged PDFs), NO_MCID or ARTIFACT
+    mono: bool = False  # set in a fixed-pitch font
+    link: str = ""  # URL of the link area the character sits in
 
 
 @dataclass(slots=True)
@@ -83,14 +97,39 @@ class Segment:
         return self.x1 >= self.x0
 
 
-def _style_of(textpage: pdfium.PdfTextPage, index: int, buf: ctypes.Array,
-              cache: dict[int, tuple[bool, bool]]) -> tuple[bool, bool]:
-    """(bold, italic) of a character, from its font name, weight and flags."""
-    obj = pdfium_c.FPDFText_GetTextObject(textpage, index)
-    key = ctypes.cast(obj, ctypes.c_void_p).value or 0
+def _mark_of(obj) -> int:
+    """The text object's marked-content id, ARTIFACT inside /Artifact, else NO_MCID."""
+    mcid = pdfium_c.FPDFPageObj_GetMarkedContentID(obj)
+    if mcid >= 0:
+        return mcid
+    buf = ctypes.create_string_buffer(64)
+    out_len = ctypes.c_ulong(0)
+    for i in range(min(pdfium_c.FPDFPageObj_CountMarks(obj), 16)):
+        mark = pdfium_c.FPDFPageObj_GetMark(obj, i)
+        if mark and pdfium_c.FPDFPageObjMark_GetName(
+                mark, ctypes.cast(buf, ctypes.POINTER(ctypes.c_ushort)), len(buf),
+                ctypes.byref(out_len)):
+            name = buf.raw[: max(0, min(out_len.value, len(buf)) - 2)].decode(
+                "utf-16-le", "replace")
+            if name == "Artifact":
+                return ARTIFACT
+    return NO_MCID
+
+
+# FPDFText_GetTextObject returning a plain address: the cache key without a ctypes.cast
+# per character (the cast was a tenth of the reading time of a text page)
+_TEXT_OBJECT_ADDR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(
+    ctypes.cast(pdfium_c.FPDFText_GetTextObject, ctypes.c_void_p).value)
+
+
+def _style_of(textpage: pdfium.PdfTextPage, raw_textpage: int, index: int, buf: ctypes.Array,
+              cache: dict[int, Style]) -> Style:
+    """(bold, italic, mcid, mono) of a character, from its font and its text object."""
+    key = _TEXT_OBJECT_ADDR(raw_textpage, index) or 0
     hit = cache.get(key)
     if hit is not None:
         return hit
+    obj = pdfium_c.FPDFText_GetTextObject(textpage, index)
     flags = ctypes.c_int(0)
     n = pdfium_c.FPDFText_GetFontInfo(textpage, index, buf, len(buf), ctypes.byref(flags))
     name = bytes(buf.raw[: max(0, min(n, len(buf)) - 1)]).decode("latin-1").lower()
@@ -99,9 +138,12 @@ def _style_of(textpage: pdfium.PdfTextPage, index: int, buf: ctypes.Array,
     bold = weight >= 600 or bool(flags.value & _FLAG_FORCE_BOLD) or any(
         w in name for w in _BOLD_WORDS) or bool(_TEX_BOLD.search(name))
     italic = bool(flags.value & _FLAG_ITALIC) or any(w in name for w in _ITALIC_WORDS)
+    mono = bool(flags.value & _FLAG_FIXED_PITCH) or any(w in name for w in _MONO_WORDS)
+    mcid = _mark_of(obj) if obj else NO_MCID
+    style = (bold, italic, mcid, mono)
     if obj:
-        cache[key] = (bold, italic)
-    return bold, italic
+        cache[key] = style
+    return style
 
 
 def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | None]:
@@ -114,14 +156,15 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
     out: list[Char | None] = []
     rotated: list[int] = []
     buf = ctypes.create_string_buffer(256)
-    cache: dict[int, tuple[bool, bool]] = {}
+    cache: dict[int, Style] = {}
+    raw_tp = ctypes.cast(textpage.raw, ctypes.c_void_p).value
     rect = pdfium_c.FS_RECTF()
     mat = pdfium_c.FS_MATRIX()
     for i in range(count):
         code = pdfium_c.FPDFText_GetUnicode(textpage, i)
         if code in (0xFFFE, 0xFFFF):
             continue
-        ch = chr(code) if code < 0x110000 else "\ufffd"
+        ch = _PUA_BULLETS.get(code) or (chr(code) if code < 0x110000 else "\ufffd")
         if ch in "\r\n":
             if not out or out[-1] is not None:
                 out.append(None)
@@ -136,7 +179,7 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
             if out and out[-1] is not None and out[-1].text != " ":
                 prev = out[-1]
                 out.append(Char(" ", prev.x1, prev.x1, prev.top, prev.bottom, prev.baseline,
-                                prev.size, prev.bold, prev.italic))
+                                prev.size, prev.bold, prev.italic, prev.mcid, prev.mono))
             continue
         if not pdfium_c.FPDFText_GetLooseCharBox(textpage, i, rect):
             continue
@@ -145,9 +188,18 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
         size = pdfium_c.FPDFText_GetFontSize(textpage, i) * scale
         if size <= 0:
             size = max(1.0, (rect.top - rect.bottom) / 1.2)
-        bold, italic = _style_of(textpage, i, buf, cache)
+        if "\ufb00" <= ch <= "\ufb06":  # a ligature code point: its letters
+            ch = unicodedata.normalize("NFKC", ch)
+        prev = out[-1] if out else None
+        if prev is not None and prev.text.strip() and abs(prev.x0 - rect.left) < 0.05 \
+                and abs(prev.x1 - rect.right) < 0.05 and ch.strip():
+            # one glyph, several characters (pdfium expands "fi" into two chars with the
+            # same box): keep them together so the line is not cut between them
+            prev.text += ch
+            continue
+        bold, italic, mcid, mono = _style_of(textpage, raw_tp, i, buf, cache)
         c = Char(ch, rect.left, rect.right, page_height - rect.top, page_height - rect.bottom,
-                 page_height - mat.f, size, bold, italic)
+                 page_height - mat.f, size, bold, italic, mcid, mono)
         if abs(mat.b) > abs(mat.a) + 1e-6 or mat.a < 0:
             rotated.append(len(out))
         out.append(c)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from render_pool.readers.pdf_layout import Item, Line
+from render_pool.model import Paragraph, plain_text
+from render_pool.readers.pdf_layout import Block, Item, Line
 
 BAND = 0.1
 _PAGE_NO = re.compile(
@@ -22,10 +23,22 @@ def _key(text: str) -> str:
     return re.sub(r"\d+", "#", " ".join(text.lower().split()))
 
 
-def _edge_lines(items: list[Item], height: float) -> list[tuple[str, Line]]:
+def _text(it: Item) -> str:
+    if isinstance(it, Line):
+        return it.text
+    return " ".join(plain_text(it.payload.children).split())  # type: ignore[union-attr]
+
+
+def _is_text(it: Item) -> bool:
+    """A line, or a paragraph from a structure tree whose place on the page is known."""
+    return isinstance(it, Line) or (isinstance(it, Block) and isinstance(it.payload, Paragraph)
+                                    and it.bottom > it.top)
+
+
+def _edge_lines(items: list[Item], height: float) -> list[tuple[str, Item]]:
     """Lines in the top or bottom band that are among the page's outermost three lines."""
-    lines = sorted((it for it in items if isinstance(it, Line)), key=lambda ln: ln.top)
-    out: list[tuple[str, Line]] = []
+    lines = sorted((it for it in items if _is_text(it)), key=lambda ln: ln.top)
+    out: list[tuple[str, Item]] = []
     for ln in lines[:3]:
         if ln.bottom <= height * BAND + 12:
             out.append(("top", ln))
@@ -40,14 +53,14 @@ def remove_furniture(pages: list[list[Item]], heights: list[float]) -> int:
     counts: dict[tuple[str, str], int] = {}
     edges = [_edge_lines(items, h) for items, h in zip(pages, heights, strict=True)]
     for found in edges:
-        for key in {(zone, _key(ln.text)) for zone, ln in found}:
+        for key in {(zone, _key(_text(ln))) for zone, ln in found}:
             counts[key] = counts.get(key, 0) + 1
     need = max(2, (len(pages) + 1) // 2)
     removed = 0
     for items, found in zip(pages, edges, strict=True):
         drop: set[int] = set()
         for zone, ln in found:
-            text = ln.text
+            text = _text(ln)
             if _PAGE_NO.match(text) or counts.get((zone, _key(text)), 0) >= need:
                 drop.add(id(ln))
         if drop:

@@ -45,6 +45,7 @@ class PageImage:
     png: bytes
     width_px: int
     height_px: int
+    mcid: int = -1  # marked-content id (tagged PDFs), -1 when none
 
 
 @dataclass(slots=True)
@@ -171,5 +172,7 @@ def page_images(page: pdfium.PdfPage, height: float, budget: list[int]) -> tuple
             skipped += 1
             continue
         budget[0] -= 1
-        images.append(PageImage(left, right, height - top, height - bottom, png, w_px, h_px))
+        mcid = pdfium_c.FPDFPageObj_GetMarkedContentID(obj.raw)
+        images.append(PageImage(left, right, height - top, height - bottom, png, w_px, h_px,
+                                mcid))
     return images, skipped

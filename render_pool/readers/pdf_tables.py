@@ -187,35 +187,46 @@ def aligned_table(lines: list[Line]) -> Table | None:
     """A table from lines whose segments start at shared x positions, else None.
 
     Needs at least three lines of two or more segments, with column starts that line up
-    (within a few points) on most lines.
+    (within a few points) on most lines. A line whose first column is empty continues the
+    row above (a cell that wraps over several lines).
     """
-    if len(lines) < 3 or any(len(ln.segs) < 2 for ln in lines):
+    multi = [ln for ln in lines if len(ln.segs) >= 2]
+    if len(multi) < 3:
         return None
-    em = max(1.0, sorted(ln.size for ln in lines)[len(lines) // 2])
-    starts = _cluster_loose([s.x0 for ln in lines for s in ln.segs], 0.8 * em)
+    em = max(1.0, sorted(ln.size for ln in multi)[len(multi) // 2])
+    starts = _cluster_loose([s.x0 for ln in multi for s in ln.segs], 0.8 * em)
     if len(starts) < 2 or len(starts) > 12:
         return None
     hits = 0
     total = 0
-    for ln in lines:
+    for ln in multi:
         for s in ln.segs:
             total += 1
             hits += any(abs(s.x0 - x) <= 0.8 * em for x in starts)
-    support = [sum(1 for ln in lines if any(abs(s.x0 - x) <= 0.8 * em for s in ln.segs))
+    support = [sum(1 for ln in multi if any(abs(s.x0 - x) <= 0.8 * em for s in ln.segs))
                for x in starts]
-    if hits < 0.9 * total or min(support) < max(2, 0.5 * len(lines)):
+    if hits < 0.9 * total or min(support) < max(2, 0.5 * len(multi)):
         return None
-    rows: list[TableRow] = []
+    grid: list[list[list[list[Char]]]] = []  # rows -> cells -> lines -> chars
+    bold_rows: list[bool] = []
     for ln in lines:
-        cells: list[list[Char]] = [[] for _ in starts]
+        cells: list[list[list[Char]]] = [[] for _ in starts]
         for s in ln.segs:
-            idx = max(i for i, x in enumerate(starts) if s.x0 >= x - 0.8 * em)
+            idx = max((i for i, x in enumerate(starts) if s.x0 >= x - 0.8 * em), default=0)
             if cells[idx]:
-                cells[idx].append(Char(" ", 0, 0, 0, 0, 0, 0, False, False))
-            cells[idx].extend(s.chars)
-        rows.append(TableRow([TableCell([Paragraph(to_inlines(join_lines([c])))] if c else [])
-                              for c in cells]))
-    header = 1 if lines[0].bold and not all(ln.bold for ln in lines) else 0
+                cells[idx][-1].append(Char(" ", 0, 0, 0, 0, 0, 0, False, False))
+                cells[idx][-1].extend(s.chars)
+            else:
+                cells[idx].append(list(s.chars))
+        if grid and not cells[0]:  # a wrapped line: its text joins the row above
+            for into, more in zip(grid[-1], cells, strict=True):
+                into.extend(more)
+            continue
+        grid.append(cells)
+        bold_rows.append(ln.bold)
+    rows = [TableRow([TableCell([Paragraph(to_inlines(join_lines(c)))] if c else [])
+                      for c in cells]) for cells in grid]
+    header = 1 if bold_rows[0] and not all(bold_rows) else 0
     for cell in rows[0].cells if header else []:
         cell.header = True
     return Table(rows, header_rows=header)
