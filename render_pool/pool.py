@@ -6,7 +6,7 @@
   stuck, so the executor is replaced and its processes are killed.
 - Self-healing: a crashed worker (``BrokenProcessPool``) replaces the executor; the jobs
   that were running on it are retried once on the new one.
-- Memory-guarded: after each job the workers' resident size is read from ``/proc``; an
+- Memory-guarded: after each job the workers' resident size is read (psutil); an
   executor whose worker passed the bound is retired gracefully (its running jobs finish,
   new jobs go to a fresh executor).
 """
