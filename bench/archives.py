@@ -17,7 +17,7 @@ import zlib
 from pathlib import Path
 
 from bench.common import machine, table
-from store.embedded import free_port
+from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

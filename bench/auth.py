@@ -14,7 +14,7 @@ from pathlib import Path
 from tornado.httpclient import AsyncHTTPClient
 
 from bench.common import load, machine, summary, table
-from store.embedded import free_port, start_redis, start_secantus
+from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
 ROOT = Path(__file__).resolve().parents[1]
 

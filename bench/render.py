@@ -26,14 +26,15 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import psutil
 from tornado.httpclient import AsyncHTTPClient
 
 from bench.common import machine, percentile, table
 from render_pool.procfs import descendants
-from store.embedded import free_port
+from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
 
 # ------------------------------------------------------------------ documents
 _WORDS = (
@@ -294,18 +295,15 @@ def chromium_memory(service_pid: int) -> tuple[int, float, float]:
     count, rss, pss = 0, 0, 0
     for pid in descendants(service_pid):
         try:
-            with open(f"/proc/{pid}/comm", encoding="utf-8") as fh:
-                if "chrom" not in fh.read().lower():
-                    continue
-            with open(f"/proc/{pid}/statm", encoding="ascii") as fh:
-                rss += int(fh.read().split()[1]) * _PAGE_BYTES
-            count += 1
-            with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as fh:
-                for line in fh:
-                    if line.startswith("Pss:"):
-                        pss += int(line.split()[1]) * 1024
-        except (OSError, ValueError, IndexError):
+            proc = psutil.Process(pid)
+            if "chrom" not in proc.name().lower():
+                continue
+            mem = proc.memory_full_info()  # rss, and pss from smaps_rollup
+        except psutil.Error:
             continue
+        count += 1
+        rss += mem.rss
+        pss += getattr(mem, "pss", 0)
     return count, rss / 2**20, pss / 2**20
 
 

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from store.embedded import free_port
+from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

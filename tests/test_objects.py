@@ -15,19 +15,11 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import pytest
 
-from store.objects import (
-    MAX_EXPIRY,
-    ObjectStore,
-    StorageConfig,
-    StorageConfigError,
-    UnsafeKey,
-    asset_key,
-    clamp_expiry,
-    object_key,
-    policies_equal,
-    public_read_policy,
-    time_check,
-)
+from store.bucket_policy import policies_equal, public_read_policy
+from store.clock import time_check
+from store.keys import UnsafeKey, asset_key, object_key
+from store.objects import MAX_EXPIRY, ObjectStore, clamp_expiry
+from store.storage_config import StorageConfig, StorageConfigError
 
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.s3_server import S3Server, running_s3
@@ -357,12 +349,16 @@ def test_masked_never_returns_secret() -> None:
     assert changed.keep_secret_from(conf).secret == "brand-new-secret"
 
 
-def test_from_env() -> None:
-    assert StorageConfig.from_env({}) is None
-    conf = StorageConfig.from_env({"S3_ENDPOINT": "https://minio:9000", "S3_ACCESS_KEY": "a",
-                                   "S3_SECRET_KEY": "s", "S3_BUCKET": "docs",
-                                   "S3_PUBLIC_READ": "1", "S3_PREFIX": "out"})
+def test_storage_from_environment_settings() -> None:
+    from tornado_app.docs.setup import storage_from_settings
+    from tornado_app.settings import Settings
+
+    assert storage_from_settings(Settings.from_env({})) is None
+    conf = storage_from_settings(Settings.from_env({
+        "S3_ENDPOINT": "https://minio:9000", "S3_ACCESS_KEY": "a", "S3_SECRET_KEY": "s",
+        "S3_BUCKET": "docs", "S3_PUBLIC_READ": "1", "S3_PREFIX": "out", "S3_REGION": "eu-1"}))
     assert conf is not None and conf.secure and conf.public_read and conf.prefix == "out"
+    assert conf.region == "eu-1" and conf.bucket == "docs"
 
 
 def test_object_keys() -> None:

@@ -327,7 +327,7 @@ class Live:
         return self.run(self.svc.sessions.create(self.admin_id, self.company_id))
 
     def restore_storage(self) -> None:
-        self.run(self.svc.storage.set_active(self.storage_config))
+        self.run(self.svc.storage.configs.set_active(self.storage_config))
 
 
 @pytest.fixture(scope="module")
@@ -366,7 +366,7 @@ def live(pytestconfig, loopback_only, redis_server, mongo_server, render_pool, s
                                   redis_url=redis_server.url)
         svc.pool = render_pool
         svc.storage = StorageManager(svc.db)
-        await svc.storage.set_active(config)
+        await svc.storage.configs.set_active(config)
         admin_id = await add_user(svc, "FUZZ", "fuzzadmin", role="ADMIN")
         victim_id = await add_user(svc, "FUZZ", "victim", role="REVIEWER")
         company = await companies.get_by_code(svc.db, "FUZZ")
@@ -435,7 +435,7 @@ def _pick(value: Any, n: int) -> int:
 
 
 def _valid_endpoint(value: Any) -> bool:
-    from store.objects import StorageConfigError, normalize_endpoint
+    from store.storage_config import StorageConfigError, normalize_endpoint
 
     if not isinstance(value, str):
         return False

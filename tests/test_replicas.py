@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
-from store.embedded import free_port, start_redis, start_secantus
 from store.objects import ObjectStore
 from tests.conftest import multipart
 from tests.pdf_fixtures import tiny_png
+from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPANY, ADMIN, ADMIN_PASSWORD = "REPL", "admin", "replica admin pw"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from store.embedded import start_redis
 from tests.conftest import PASSWORD, Api, add_user, login
 from tornado_app.app import make_app
+from tornado_app.embedded.servers import start_redis
 from tornado_app.services import open_services
 
 

@@ -261,11 +261,11 @@ async def test_convert_folder_under_roots_only(api, storage_services, tmp_path):
 
 
 async def test_storage_failure_reports_clearly(api, storage_services, s3):
-    from store.objects import StorageConfig
+    from store.storage_config import StorageConfig
 
     broken = StorageConfig.from_form({"endpoint": s3.endpoint, "access": s3.handle.access,
                                       "secret": "wrong-secret-value", "bucket": "nope"})
-    await storage_services.storage.set_active(broken)
+    await storage_services.storage.configs.set_active(broken)
     reply = await post_form(api, "/api/upload-archive", {},
                             {"file": ("a.zip", make_zip({"a.md": b"# a", "b.md": b"# b"}))})
     assert reply.body["code"] == 50201 and "storage failed after 0 of 2" in reply.body["msg"]
@@ -276,7 +276,7 @@ async def test_storage_failure_reports_clearly(api, storage_services, s3):
 
 
 async def test_staged_archives_expire(api, storage_services):
-    from tornado_app.docs.batches import purge_expired_stages
+    from store.staging import purge_expired
 
     staged = _ok(await post_form(api, "/api/archive/stage", {},
                                  {"file": ("s.zip", make_zip({"a.md": b"# a"}))}))
@@ -284,8 +284,8 @@ async def test_staged_archives_expire(api, storage_services):
     names = [o.object_name for o in store.client.list_objects(
         store.config.bucket, prefix="_staging/", recursive=True)]
     assert names == [f"_staging/{staged['id']}"]
-    assert purge_expired_stages(store) == 0  # fresh: kept
-    assert purge_expired_stages(store, max_age_seconds=-1) == 1  # past its lifetime: removed
+    assert purge_expired(store) == 0  # fresh: kept
+    assert purge_expired(store, max_age_seconds=-1) == 1  # past its lifetime: removed
     reply = await post_form(api, "/api/archive/process", {"id": staged["id"]})
     assert reply.body["code"] == 40401
 

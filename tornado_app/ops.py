@@ -46,7 +46,7 @@ class ReadyHandler(BaseHandler):
         if svc.storage is not None:
             async def storage() -> str:
                 store = await svc.storage.store()
-                exists = await svc.storage.io(store.client.bucket_exists, store.config.bucket)
+                exists = await svc.storage.io(store.bucket_exists)
                 if not exists:
                     raise RuntimeError(f"bucket {store.config.bucket} does not exist")
                 return f"bucket {store.config.bucket} reachable"
@@ -54,7 +54,7 @@ class ReadyHandler(BaseHandler):
             probes.append(_check("storage", storage))
         if svc.pool is not None:
             async def chromium() -> str:
-                path = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
+                path = svc.settings.chromium_path or shutil.which("chromium")
                 if not path or not os.access(path, os.X_OK):
                     raise RuntimeError("chromium not found (apt-get install chromium)")
                 return path

@@ -6,14 +6,17 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-_TRUE = {"1", "true", "yes", "on"}
+from store.booleans import NotABoolean, parse_bool
 
 
 def _env_bool(env: dict[str, str], name: str, default: bool) -> bool:
     value = env.get(name)
     if value is None or value == "":
         return default
-    return value.strip().lower() in _TRUE
+    try:
+        return parse_bool(value, default)
+    except NotABoolean as exc:
+        raise SystemExit(f"{name} must be true or false, got {value!r}") from exc
 
 
 def _env_int(env: dict[str, str], name: str, default: int) -> int:
@@ -71,10 +74,13 @@ class Settings:
     s3_secure: bool = False
     s3_prefix: str = ""
     s3_public_read: bool = False
+    s3_region: str = ""
     folder_roots: tuple[Path, ...] = ()
     upload_concurrency: int = 8
     chromium_path: str = ""
     docs_api_token: str = field(default="", repr=False)
+    seed_file: Path | None = None  # a JSON seed applied at start-up (``serve --seed``)
+    weed_bin: str = ""  # the SeaweedFS ``weed`` binary; empty: the embedded extra's, or PATH
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -101,10 +107,13 @@ class Settings:
             s3_secure=_env_bool(env, "S3_SECURE", False),
             s3_prefix=env.get("S3_PREFIX", ""),
             s3_public_read=_env_bool(env, "S3_PUBLIC_READ", False),
+            s3_region=env.get("S3_REGION", ""),
             folder_roots=roots,
             upload_concurrency=max(1, _env_int(env, "UPLOAD_CONCURRENCY", 8)),
             chromium_path=env.get("CHROMIUM_PATH", ""),
             docs_api_token=env.get("DOCS_API_TOKEN", ""),
+            seed_file=Path(env["SEED_FILE"]) if env.get("SEED_FILE") else None,
+            weed_bin=env.get("WEED_BIN", ""),
         )
 
     @property

@@ -9,31 +9,25 @@ Markdown runs in the process pool; file and storage I/O run in the storage threa
 from __future__ import annotations
 
 import asyncio
-import json
+import logging
 import posixpath
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from render_pool import batch, links
+from render_pool import archives, batch, links
 from render_pool.errors import ConversionError
-from store import archives
-from store.objects import (
-    ObjectStore,
-    StorageConfigError,
-    StorageError,
-    clean_prefix,
-    content_type_for,
-    object_key,
-)
+from store.jobs import JobRecords
+from store.keys import clean_prefix, content_type_for, object_key
+from store.objects import ObjectStore
+from store.staging import StagedArchives, purge_expired
+from store.storage_errors import StorageConfigError, StorageError
 from tornado_app.docs.base import DocsError, DocsHandler, UploadHandler, bool_field
 from tornado_app.docs.config import PlainError, PlainHandler
 from tornado_app.docs.storage import link_for_documents
 
-JOB_TTL_SECONDS = 3600
-STAGE_TTL_SECONDS = 24 * 3600
+log = logging.getLogger(__name__)
 Progress = Callable[[int, int], Awaitable[None]]
 
 
@@ -148,7 +142,7 @@ async def process_tree(svc: Any, root: Path, *, prefix: str = "", version_id: st
     for source in batch.documents(files):
         texts[source] = batch.decode_text(await svc.storage.io((root / source).read_bytes))
     plan = batch.plan_batch(str(root), files, texts)
-    ctx = _Context(svc, store, root, base, await svc.storage.linkmap(), files)
+    ctx = _Context(svc, store, root, base, await svc.storage.linkmap.get(), files)
     for doc in plan.documents:
         key = object_key(base, final_name(doc.source))
         ctx.doc_links[doc.source] = link_for_documents(store, store.links(key))
@@ -184,26 +178,6 @@ async def process_archive(svc: Any, data: bytes, filename: str, *, prefix: str =
         await svc.storage.io(context.__exit__, None, None, None)
 
 
-# ---------------------------------------------------------------- jobs (progress polling)
-class Jobs:
-    """Batch jobs in Redis, so any replica can answer a poll."""
-
-    def __init__(self, redis: Any) -> None:
-        self.redis = redis
-
-    async def create(self) -> str:
-        job_id = uuid.uuid4().hex
-        await self.save(job_id, {"id": job_id, "state": "running", "done": 0, "total": None})
-        return job_id
-
-    async def save(self, job_id: str, state: dict[str, Any]) -> None:
-        await self.redis.set(f"ds:job:{job_id}", json.dumps(state), ex=JOB_TTL_SECONDS)
-
-    async def get(self, job_id: str) -> dict[str, Any] | None:
-        raw = await self.redis.get(f"ds:job:{job_id}")
-        return json.loads(raw) if raw else None
-
-
 def _params(fields: dict[str, str]) -> tuple[str, str]:
     prefix = (fields.get("prefix") or "").strip().strip("/")
     version = (fields.get("versionId") or "").strip().strip("/")
@@ -228,7 +202,7 @@ class ArchiveRunner(UploadHandler):
             raise DocsError(50201, "storage not configured")
         await svc.storage.store()  # 50201 before any work when storage is missing
         if bool_field(fields, "async"):
-            jobs = Jobs(svc.redis)
+            jobs = JobRecords(svc.redis)
             job_id = await jobs.create()
             task = asyncio.ensure_future(self._background(jobs, job_id, data, filename, prefix,
                                                           version, encoding))
@@ -247,7 +221,7 @@ class ArchiveRunner(UploadHandler):
             return
         self.success({"count": len(files), "files": files})
 
-    async def _background(self, jobs: Jobs, job_id: str, data: bytes, filename: str,
+    async def _background(self, jobs: JobRecords, job_id: str, data: bytes, filename: str,
                           prefix: str, version: str, encoding: str | None) -> None:
         async def progress(done: int, total: int) -> None:
             await jobs.save(job_id, {"id": job_id, "state": "running", "done": done,
@@ -269,9 +243,7 @@ class ArchiveRunner(UploadHandler):
             msg = exc.msg if isinstance(exc, DocsError) else exc.message
             state = {"id": job_id, "state": "failed", "code": code, "msg": msg}
         except Exception:  # the poller must learn the job ended
-            import logging
-
-            logging.getLogger(__name__).exception("batch job failed")
+            log.exception("batch job failed")
             state = {"id": job_id, "state": "failed", "code": 50001, "msg": "batch failed"}
         await jobs.save(job_id, state)
 
@@ -283,22 +255,6 @@ class UploadArchiveHandler(ArchiveRunner):
         if not upload:
             raise DocsError(40001, "file (zip, tar.gz or tgz) is required")
         await self.run_archive(upload[1], upload[0], fields)
-
-
-def purge_expired_stages(store: ObjectStore, max_age_seconds: int = STAGE_TTL_SECONDS) -> int:
-    """Delete staged archives older than their lifetime (blocking; run in the I/O pool).
-
-    The Redis record of a staged archive expires by itself; this removes the bytes."""
-    import datetime
-
-    cutoff = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=max_age_seconds)
-    removed = 0
-    for obj in store.client.list_objects(store.config.bucket, prefix="_staging/",
-                                         recursive=True):
-        if obj.last_modified is not None and obj.last_modified < cutoff:
-            store.remove(obj.object_name)
-            removed += 1
-    return removed
 
 
 class StageArchiveHandler(UploadHandler):
@@ -313,15 +269,12 @@ class StageArchiveHandler(UploadHandler):
         if self.services.storage is None:
             raise DocsError(50201, "storage not configured")
         store = await self.services.storage.store()
-        stage_id = uuid.uuid4().hex
-        key = object_key("_staging", stage_id)
-        await self.services.storage.put(store, key, data, "application/octet-stream")
-        meta = {"id": stage_id, "name": name, "size": len(data), "key": key}
-        await self.services.redis.set(f"ds:stage:{stage_id}", json.dumps(meta),
-                                      ex=STAGE_TTL_SECONDS)
-        self.success({"id": stage_id, "name": name, "size": len(data)})
+        staged = StagedArchives.new(name, len(data))
+        await self.services.storage.put(store, staged.key, data, "application/octet-stream")
+        await StagedArchives(self.services.redis).save(staged)
+        self.success({"id": staged.id, "name": name, "size": len(data)})
         try:  # staging is a good moment to drop what expired; a failure here is harmless
-            await self.services.storage.io(purge_expired_stages, store)
+            await self.services.storage.io(purge_expired, store)
         except StorageError:
             pass
 
@@ -332,24 +285,21 @@ class ProcessArchiveHandler(ArchiveRunner):
         stage_id = (fields.get("id") or "").strip()
         if not stage_id:
             raise DocsError(40001, "id of a staged archive is required")
-        raw = None
-        if len(stage_id) == 32 and all(c in "0123456789abcdef" for c in stage_id):
-            raw = await self.services.redis.get(f"ds:stage:{stage_id}")
-        if raw is None:
+        staged = await StagedArchives(self.services.redis).get(stage_id)
+        if staged is None:
             raise DocsError(40401, "no staged archive with this id (it may have expired)")
-        meta = json.loads(raw)
         storage = self.services.storage
         store = await storage.store()
         try:
-            data = await storage.io(store.get_bytes, meta["key"])
+            data = await storage.io(store.get_bytes, staged.key)
         except StorageError as exc:
             raise DocsError(40401, f"staged archive is gone: {exc.message}") from exc
-        await self.run_archive(data, meta["name"], fields)
+        await self.run_archive(data, staged.name, fields)
 
 
 class JobHandler(DocsHandler):
     async def get(self, job_id: str) -> None:
-        state = await Jobs(self.services.redis).get(job_id) if len(job_id) == 32 else None
+        state = await JobRecords(self.services.redis).get(job_id)
         if state is None:
             raise DocsError(40401, "no such job (it may have expired)")
         self.success(state)

@@ -8,9 +8,11 @@ import json
 import urllib.parse
 from typing import Any
 
-from store.objects import StorageConfig, StorageConfigError, StorageError, parse_bool, time_check
+from store.clock import time_check
+from store.storage_config import StorageConfig, normalize_endpoint, parse_bool
+from store.storage_errors import StorageConfigError, StorageError
+from store.storage_settings import EMBEDDED_PROFILE
 from tornado_app.docs.base import DocsError, UploadHandler
-from tornado_app.docs.storage import EMBEDDED_PROFILE
 
 _STATUS = {40001: 400, 40002: 400, 40003: 400, 40004: 400, 40101: 401, 40401: 404,
            41301: 413, 42201: 400, 50201: 502, 50301: 503, 50401: 504}
@@ -64,7 +66,7 @@ class PlainHandler(UploadHandler):
 
     async def config_from_form(self, fields: dict[str, str]) -> StorageConfig:
         """A validated config from the form; a blank or masked secret keeps the stored one."""
-        current = await self.storage.active_config()
+        current = await self.storage.configs.active_config()
         has_secret = bool(fields.get("secret")) or current is not None
         config = StorageConfig.from_form(fields, require_credentials=not has_secret)
         config = config.keep_secret_from(current)
@@ -76,7 +78,7 @@ class StorageConfigHandler(PlainHandler):
     async def post(self) -> None:
         fields, _ = self.form()
         config = await self.config_from_form(fields)
-        await self.storage.set_active(config)
+        await self.storage.configs.set_active(config)
         self.reply({"ok": True, "storage": config.masked()})
 
 
@@ -94,13 +96,11 @@ class TimeCheckHandler(PlainHandler):
         endpoint = self.get_query_argument("endpoint", "") or self.get_query_argument("public", "")
         secure_raw = self.get_query_argument("secure", None)
         if not endpoint:
-            config = await self.storage.active_config()
+            config = await self.storage.configs.active_config()
             if config is None:
                 raise PlainError(400, "storage not configured", "pass endpoint=host:port")
             endpoint, secure = config.endpoint, config.secure
         else:
-            from store.objects import normalize_endpoint
-
             endpoint, secure = normalize_endpoint(endpoint, parse_bool(secure_raw, False))
         if secure_raw is not None:
             secure = parse_bool(secure_raw, secure)
@@ -109,14 +109,14 @@ class TimeCheckHandler(PlainHandler):
 
 class ConfigSnapshotHandler(PlainHandler):
     async def get(self) -> None:
-        config = await self.storage.active_config()
+        config = await self.storage.configs.active_config()
         st = self.services.settings
         self.reply({
             "ok": True,
             "storage": config.masked() if config else None,
-            "storage_embedded": await self.storage.active_is_embedded(),
-            "profiles": [p["name"] for p in await self.storage.profiles()],
-            "linkmap_size": len(await self.storage.linkmap()),
+            "storage_embedded": await self.storage.configs.active_is_embedded(),
+            "profiles": [p["name"] for p in await self.storage.configs.profiles()],
+            "linkmap_size": len(await self.storage.linkmap.get()),
             "limits": {"max_upload_bytes": st.max_upload_bytes,
                        "max_markdown_bytes": st.max_markdown_bytes,
                        "job_timeout_seconds": st.job_timeout_seconds},
@@ -126,7 +126,7 @@ class ConfigSnapshotHandler(PlainHandler):
 
 class ProfilesHandler(PlainHandler):
     async def get(self) -> None:
-        self.reply({"ok": True, "profiles": await self.storage.profiles()})
+        self.reply({"ok": True, "profiles": await self.storage.configs.profiles()})
 
 
 def _profile_name(raw: str | None) -> str:
@@ -143,21 +143,21 @@ class SaveProfileHandler(PlainHandler):
         if fields.get("endpoint"):
             config = await self.config_from_form(fields)
         else:
-            config = await self.storage.active_config()
+            config = await self.storage.configs.active_config()
             if config is None:
                 raise PlainError(400, "no storage configured to save",
                                  "send the storage fields or configure storage first")
-        await self.storage.save_profile(name, config)
+        await self.storage.configs.save_profile(name, config)
         self.reply({"ok": True, "name": name, "storage": config.masked()})
 
 
 class LoadProfileHandler(PlainHandler):
     async def get(self) -> None:
         name = _profile_name(self.get_query_argument("name", ""))
-        config = await self.storage.load_profile(name)
+        config = await self.storage.configs.load_profile(name)
         if config is None:
             raise PlainError(404, f"no profile named {name!r}")
-        await self.storage.set_active(config, embedded=name == EMBEDDED_PROFILE)
+        await self.storage.configs.set_active(config, embedded=name == EMBEDDED_PROFILE)
         self.reply({"ok": True, "name": name, "storage": config.masked()})
 
 
@@ -189,7 +189,7 @@ def _parse_linkmap(raw: Any) -> dict[str, str]:
 
 class LinkMapHandler(PlainHandler):
     async def get(self) -> None:
-        mapping = await self.storage.linkmap()
+        mapping = await self.storage.linkmap.get()
         self.reply({"ok": True, "count": len(mapping), "map": mapping})
 
     async def post(self) -> None:
@@ -208,7 +208,7 @@ class LinkMapHandler(PlainHandler):
             except ValueError as exc:
                 raise PlainError(400, "linkmap field is not valid JSON") from exc
         mapping = _parse_linkmap(raw)
-        await self.storage.set_linkmap(mapping)
+        await self.storage.linkmap.replace(mapping)
         self.reply({"ok": True, "count": len(mapping)})
 
 

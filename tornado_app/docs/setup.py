@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 from render_pool.pool import RenderPool
-from store.embedded import Embedded, ensure_dir
-from store.objects import StorageConfig
-from tornado_app.docs.storage import EMBEDDED_PROFILE, StorageManager
+from store.storage_config import StorageConfig
+from store.storage_settings import EMBEDDED_PROFILE
+from tornado_app.docs.storage import StorageManager
+from tornado_app.embedded.servers import Embedded, ensure_dir
+from tornado_app.settings import Settings
 
 log = logging.getLogger("tornado_app.docs.setup")
 
@@ -23,6 +24,16 @@ def open_pool(svc: Any) -> RenderPool:
     return svc.pool
 
 
+def storage_from_settings(st: Settings) -> StorageConfig | None:
+    """The storage the ``S3_*`` settings name, or None when ``S3_ENDPOINT`` is not set."""
+    if not st.s3_endpoint:
+        return None
+    return StorageConfig.from_form({
+        "endpoint": st.s3_endpoint, "public": st.s3_public, "access": st.s3_access_key,
+        "secret": st.s3_secret_key, "bucket": st.s3_bucket, "secure": st.s3_secure,
+        "prefix": st.s3_prefix, "public_read": st.s3_public_read, "region": st.s3_region})
+
+
 async def open_storage(svc: Any, embedded: Embedded | None) -> StorageManager:
     """Attach the storage manager. ``S3_*`` settings become the active configuration; with
     none, an embedded SeaweedFS starts (when ``embedded`` is given), is saved as the
@@ -30,22 +41,24 @@ async def open_storage(svc: Any, embedded: Embedded | None) -> StorageManager:
     manager = StorageManager(svc.db)
     svc.storage = manager
     svc.extras.setdefault("closers", []).append(_closer(manager))
-    env_config = StorageConfig.from_env(os.environ) if svc.settings.s3_configured else None
+    env_config = storage_from_settings(svc.settings)
     if env_config is not None:
-        await manager.set_active(env_config)
+        await manager.configs.set_active(env_config)
         log.info("storage from environment", extra={"endpoint": env_config.endpoint})
     elif embedded is not None:
-        from store.seaweed import start_seaweed
+        from tornado_app.embedded.seaweed import start_seaweed
 
         handle = await manager.io(start_seaweed, ensure_dir(svc.settings.data_dir / "s3"),
-                                  buckets=[svc.settings.s3_bucket], persist_ports=True)
+                                  buckets=[svc.settings.s3_bucket], persist_ports=True,
+                                  weed=svc.settings.weed_bin or None)
         embedded.add(handle, "seaweedfs")
         config = StorageConfig.from_form({
             "endpoint": handle.endpoint, "access": handle.access, "secret": handle.secret,
             "bucket": svc.settings.s3_bucket, "secure": "false"})
-        await manager.save_profile(EMBEDDED_PROFILE, config)
-        if await manager.active_config() is None or await manager.active_is_embedded():
-            await manager.set_active(config, embedded=True)
+        await manager.configs.save_profile(EMBEDDED_PROFILE, config)
+        configs = manager.configs
+        if await configs.active_config() is None or await configs.active_is_embedded():
+            await manager.configs.set_active(config, embedded=True)
     return manager
 
 
