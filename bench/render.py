@@ -19,7 +19,6 @@ import sys
 import tempfile
 import time
 import urllib.request
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from unittest import mock
 import psutil
 from tornado.httpclient import AsyncHTTPClient
 
-from bench.common import machine, percentile, table
+from bench.common import machine, multipart, percentile, table
 from render_pool.procfs import descendants
 from tornado_app.embedded.servers import free_port
 
@@ -140,15 +139,7 @@ async def fixed(call: Callable[[], Awaitable[None]], *, count: int, clients: int
     return Result(latencies, time.perf_counter() - t0)
 
 
-def _multipart(fields: dict[str, str], filename: str, data: bytes) -> tuple[str, bytes]:
-    boundary = uuid.uuid4().hex
-    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
-             for k, v in fields.items()]
-    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="md_file"; '
-                 f'filename="{filename}"\r\nContent-Type: text/markdown\r\n\r\n'.encode()
-                 + data + b"\r\n")
-    parts.append(f"--{boundary}--\r\n".encode())
-    return f"multipart/form-data; boundary={boundary}", b"".join(parts)
+
 
 
 class Service:
@@ -192,7 +183,8 @@ class Service:
 
 async def convert(client: AsyncHTTPClient, base: str, markdown: str, target: str) -> bytes:
     """``POST /md/convert`` with the Markdown as ``md_file``; the file bytes (or an error)."""
-    ctype, body = _multipart({"target": target}, "bench.md", markdown.encode())
+    body, ctype = multipart({"target": target}, {"md_file": ("bench.md", markdown.encode())},
+                            "text/markdown")
     resp = await client.fetch(f"{base}/md/convert", method="POST", body=body,
                               headers={"Content-Type": ctype}, request_timeout=300)
     got = resp.headers.get("Content-Type", "")

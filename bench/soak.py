@@ -40,7 +40,7 @@ from typing import Any
 import psutil
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest, HTTPResponse
 
-from bench.common import machine, percentile, table
+from bench.common import machine, multipart, percentile, table
 from render_pool.procfs import descendants, rss_kb
 from tornado_app.embedded.servers import Child, free_port, start_redis
 
@@ -149,22 +149,6 @@ class Run:
 
     def in_window(self, r: Record) -> bool:
         return any(r.start <= w.end and r.end >= w.start for w in self.windows)
-
-
-def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]] | None = None
-              ) -> tuple[bytes, str]:
-    """A multipart/form-data body and its content type."""
-    boundary = uuid.uuid4().hex
-    out: list[bytes] = []
-    for name, value in fields.items():
-        out.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
-                   .encode() + value.encode() + b"\r\n")
-    for name, (filename, data) in (files or {}).items():
-        out.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; '
-                   f'filename="{filename}"\r\nContent-Type: application/octet-stream\r\n\r\n'
-                   .encode() + data + b"\r\n")
-    out.append(f"--{boundary}--\r\n".encode())
-    return b"".join(out), f"multipart/form-data; boundary={boundary}"
 
 
 def _json(resp: HTTPResponse) -> Any:

@@ -1,6 +1,6 @@
 """One Chromium per worker process, kept warm and recycled, for printing HTML to PDF.
 
-Why this shape (numbers in docs DESIGN.md): launching Chromium costs about 0.6 s, a warm browser
+Why this shape: launching Chromium costs about 0.6 s, a warm browser
 prints a small document in well under that, and Chromium stays flat in memory over many renders.
 So each pool worker keeps one browser (Playwright sync API, Debian ``chromium`` through
 ``executable_path``, never a downloaded browser) and one browser context, and opens a fresh page
@@ -34,7 +34,7 @@ from render_pool.procfs import descendants, name, rss_kb
 
 log = logging.getLogger(__name__)
 
-# Flags checked on this kind of machine (notes/embedded-servers.md): without the
+# Flags checked on a headless Debian machine: without the
 # background-networking flags Chromium keeps trying to reach the network.
 CHROMIUM_ARGS = [
     "--no-sandbox",

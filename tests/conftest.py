@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import redis as redis_sync
+import urllib3
 
 from tornado_app.app import make_app
 from tornado_app.embedded.servers import Child, start_redis, start_secantus
@@ -148,18 +149,11 @@ def docs_services(services, render_pool):
 
 def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]] | None = None
               ) -> tuple[bytes, str]:
-    """Encode a multipart/form-data body; returns (body, content type)."""
-    boundary = uuid.uuid4().hex
-    out: list[bytes] = []
-    for name, value in fields.items():
-        out.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
-                   .encode() + value.encode("utf-8") + b"\r\n")
-    for name, (filename, data) in (files or {}).items():
-        out.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; '
-                   f'filename="{filename}"\r\nContent-Type: application/octet-stream\r\n\r\n'
-                   .encode() + data + b"\r\n")
-    out.append(f"--{boundary}--\r\n".encode())
-    return b"".join(out), f"multipart/form-data; boundary={boundary}"
+    """Encode a multipart/form-data body (urllib3's encoder); returns (body, content type)."""
+    parts: list[tuple[str, object]] = list(fields.items())
+    parts += [(name, (filename, data, "application/octet-stream"))
+              for name, (filename, data) in (files or {}).items()]
+    return urllib3.encode_multipart_formdata(parts)
 
 
 async def post_form(api: Api, path: str, fields: dict[str, str],

@@ -69,6 +69,7 @@ from schemathesis.specs.openapi.checks import (
 from tests.local_http import LocalServer
 from tornado_app.app import make_app
 from tornado_app.openapi import description_bytes, openapi_routes
+from tornado_app.services import Services
 from tornado_app.settings import Settings
 
 SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi.json"
@@ -306,7 +307,7 @@ class Live:
 
     url: str
     loop: asyncio.AbstractEventLoop
-    svc: Any
+    svc: Services
     token: str
     admin_id: int
     victim_id: int

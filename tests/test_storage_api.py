@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import io
 import json
 import tarfile
@@ -244,13 +245,14 @@ async def test_md_convert_save(api):
     assert status == 200 and body[:2] == b"PK"
 
 
-async def test_convert_folder_under_roots_only(api, storage_services, tmp_path):
+async def test_convert_folder_under_roots_only(api, storage_services, tmp_path, monkeypatch):
     root = tmp_path / "root"
     (root / "book").mkdir(parents=True)
     (root / "book" / "a.md").write_text("![i](i.png)\n")
     (root / "book" / "i.png").write_bytes(PNG)
     (tmp_path / "outside").mkdir()
-    object.__setattr__(storage_services.settings, "folder_roots", (root,))
+    monkeypatch.setattr(storage_services, "settings",
+                        dataclasses.replace(storage_services.settings, folder_roots=(root,)))
     r = await post_form(api, "/md/convert-folder", {"folder_path": str(root / "book")})
     assert r.status == 200 and r.body["ok"] is True and r.body["count"] == 1
     assert r.body["files"][0]["asset_ok"] == 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
 
@@ -13,6 +13,10 @@ from store.sessions import SessionStore, Throttle
 from tornado_app.auth.passwords import PasswordService
 from tornado_app.metrics import Metrics
 from tornado_app.settings import Settings
+
+if TYPE_CHECKING:  # the docs face imports this module: no import cycle at run time
+    from render_pool.pool import RenderPool
+    from tornado_app.docs.storage import StorageManager
 
 log = logging.getLogger("tornado_app.services")
 
@@ -28,8 +32,8 @@ class Services:
     sessions: SessionStore
     throttle: Throttle
     passwords: PasswordService
-    pool: Any = None  # render_pool.pool.RenderPool, when the docs service is mounted
-    storage: Any = None  # tornado_app.docs.storage.StorageManager, likewise
+    pool: RenderPool | None = None  # when the docs service is mounted
+    storage: StorageManager | None = None  # likewise
     metrics: Metrics = field(default_factory=Metrics)
     extras: dict[str, Any] = field(default_factory=dict)
 

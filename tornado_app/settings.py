@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from store.booleans import NotABoolean, parse_bool
@@ -65,7 +65,7 @@ class Settings:
     allow_private_urls: bool = False
     fetch_timeout_seconds: float = 20.0
     fetch_max_bytes: int = 50 * 1024 * 1024
-    # object storage (any S3_* set: no embedded storage)
+    # object storage (S3_ENDPOINT set: no embedded storage)
     s3_endpoint: str = ""
     s3_public: str = ""
     s3_access_key: str = ""
@@ -115,15 +115,6 @@ class Settings:
             seed_file=Path(env["SEED_FILE"]) if env.get("SEED_FILE") else None,
             weed_bin=env.get("WEED_BIN", ""),
         )
-
-    @property
-    def s3_configured(self) -> bool:
-        """True when any ``S3_*`` variable was given: then no embedded storage starts."""
-        return bool(self.s3_endpoint or self.s3_access_key or self.s3_secret_key)
-
-    def with_(self, **changes: object) -> Settings:
-        """A copy with some fields changed (used by the CLI and tests)."""
-        return replace(self, **changes)
 
     def public_view(self) -> dict[str, object]:
         """Settings safe to log: secrets and URL credentials masked."""

@@ -26,6 +26,7 @@ from store.storage_errors import StorageConfigError, StorageError
 from tornado_app.docs.base import DocsError, DocsHandler, UploadHandler, bool_field
 from tornado_app.docs.config import PlainError, PlainHandler
 from tornado_app.docs.storage import link_for_documents
+from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], Awaitable[None]]
@@ -41,7 +42,7 @@ class BatchStorageFailed(Exception):
 
 @dataclass
 class _Context:
-    svc: Any
+    svc: Services
     store: ObjectStore
     root: Path
     base: str
@@ -131,7 +132,7 @@ async def _process_document(ctx: _Context, plan: batch.DocumentPlan, text: str
     return entry
 
 
-async def process_tree(svc: Any, root: Path, *, prefix: str = "", version_id: str = "",
+async def process_tree(svc: Services, root: Path, *, prefix: str = "", version_id: str = "",
                        progress: Progress | None = None) -> list[dict[str, Any]]:
     """Process every Markdown/HTML document under ``root``; returns the result entries.
     Raises :class:`BatchStorageFailed` with the entries done so far when storage fails."""
@@ -163,7 +164,7 @@ async def process_tree(svc: Any, root: Path, *, prefix: str = "", version_id: st
     return done
 
 
-async def process_archive(svc: Any, data: bytes, filename: str, *, prefix: str = "",
+async def process_archive(svc: Services, data: bytes, filename: str, *, prefix: str = "",
                           version_id: str = "", encoding: str | None = None,
                           progress: Progress | None = None) -> list[dict[str, Any]]:
     """Unpack safely into a temporary directory (always removed) and process it."""

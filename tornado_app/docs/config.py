@@ -4,7 +4,6 @@ and the download proxy. Failures use HTTP 4xx/5xx with ``{"ok":false,"error","hi
 
 from __future__ import annotations
 
-import json
 import urllib.parse
 from typing import Any
 
@@ -13,6 +12,7 @@ from store.storage_config import StorageConfig, normalize_endpoint, parse_bool
 from store.storage_errors import StorageConfigError, StorageError
 from store.storage_settings import EMBEDDED_PROFILE
 from tornado_app.docs.base import DocsError, UploadHandler
+from tornado_app.http import JsonTooDeep, load_json
 
 _STATUS = {40001: 400, 40002: 400, 40003: 400, 40004: 400, 40101: 401, 40401: 404,
            41301: 413, 42201: 400, 50201: 502, 50301: 503, 50401: 504}
@@ -195,7 +195,9 @@ class LinkMapHandler(PlainHandler):
     async def post(self) -> None:
         if self.request.headers.get("Content-Type", "").startswith("application/json"):
             try:
-                raw = json.loads(b"".join(self._chunks) or b"null")
+                raw = load_json(b"".join(self._chunks) or b"null")
+            except JsonTooDeep as exc:
+                raise PlainError(400, str(exc)) from exc
             except ValueError as exc:
                 raise PlainError(400, "body is not valid JSON") from exc
             if self._over:
@@ -204,7 +206,9 @@ class LinkMapHandler(PlainHandler):
             fields, _ = self.form()
             text = fields.get("linkmap") or fields.get("map") or ""
             try:
-                raw = json.loads(text)
+                raw = load_json(text)
+            except JsonTooDeep as exc:
+                raise PlainError(400, str(exc)) from exc
             except ValueError as exc:
                 raise PlainError(400, "linkmap field is not valid JSON") from exc
         mapping = _parse_linkmap(raw)

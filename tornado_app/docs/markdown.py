@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.parse
-from typing import Any
 
 from render_pool import jobs
 from render_pool.cover import CoverPage
@@ -22,6 +21,7 @@ from tornado_app.docs.base import (
 )
 from tornado_app.docs.convert import safe_basename
 from tornado_app.docs.fetch import FetchFailed, FetchRefused, fetch
+from tornado_app.services import Services
 
 MAX_IMAGES = 200
 FETCH_CONCURRENCY = 8
@@ -46,7 +46,7 @@ def sniff_image(data: bytes) -> str | None:
     return None
 
 
-async def fetch_image(svc: Any, url: str) -> Resource:
+async def fetch_image(svc: Services, url: str) -> Resource:
     """An image at ``url`` (guarded, capped); raises FetchRefused/FetchFailed/DocsError."""
     st = svc.settings
     got = await fetch(url, allow_private=st.allow_private_urls,
@@ -58,7 +58,7 @@ async def fetch_image(svc: Any, url: str) -> Resource:
     return Resource(got.data, mime)
 
 
-async def gather_images(svc: Any, sources: list[str]) -> tuple[dict[str, Resource],
+async def gather_images(svc: Services, sources: list[str]) -> tuple[dict[str, Resource],
                                                                 dict[str, str]]:
     """Fetch the remote images of a document; everything else is refused with a reason."""
     fetched: dict[str, Resource] = {}

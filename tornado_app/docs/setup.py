@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from render_pool.pool import RenderPool
 from store.storage_config import StorageConfig
 from store.storage_settings import EMBEDDED_PROFILE
 from tornado_app.docs.storage import StorageManager
 from tornado_app.embedded.servers import Embedded, ensure_dir
+from tornado_app.services import Services
 from tornado_app.settings import Settings
 
 log = logging.getLogger("tornado_app.docs.setup")
 
 
-def open_pool(svc: Any) -> RenderPool:
+def open_pool(svc: Services) -> RenderPool:
     """The bounded process pool sized from the settings (CPU count by default)."""
     st = svc.settings
     svc.pool = RenderPool(st.pool_workers, queue_limit=st.pool_queue_limit,
@@ -34,7 +34,7 @@ def storage_from_settings(st: Settings) -> StorageConfig | None:
         "prefix": st.s3_prefix, "public_read": st.s3_public_read, "region": st.s3_region})
 
 
-async def open_storage(svc: Any, embedded: Embedded | None) -> StorageManager:
+async def open_storage(svc: Services, embedded: Embedded | None) -> StorageManager:
     """Attach the storage manager. ``S3_*`` settings become the active configuration; with
     none, an embedded SeaweedFS starts (when ``embedded`` is given), is saved as the
     ``embedded`` profile and is active unless another storage was configured since."""
@@ -69,7 +69,7 @@ def _closer(manager: StorageManager):  # type: ignore[no-untyped-def]
     return close
 
 
-async def open_docs_services(svc: Any, embedded: Embedded | None) -> None:
+async def open_docs_services(svc: Services, embedded: Embedded | None) -> None:
     """Attach the render pool and storage to ``svc``."""
     open_pool(svc)
     await open_storage(svc, embedded)
