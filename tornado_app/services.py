@@ -14,9 +14,9 @@ from tornado_app.auth.passwords import PasswordService
 from tornado_app.metrics import Metrics
 from tornado_app.settings import Settings
 
-if TYPE_CHECKING:  # the docs face imports this module: no import cycle at run time
+if TYPE_CHECKING:
     from render_pool.pool import RenderPool
-    from tornado_app.docs.storage import StorageManager
+    from store.storage_io import StorageIO
 
 log = logging.getLogger("tornado_app.services")
 
@@ -33,7 +33,7 @@ class Services:
     throttle: Throttle
     passwords: PasswordService
     pool: RenderPool | None = None  # when the docs service is mounted
-    storage: StorageManager | None = None  # likewise
+    storage: StorageIO | None = None  # likewise
     metrics: Metrics = field(default_factory=Metrics)
     extras: dict[str, Any] = field(default_factory=dict)
 

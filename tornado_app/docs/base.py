@@ -12,6 +12,7 @@ import tornado.web
 
 from render_pool.errors import ConversionError
 from store.booleans import NotABoolean, parse_bool
+from store.storage_errors import StorageError
 from tornado_app.docs.fetch import FetchFailed, FetchRefused
 from tornado_app.http import ApiError, BaseHandler
 
@@ -30,6 +31,8 @@ def docs_error_for(exc: BaseException) -> DocsError | None:
     if isinstance(exc, DocsError):
         return exc
     if isinstance(exc, ConversionError):
+        return DocsError(exc.code, exc.message)
+    if isinstance(exc, StorageError):
         return DocsError(exc.code, exc.message)
     if isinstance(exc, FetchRefused):
         return DocsError(42201, f"remote address refused: {exc}")

@@ -23,9 +23,9 @@ from store.keys import clean_prefix, content_type_for, object_key
 from store.objects import ObjectStore
 from store.staging import StagedArchives, purge_expired
 from store.storage_errors import StorageConfigError, StorageError
+from store.storage_io import link_for_documents
 from tornado_app.docs.base import DocsError, DocsHandler, UploadHandler, bool_field
 from tornado_app.docs.config import PlainError, PlainHandler
-from tornado_app.docs.storage import link_for_documents
 from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
@@ -239,7 +239,7 @@ class ArchiveRunner(UploadHandler):
             state = {"id": job_id, "state": "failed", "code": 50201, "msg": exc.message,
                      "done": len(exc.files), "total": exc.total,
                      "result": {"count": len(exc.files), "files": exc.files}}
-        except (DocsError, ConversionError) as exc:
+        except (DocsError, ConversionError, StorageError) as exc:
             code = exc.code
             msg = exc.msg if isinstance(exc, DocsError) else exc.message
             state = {"id": job_id, "state": "failed", "code": code, "msg": msg}
