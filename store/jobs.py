@@ -1,5 +1,6 @@
 """Batch job records in Redis (state, progress, result), so any replica can answer a poll.
-A record expires an hour after its last update."""
+A record belongs to a company (another company's id is not found) and expires an hour after
+its last update."""
 
 from __future__ import annotations
 
@@ -21,19 +22,21 @@ class JobRecords:
     def __init__(self, redis: Any) -> None:
         self.redis = redis
 
-    async def create(self) -> str:
-        """A new running job; returns its id."""
+    async def create(self, company_id: str) -> str:
+        """A new running job of ``company_id``; returns its id."""
         job_id = uuid.uuid4().hex
-        await self.save(job_id, {"id": job_id, "state": "running", "done": 0, "total": None})
+        await self.save(company_id, job_id,
+                        {"id": job_id, "state": "running", "done": 0, "total": None})
         return job_id
 
-    async def save(self, job_id: str, state: dict[str, Any]) -> None:
+    async def save(self, company_id: str, job_id: str, state: dict[str, Any]) -> None:
         """Replace the record of ``job_id`` (its lifetime starts again)."""
-        await self.redis.set(f"ds:job:{job_id}", json.dumps(state), ex=JOB_TTL_SECONDS)
+        await self.redis.set(f"ds:job:{company_id}:{job_id}", json.dumps(state),
+                             ex=JOB_TTL_SECONDS)
 
-    async def get(self, job_id: str) -> dict[str, Any] | None:
-        """The record, or None when unknown or expired."""
+    async def get(self, company_id: str, job_id: str) -> dict[str, Any] | None:
+        """The record, or None when unknown, expired or another company's."""
         if not is_job_id(job_id):
             return None
-        raw = await self.redis.get(f"ds:job:{job_id}")
+        raw = await self.redis.get(f"ds:job:{company_id}:{job_id}")
         return json.loads(raw) if raw else None

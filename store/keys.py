@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import re
+import secrets
 
 from store.storage_errors import StorageConfigError
 
@@ -48,6 +50,25 @@ def object_key(prefix: str, *parts: str) -> str:
     if not pieces:
         raise UnsafeKey("empty object key")
     return "/".join(pieces)
+
+
+TENANT_SEGMENT = "t"
+_COMPANY_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def tenant_prefix(prefix: str, company_id: str) -> str:
+    """The key prefix of one company's objects: ``{prefix}/t/{company_id}``. Everything a
+    company stores lives under it, and it may read nothing outside it."""
+    if not _COMPANY_ID_RE.match(company_id):
+        raise UnsafeKey(f"not a company id: {company_id!r}")
+    return object_key(prefix, TENANT_SEGMENT, company_id)
+
+
+def result_key(prefix: str, kind: str, filename: str) -> str:
+    """Key of a saved result: ``{prefix}/{kind}/{32 random hex}/{filename}``. The random segment
+    means a result is never overwritten by another of the same name and cannot be found by
+    guessing its name."""
+    return object_key(prefix, kind, secrets.token_hex(16), filename)
 
 
 def asset_key(prefix: str, data: bytes, filename: str) -> str:

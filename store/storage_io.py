@@ -8,8 +8,10 @@ import asyncio
 import functools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, TypeVar
 
+from store.keys import tenant_prefix
 from store.linkmap import LinkMap
 from store.objects import LinkPair, ObjectStore
 from store.storage_config import StorageConfig
@@ -27,6 +29,7 @@ class StorageIO:
         self.executor = ThreadPoolExecutor(max_workers=io_threads, thread_name_prefix="s3")
         self._stores: dict[tuple, ObjectStore] = {}
         self.configs = StorageSettings(db)
+        self.embedded_endpoint = ""  # host:port of the embedded storage, when it runs
         self.linkmap = LinkMap(db)
 
     async def io(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -45,13 +48,14 @@ class StorageIO:
                 self._stores.pop(next(iter(self._stores)))
         return store
 
-    async def store(self) -> ObjectStore:
-        """The store of the active configuration; :class:`StorageError` (50201) when none
-        is configured."""
-        config = await self.configs.active_config()
+    async def store(self, company_id: str) -> ObjectStore:
+        """The store of ``company_id``: its active configuration with the company's key
+        prefix (``tenant_prefix``), so every key built from ``store.config.prefix`` is the
+        company's. :class:`StorageError` (50201) when no storage is configured."""
+        config = await self.configs.active_config(company_id)
         if config is None:
             raise StorageError("storage not configured", "configure it at /config/storage")
-        return self.store_for(config)
+        return self.store_for(replace(config, prefix=tenant_prefix(config.prefix, company_id)))
 
     async def put(self, store: ObjectStore, key: str, data: bytes, content_type: str
                   ) -> LinkPair:

@@ -14,6 +14,7 @@ import pytest
 import redis as redis_sync
 import urllib3
 
+from store.storage_settings import SERVICE
 from tornado_app.app import make_app
 from tornado_app.embedded.servers import Child, start_redis, start_secantus
 from tornado_app.services import Services, open_services
@@ -183,6 +184,6 @@ def storage_services(io_loop, docs_services, s3):
     assert ObjectStore(config).test_connection(create_if_missing=True)["bucket_exists"]
     manager = StorageManager(docs_services.db)
     docs_services.storage = manager
-    io_loop.run_sync(lambda: manager.configs.set_active(config))
+    io_loop.run_sync(lambda: manager.configs.set_active(SERVICE, config))
     yield docs_services
     manager.close()

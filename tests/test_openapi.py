@@ -66,6 +66,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from store.storage_settings import SERVICE
 from tests.local_http import LocalServer
 from tornado_app.app import make_app
 from tornado_app.openapi import description_bytes, openapi_routes
@@ -328,7 +329,7 @@ class Live:
         return self.run(self.svc.sessions.create(self.admin_id, self.company_id))
 
     def restore_storage(self) -> None:
-        self.run(self.svc.storage.configs.set_active(self.storage_config))
+        self.run(self.svc.storage.configs.set_active(SERVICE, self.storage_config))
 
 
 @pytest.fixture(scope="module")
@@ -367,7 +368,7 @@ def live(pytestconfig, loopback_only, redis_server, mongo_server, render_pool, s
                                   redis_url=redis_server.url)
         svc.pool = render_pool
         svc.storage = StorageManager(svc.db)
-        await svc.storage.configs.set_active(config)
+        await svc.storage.configs.set_active(SERVICE, config)
         admin_id = await add_user(svc, "FUZZ", "fuzzadmin", role="ADMIN")
         victim_id = await add_user(svc, "FUZZ", "victim", role="REVIEWER")
         company = await companies.get_by_code(svc.db, "FUZZ")

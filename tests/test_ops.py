@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from store.storage_settings import SERVICE
 from tests.conftest import PASSWORD, add_user, login, post_form
 from tests.docx_fixtures import build_feature_docx
 from tornado_app.app import make_app
@@ -47,7 +48,7 @@ async def test_ready_reports_each_dependency(api, storage_services, s3):
     assert all(c["ok"] for c in reply.body["checks"].values())
     from store.storage_config import StorageConfig
 
-    await storage_services.storage.configs.set_active(StorageConfig.from_form({
+    await storage_services.storage.configs.set_active(SERVICE, StorageConfig.from_form({
         "endpoint": s3.endpoint, "access": s3.handle.access, "secret": s3.handle.secret,
         "bucket": "does-not-exist"}))
     reply = await api.call("GET", "/ready")

@@ -325,7 +325,7 @@ def test_archive_staged_on_one_is_processed_on_other(cluster):
     assert done["count"] == 1
     entry = done["files"][0]
     assert entry["source"] == "book/intro.md" and entry["asset_ok"] == 1
-    assert entry["storage_url"].endswith(f"/{cluster.bucket}/rep/v1/book/intro.md")
+    assert entry["storage_url"].endswith(f"/{cluster.bucket}/t/_local/rep/v1/book/intro.md")
     text = _download(entry["storage_presigned_url"]).decode()
     assert text.startswith("# Intro") and "../img/pic.png" not in text
     pic_url = entry["mappings"][0]["to"]

@@ -15,10 +15,12 @@ import zipfile
 
 import pytest
 
+from store.storage_settings import SERVICE
 from tests.conftest import post_form
 from tests.docx_fixtures import build_feature_docx
 from tests.pdf_fixtures import tiny_png
 from tornado_app.app import make_app
+from tornado_app.callers import LOCAL_COMPANY
 
 
 @pytest.fixture
@@ -94,9 +96,9 @@ async def test_upload_archive_uploads_assets_and_rewrites_links(api):
 async def test_same_asset_is_stored_once(api, storage_services):
     await post_form(api, "/api/upload-archive", {"prefix": "once"},
                     {"file": ("a.zip", make_zip(ARCHIVE))})
-    store = await storage_services.storage.store()
-    keys = [o.object_name for o in store.client.list_objects(store.config.bucket, prefix="once/",
-                                                              recursive=True)]
+    store = await storage_services.storage.store(LOCAL_COMPANY)
+    keys = [o.object_name for o in store.client.list_objects(
+        store.config.bucket, prefix=f"{store.config.prefix}/once/", recursive=True)]
     assets = sorted(k.rsplit("/", 1)[-1] for k in keys if "/assets/" in k)
     # the logo is referenced three times and stored once; the data-URI image is uploaded too
     assert assets == ["inline.png", "logo one.png", "图.png"], keys
@@ -164,10 +166,10 @@ async def test_link_map_rewrites_without_upload(api, storage_services):
         "file": ("a.zip", make_zip({"a.md": b"![l](img/logo.png)", "img/logo.png": PNG}))}))
     entry = data["files"][0]
     assert entry["mappings"] == [{"from": "img/logo.png", "to": "https://cdn.example.com/logo.png"}]
-    store = await storage_services.storage.store()
-    keys = [o.object_name for o in store.client.list_objects(store.config.bucket, prefix="lm/",
-                                                              recursive=True)]
-    assert keys == ["lm/a.md"]
+    store = await storage_services.storage.store(LOCAL_COMPANY)
+    keys = [o.object_name for o in store.client.list_objects(
+        store.config.bucket, prefix=f"{store.config.prefix}/lm/", recursive=True)]
+    assert keys == [f"{store.config.prefix}/lm/a.md"]
     for bad in ([1, 2], {"a": 1}, {"map": {"a": {"$ne": 1}}}):
         r = await api.call("POST", "/config/linkmap", bad)
         assert r.status == 400 and r.body["ok"] is False
@@ -267,7 +269,7 @@ async def test_storage_failure_reports_clearly(api, storage_services, s3):
 
     broken = StorageConfig.from_form({"endpoint": s3.endpoint, "access": s3.handle.access,
                                       "secret": "wrong-secret-value", "bucket": "nope"})
-    await storage_services.storage.configs.set_active(broken)
+    await storage_services.storage.configs.set_active(SERVICE, broken)
     reply = await post_form(api, "/api/upload-archive", {},
                             {"file": ("a.zip", make_zip({"a.md": b"# a", "b.md": b"# b"}))})
     assert reply.body["code"] == 50201 and "storage failed after 0 of 2" in reply.body["msg"]
@@ -282,10 +284,10 @@ async def test_staged_archives_expire(api, storage_services):
 
     staged = _ok(await post_form(api, "/api/archive/stage", {},
                                  {"file": ("s.zip", make_zip({"a.md": b"# a"}))}))
-    store = await storage_services.storage.store()
+    store = await storage_services.storage.store(LOCAL_COMPANY)
     names = [o.object_name for o in store.client.list_objects(
-        store.config.bucket, prefix="_staging/", recursive=True)]
-    assert names == [f"_staging/{staged['id']}"]
+        store.config.bucket, prefix=f"{store.config.prefix}/_staging/", recursive=True)]
+    assert names == [f"t/{LOCAL_COMPANY}/_staging/{staged['id']}"]
     assert purge_expired(store) == 0  # fresh: kept
     assert purge_expired(store, max_age_seconds=-1) == 1  # past its lifetime: removed
     reply = await post_form(api, "/api/archive/process", {"id": staged["id"]})

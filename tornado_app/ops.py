@@ -8,6 +8,7 @@ import os
 import shutil
 from typing import Any
 
+from store.storage_settings import SERVICE
 from tornado_app.http import BaseHandler
 from tornado_app.metrics import CONTENT_TYPE
 
@@ -45,7 +46,10 @@ class ReadyHandler(BaseHandler):
         probes = [_check("mongodb", mongo), _check("redis", redis)]
         if svc.storage is not None:
             async def storage() -> str:
-                store = await svc.storage.store()
+                config = await svc.storage.configs.active_config(SERVICE)
+                if config is None:
+                    raise RuntimeError("no service-wide storage configured")
+                store = svc.storage.store_for(config)
                 exists = await svc.storage.io(store.bucket_exists)
                 if not exists:
                     raise RuntimeError(f"bucket {store.config.bucket} does not exist")

@@ -3,7 +3,6 @@ streamed multipart uploads with a size limit, and error-code mapping."""
 
 from __future__ import annotations
 
-import hmac
 import json
 from typing import Any
 
@@ -13,8 +12,10 @@ import tornado.web
 from render_pool.errors import ConversionError
 from store.booleans import NotABoolean, parse_bool
 from store.storage_errors import StorageError
+from tornado_app.callers import Caller
 from tornado_app.docs.fetch import FetchFailed, FetchRefused
-from tornado_app.http import ApiError, BaseHandler
+from tornado_app.docs.storage import request_company
+from tornado_app.http import BaseHandler
 
 
 class DocsError(Exception):
@@ -59,6 +60,7 @@ class DocsHandler(BaseHandler):
     HTTP 200 with a non-zero code, except where the spec gives plain shapes."""
 
     conversion: tuple[str, str] | None = None  # (kind, format) once a conversion is known
+    caller: Caller  # set by prepare() before any handler code runs
     result_code = 0
 
     def success(self, data: Any) -> None:
@@ -106,21 +108,16 @@ class DocsHandler(BaseHandler):
         await self.check_caller()
 
     async def check_caller(self) -> None:
-        """With ``DOCS_API_TOKEN`` set, callers need that token or a valid session."""
-        expected = self.services.settings.docs_api_token
-        if not expected:
-            return
-        header = self.request.headers.get("Authorization", "")
-        scheme, _, value = header.partition(" ")
-        value = value.strip()
-        if scheme.lower() == "bearer" and hmac.compare_digest(value.encode(), expected.encode()):
-            return
-        from tornado_app.auth.service import authenticate
+        """Set ``self.caller`` before any handler code runs (401 without a caller)."""
+        from tornado_app.callers import identify
 
-        try:
-            await authenticate(self.services, header)
-        except ApiError as exc:
-            raise ApiError(401, "UNAUTHORIZED", "a valid API token or session is needed") from exc
+        self.caller = await identify(self.services, self.request.headers.get("Authorization"))
+        request_company.set(self.caller.company_id)
+
+    @property
+    def company_id(self) -> str:
+        """The caller's company: the tenant every store call of this request is scoped to."""
+        return self.caller.company_id
 
 
 @tornado.web.stream_request_body

@@ -132,18 +132,19 @@ async def _process_document(ctx: _Context, plan: batch.DocumentPlan, text: str
     return entry
 
 
-async def process_tree(svc: Services, root: Path, *, prefix: str = "", version_id: str = "",
+async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: str = "",
+                       version_id: str = "",
                        progress: Progress | None = None) -> list[dict[str, Any]]:
     """Process every Markdown/HTML document under ``root``; returns the result entries.
     Raises :class:`BatchStorageFailed` with the entries done so far when storage fails."""
-    store = await svc.storage.store()
+    store = await svc.storage.store(company_id)
     base = "/".join(clean_prefix(p) for p in (store.config.prefix, prefix, version_id) if p)
     files = await svc.storage.io(archives.list_files, root)
     texts: dict[str, str] = {}
     for source in batch.documents(files):
         texts[source] = batch.decode_text(await svc.storage.io((root / source).read_bytes))
     plan = batch.plan_batch(str(root), files, texts)
-    ctx = _Context(svc, store, root, base, await svc.storage.linkmap.get(), files)
+    ctx = _Context(svc, store, root, base, await svc.storage.linkmap.get(company_id), files)
     for doc in plan.documents:
         key = object_key(base, final_name(doc.source))
         ctx.doc_links[doc.source] = link_for_documents(store, store.links(key))
@@ -164,7 +165,8 @@ async def process_tree(svc: Services, root: Path, *, prefix: str = "", version_i
     return done
 
 
-async def process_archive(svc: Services, data: bytes, filename: str, *, prefix: str = "",
+async def process_archive(svc: Services, company_id: str, data: bytes, filename: str, *,
+                          prefix: str = "",
                           version_id: str = "", encoding: str | None = None,
                           progress: Progress | None = None) -> list[dict[str, Any]]:
     """Unpack safely into a temporary directory (always removed) and process it."""
@@ -173,7 +175,7 @@ async def process_archive(svc: Services, data: bytes, filename: str, *, prefix: 
     context = archives.unpacked(data, filename, encoding=encoding or None)
     root = await svc.storage.io(context.__enter__)
     try:
-        return await process_tree(svc, root, prefix=prefix, version_id=version_id,
+        return await process_tree(svc, company_id, root, prefix=prefix, version_id=version_id,
                                   progress=progress)
     finally:
         await svc.storage.io(context.__exit__, None, None, None)
@@ -201,19 +203,19 @@ class ArchiveRunner(UploadHandler):
         svc = self.services
         if self.services.storage is None:
             raise DocsError(50201, "storage not configured")
-        await svc.storage.store()  # 50201 before any work when storage is missing
+        await svc.storage.store(self.company_id)  # 50201 before any work without storage
         if bool_field(fields, "async"):
             jobs = JobRecords(svc.redis)
-            job_id = await jobs.create()
-            task = asyncio.ensure_future(self._background(jobs, job_id, data, filename, prefix,
-                                                          version, encoding))
+            job_id = await jobs.create(self.company_id)
+            task = asyncio.ensure_future(self._background(jobs, self.company_id, job_id, data,
+                                                          filename, prefix, version, encoding))
             running: set[asyncio.Future[None]] = svc.extras.setdefault("batch_tasks", set())
             running.add(task)
             task.add_done_callback(running.discard)
             self.success({"job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
             return
         try:
-            files = await process_archive(svc, data, filename, prefix=prefix,
+            files = await process_archive(svc, self.company_id, data, filename, prefix=prefix,
                                           version_id=version, encoding=encoding)
         except BatchStorageFailed as exc:
             self.write_json(200, {"code": 50201, "msg": exc.message,
@@ -222,15 +224,16 @@ class ArchiveRunner(UploadHandler):
             return
         self.success({"count": len(files), "files": files})
 
-    async def _background(self, jobs: JobRecords, job_id: str, data: bytes, filename: str,
-                          prefix: str, version: str, encoding: str | None) -> None:
+    async def _background(self, jobs: JobRecords, company_id: str, job_id: str, data: bytes,
+                          filename: str, prefix: str, version: str, encoding: str | None
+                          ) -> None:
         async def progress(done: int, total: int) -> None:
-            await jobs.save(job_id, {"id": job_id, "state": "running", "done": done,
+            await jobs.save(company_id, job_id, {"id": job_id, "state": "running", "done": done,
                                      "total": total})
 
         svc = self.services
         try:
-            files = await process_archive(svc, data, filename, prefix=prefix,
+            files = await process_archive(svc, company_id, data, filename, prefix=prefix,
                                           version_id=version, encoding=encoding,
                                           progress=progress)
             state = {"id": job_id, "state": "done", "done": len(files), "total": len(files),
@@ -246,7 +249,7 @@ class ArchiveRunner(UploadHandler):
         except Exception:  # the poller must learn the job ended
             log.exception("batch job failed")
             state = {"id": job_id, "state": "failed", "code": 50001, "msg": "batch failed"}
-        await jobs.save(job_id, state)
+        await jobs.save(company_id, job_id, state)
 
 
 class UploadArchiveHandler(ArchiveRunner):
@@ -269,10 +272,10 @@ class StageArchiveHandler(UploadHandler):
             raise DocsError(40002, "not a zip, tar.gz or tgz archive")
         if self.services.storage is None:
             raise DocsError(50201, "storage not configured")
-        store = await self.services.storage.store()
-        staged = StagedArchives.new(name, len(data))
+        store = await self.services.storage.store(self.company_id)
+        staged = StagedArchives.new(store.config.prefix, name, len(data))
         await self.services.storage.put(store, staged.key, data, "application/octet-stream")
-        await StagedArchives(self.services.redis).save(staged)
+        await StagedArchives(self.services.redis).save(self.company_id, staged)
         self.success({"id": staged.id, "name": name, "size": len(data)})
         try:  # staging is a good moment to drop what expired; a failure here is harmless
             await self.services.storage.io(purge_expired, store)
@@ -286,11 +289,11 @@ class ProcessArchiveHandler(ArchiveRunner):
         stage_id = (fields.get("id") or "").strip()
         if not stage_id:
             raise DocsError(40001, "id of a staged archive is required")
-        staged = await StagedArchives(self.services.redis).get(stage_id)
+        staged = await StagedArchives(self.services.redis).get(self.company_id, stage_id)
         if staged is None:
             raise DocsError(40401, "no staged archive with this id (it may have expired)")
         storage = self.services.storage
-        store = await storage.store()
+        store = await storage.store(self.company_id)
         try:
             data = await storage.io(store.get_bytes, staged.key)
         except StorageError as exc:
@@ -300,7 +303,7 @@ class ProcessArchiveHandler(ArchiveRunner):
 
 class JobHandler(DocsHandler):
     async def get(self, job_id: str) -> None:
-        state = await JobRecords(self.services.redis).get(job_id)
+        state = await JobRecords(self.services.redis).get(self.company_id, job_id)
         if state is None:
             raise DocsError(40401, "no such job (it may have expired)")
         self.success(state)
@@ -326,7 +329,8 @@ class ConvertFolderHandler(PlainHandler):
             raise PlainError(404, "folder_path is not a folder")
         prefix, version = _params(fields)
         try:
-            files = await process_tree(self.services, real, prefix=prefix, version_id=version)
+            files = await process_tree(self.services, self.company_id, real, prefix=prefix,
+                                       version_id=version)
         except BatchStorageFailed as exc:
             self.write_json(502, {"ok": False, "error": exc.message, "hint": "",
                                   "count": len(exc.files), "files": exc.files})

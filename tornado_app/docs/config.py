@@ -17,6 +17,7 @@ from tornado_app.http import JsonTooDeep, load_json
 _STATUS = {40001: 400, 40002: 400, 40003: 400, 40004: 400, 40101: 401, 40401: 404,
            41301: 413, 42201: 400, 50201: 502, 50301: 503, 50401: 504}
 MAX_LINKMAP_ENTRIES = 10_000
+NO_SUCH_OBJECT = "no such object"
 
 
 class PlainError(Exception):
@@ -66,7 +67,7 @@ class PlainHandler(UploadHandler):
 
     async def config_from_form(self, fields: dict[str, str]) -> StorageConfig:
         """A validated config from the form; a blank or masked secret keeps the stored one."""
-        current = await self.storage.configs.active_config()
+        current = await self.storage.configs.active_config(self.company_id)
         has_secret = bool(fields.get("secret")) or current is not None
         config = StorageConfig.from_form(fields, require_credentials=not has_secret)
         config = config.keep_secret_from(current)
@@ -78,7 +79,7 @@ class StorageConfigHandler(PlainHandler):
     async def post(self) -> None:
         fields, _ = self.form()
         config = await self.config_from_form(fields)
-        await self.storage.configs.set_active(config)
+        await self.storage.configs.set_active(self.company_id, config)
         self.reply({"ok": True, "storage": config.masked()})
 
 
@@ -96,7 +97,7 @@ class TimeCheckHandler(PlainHandler):
         endpoint = self.get_query_argument("endpoint", "") or self.get_query_argument("public", "")
         secure_raw = self.get_query_argument("secure", None)
         if not endpoint:
-            config = await self.storage.configs.active_config()
+            config = await self.storage.configs.active_config(self.company_id)
             if config is None:
                 raise PlainError(400, "storage not configured", "pass endpoint=host:port")
             endpoint, secure = config.endpoint, config.secure
@@ -109,14 +110,14 @@ class TimeCheckHandler(PlainHandler):
 
 class ConfigSnapshotHandler(PlainHandler):
     async def get(self) -> None:
-        config = await self.storage.configs.active_config()
+        config = await self.storage.configs.active_config(self.company_id)
         st = self.services.settings
         self.reply({
             "ok": True,
             "storage": config.masked() if config else None,
-            "storage_embedded": await self.storage.configs.active_is_embedded(),
-            "profiles": [p["name"] for p in await self.storage.configs.profiles()],
-            "linkmap_size": len(await self.storage.linkmap.get()),
+            "storage_embedded": await self.storage.configs.active_is_embedded(self.company_id),
+            "profiles": [p["name"] for p in await self.storage.configs.profiles(self.company_id)],
+            "linkmap_size": len(await self.storage.linkmap.get(self.company_id)),
             "limits": {"max_upload_bytes": st.max_upload_bytes,
                        "max_markdown_bytes": st.max_markdown_bytes,
                        "job_timeout_seconds": st.job_timeout_seconds},
@@ -126,7 +127,7 @@ class ConfigSnapshotHandler(PlainHandler):
 
 class ProfilesHandler(PlainHandler):
     async def get(self) -> None:
-        self.reply({"ok": True, "profiles": await self.storage.configs.profiles()})
+        self.reply({"ok": True, "profiles": await self.storage.configs.profiles(self.company_id)})
 
 
 def _profile_name(raw: str | None) -> str:
@@ -143,21 +144,22 @@ class SaveProfileHandler(PlainHandler):
         if fields.get("endpoint"):
             config = await self.config_from_form(fields)
         else:
-            config = await self.storage.configs.active_config()
+            config = await self.storage.configs.active_config(self.company_id)
             if config is None:
                 raise PlainError(400, "no storage configured to save",
                                  "send the storage fields or configure storage first")
-        await self.storage.configs.save_profile(name, config)
+        await self.storage.configs.save_profile(self.company_id, name, config)
         self.reply({"ok": True, "name": name, "storage": config.masked()})
 
 
 class LoadProfileHandler(PlainHandler):
     async def get(self) -> None:
         name = _profile_name(self.get_query_argument("name", ""))
-        config = await self.storage.configs.load_profile(name)
+        config = await self.storage.configs.load_profile(self.company_id, name)
         if config is None:
             raise PlainError(404, f"no profile named {name!r}")
-        await self.storage.configs.set_active(config, embedded=name == EMBEDDED_PROFILE)
+        await self.storage.configs.set_active(self.company_id, config,
+                                              embedded=name == EMBEDDED_PROFILE)
         self.reply({"ok": True, "name": name, "storage": config.masked()})
 
 
@@ -189,7 +191,7 @@ def _parse_linkmap(raw: Any) -> dict[str, str]:
 
 class LinkMapHandler(PlainHandler):
     async def get(self) -> None:
-        mapping = await self.storage.linkmap.get()
+        mapping = await self.storage.linkmap.get(self.company_id)
         self.reply({"ok": True, "count": len(mapping), "map": mapping})
 
     async def post(self) -> None:
@@ -212,16 +214,17 @@ class LinkMapHandler(PlainHandler):
             except ValueError as exc:
                 raise PlainError(400, "linkmap field is not valid JSON") from exc
         mapping = _parse_linkmap(raw)
-        await self.storage.linkmap.replace(mapping)
+        await self.storage.linkmap.replace(self.company_id, mapping)
         self.reply({"ok": True, "count": len(mapping)})
 
 
 class ProxyDownloadHandler(PlainHandler):
-    """Streams one object of the configured storage; any other host is refused."""
+    """Streams one object of the caller's company in the configured storage, as an attachment
+    (never rendered inline); any other host, bucket or company answers like a missing one."""
 
     async def post(self) -> None:
         fields, _ = self.form()
-        store = await self.storage.store()
+        store = await self.storage.store(self.company_id)
         key = (fields.get("key") or "").strip()
         url = (fields.get("url") or "").strip()
         if not key and url:
@@ -231,11 +234,14 @@ class ProxyDownloadHandler(PlainHandler):
         if any(p in ("", ".", "..") for p in key.split("/")) or any(
                 ord(c) < 32 or ord(c) == 127 for c in key):
             raise PlainError(400, "bad object key")
+        if not key.startswith(store.config.prefix + "/"):
+            raise PlainError(404, NO_SUCH_OBJECT)  # another company's: the same as missing
         try:
             stream = await self.storage.io(store.get_stream, key)
         except StorageError as exc:
-            raise PlainError(404 if "NoSuchKey" in exc.message or "not found" in
-                             exc.message.lower() else 502, exc.message, exc.hint) from exc
+            if "NoSuchKey" in exc.message or "not found" in exc.message.lower():
+                raise PlainError(404, NO_SUCH_OBJECT) from exc
+            raise PlainError(502, exc.message, exc.hint) from exc
         try:
             self.set_header("Content-Type", stream.content_type or "application/octet-stream")
             if stream.length is not None:

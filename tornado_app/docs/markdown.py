@@ -177,7 +177,8 @@ class MarkdownConvertHandler(UploadHandler):
         if save:
             if self.services.storage is None:
                 raise DocsError(50201, "storage not configured")
-            self.success(await self.services.storage.save_rendered(self.services, rendered, name))
+            self.success(await self.services.storage.save_rendered(self.company_id, rendered,
+                                                                   name))
             return
         self.set_header("Content-Type", rendered.media_type)
         self.set_header("Content-Disposition", content_disposition(name))

@@ -6,7 +6,7 @@ import logging
 
 from render_pool.pool import RenderPool
 from store.storage_config import StorageConfig
-from store.storage_settings import EMBEDDED_PROFILE
+from store.storage_settings import EMBEDDED_PROFILE, SERVICE
 from tornado_app.docs.storage import StorageManager
 from tornado_app.embedded.servers import Embedded, ensure_dir
 from tornado_app.services import Services
@@ -43,7 +43,7 @@ async def open_storage(svc: Services, embedded: Embedded | None) -> StorageManag
     svc.extras.setdefault("closers", []).append(_closer(manager))
     env_config = storage_from_settings(svc.settings)
     if env_config is not None:
-        await manager.configs.set_active(env_config)
+        await manager.configs.set_active(SERVICE, env_config)
         log.info("storage from environment", extra={"endpoint": env_config.endpoint})
     elif embedded is not None:
         from tornado_app.embedded.seaweed import start_seaweed
@@ -55,10 +55,12 @@ async def open_storage(svc: Services, embedded: Embedded | None) -> StorageManag
         config = StorageConfig.from_form({
             "endpoint": handle.endpoint, "access": handle.access, "secret": handle.secret,
             "bucket": svc.settings.s3_bucket, "secure": "false"})
-        await manager.configs.save_profile(EMBEDDED_PROFILE, config)
+        await manager.configs.save_profile(SERVICE, EMBEDDED_PROFILE, config)
+        manager.embedded_endpoint = config.endpoint
         configs = manager.configs
-        if await configs.active_config() is None or await configs.active_is_embedded():
-            await manager.configs.set_active(config, embedded=True)
+        if (await configs.active_config(SERVICE) is None
+                or await configs.active_is_embedded(SERVICE)):
+            await configs.set_active(SERVICE, config, embedded=True)
     return manager
 
 
