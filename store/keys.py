@@ -90,3 +90,28 @@ def content_type_for(filename: str) -> str:
     if mime.startswith("text/") or mime in ("application/json", "image/svg+xml"):
         return f"{mime}; charset=utf-8"
     return mime
+
+
+OPAQUE = "application/octet-stream"
+_SHOWN_INLINE = ("application/pdf", "text/plain", "text/markdown", "text/csv",
+                 "application/msword", "application/vnd.ms-excel",
+                 "application/vnd.ms-powerpoint")
+_OFFICE_FAMILIES = ("application/vnd.openxmlformats-officedocument.",
+                    "application/vnd.oasis.opendocument.")
+
+
+def asset_type(filename: str) -> tuple[str, str | None]:
+    """``(content type, content disposition)`` an uploaded asset is stored with.
+
+    Images, PDF, office files and plain text keep their type and may be shown inline; SVG
+    (an image that can carry script) keeps its type for ``<img>`` but is an attachment when
+    opened; anything else (HTML, ``.shtml``, scripts...) is stored as
+    ``application/octet-stream`` with ``attachment``, so the storage host never serves active
+    content inline."""
+    mime = content_type_for(filename)
+    base = mime.split(";", 1)[0]
+    if base == "image/svg+xml":
+        return mime, "attachment"
+    if base.startswith("image/") or base in _SHOWN_INLINE or base.startswith(_OFFICE_FAMILIES):
+        return mime, None
+    return OPAQUE, "attachment"

@@ -25,7 +25,7 @@ from minio.error import MinioException, S3Error
 
 from store.bucket_policy import policies_equal, policy_statements, public_read_policy
 from store.clock import SKEW_HINT_SECONDS, server_time, time_check
-from store.keys import asset_key, content_type_for
+from store.keys import OPAQUE, asset_key, asset_type
 from store.storage_config import StorageConfig
 from store.storage_errors import (
     CONSOLE_HINT,
@@ -139,11 +139,13 @@ class ObjectStore:
 
     # -- objects
     def put_bytes(self, key: str, data: bytes, content_type: str = "application/octet-stream",
-                  ) -> LinkPair:
-        """Upload ``data`` under ``key`` (overwrites) and return its links."""
+                  disposition: str | None = None) -> LinkPair:
+        """Upload ``data`` under ``key`` (overwrites) and return its links; ``disposition``
+        is the ``Content-Disposition`` the storage answers with."""
+        metadata = {"Content-Disposition": disposition} if disposition else None
         try:
             self.client.put_object(self.config.bucket, key, io.BytesIO(data), len(data),
-                                   content_type=content_type)
+                                   content_type=content_type, metadata=metadata)
         except (MinioException, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
             raise StorageError(f"upload of {key!r} failed: {error_text(exc)}",
                                error_hint(exc)) from exc
@@ -163,13 +165,18 @@ class ObjectStore:
                                error_hint(exc)) from exc
         return True
 
-    def put_asset(self, prefix: str, filename: str, data: bytes,
-                  content_type: str | None = None) -> StoredAsset:
-        """Upload an asset under its content-hash key unless already there (stored once)."""
+    def put_asset(self, prefix: str, filename: str, data: bytes) -> StoredAsset:
+        """Upload an asset under its content-hash key unless already there (stored once),
+        with the type and disposition :func:`store.keys.asset_type` gives its name."""
+        content_type, disposition = asset_type(filename)
+        if content_type == OPAQUE:
+            # some S3 servers (SeaweedFS) replace application/octet-stream with a guess from
+            # the key's extension (.shtml -> text/html): give them nothing to guess from
+            filename += ".bin"
         key = asset_key(prefix, data, filename)
         uploaded = False
         if not self.exists(key):
-            self.put_bytes(key, data, content_type or content_type_for(filename))
+            self.put_bytes(key, data, content_type, disposition)
             uploaded = True
         return StoredAsset(key, self.links(key), uploaded)
 
@@ -263,7 +270,9 @@ class ObjectStore:
         return False
 
     def test_connection(self, create_if_missing: bool = False) -> dict[str, Any]:
-        """Check reachability, keys and bucket; create the bucket when asked; apply the policy.
+        """Check reachability, keys and bucket; create the bucket when asked. An existing
+        bucket's policy is never touched (the test must not open a bucket to the world); a
+        bucket created here gets the public-read policy when ``public_read`` asks for it.
 
         Returns ``{ok, connected, bucket_exists, created, error, hint}`` (never raises for a
         storage problem). A console answering on the API port is reported in ``hint``.
@@ -292,7 +301,8 @@ class ObjectStore:
                 out.update(error=f"bucket {bucket!r} does not exist",
                            hint="create it or set create_if_missing=true")
                 return out
-            self.apply_bucket_policy()
+            if out["created"] and self.config.public_read:
+                self.apply_bucket_policy()
         except (MinioException, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
             if isinstance(exc, S3Error):
                 out["connected"] = True

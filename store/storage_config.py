@@ -173,10 +173,17 @@ class StorageConfig:
         return out
 
     def keep_secret_from(self, old: StorageConfig | None) -> StorageConfig:
-        """When the form sent back no secret or its masked form, keep the stored one."""
-        if old is not None and (not self.secret or self.secret == mask_secret(old.secret)):
-            return replace(self, secret=old.secret)
-        return self
+        """When the form sent back no secret or its masked form, keep the stored one, but
+        only for the same endpoint, access key and bucket: a kept secret is never sent to
+        another server or used for another bucket. Raises :class:`StorageConfigError` when
+        those changed and no new secret came with them."""
+        if old is None or (self.secret and self.secret != mask_secret(old.secret)):
+            return self
+        if (self.endpoint, self.access, self.bucket) != (old.endpoint, old.access, old.bucket):
+            raise StorageConfigError(
+                "the secret is required when endpoint, access key or bucket change",
+                "send the secret key again")
+        return replace(self, secret=old.secret)
 
 
 def mask_secret(secret: str) -> str:

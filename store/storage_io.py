@@ -29,7 +29,9 @@ class StorageIO:
         self.executor = ThreadPoolExecutor(max_workers=io_threads, thread_name_prefix="s3")
         self._stores: dict[tuple, ObjectStore] = {}
         self.configs = StorageSettings(db)
-        self.embedded_endpoint = ""  # host:port of the embedded storage, when it runs
+        # host:port of storages the operator started or named (the embedded one, S3_*):
+        # the address policy always allows them
+        self.trusted_endpoints: set[str] = set()
         self.linkmap = LinkMap(db)
 
     async def io(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -3,6 +3,7 @@ free loopback ports, and the real Tornado app driven over HTTP (pytest-tornasync
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections.abc import Iterator
@@ -184,6 +185,10 @@ def storage_services(io_loop, docs_services, s3):
     assert ObjectStore(config).test_connection(create_if_missing=True)["bucket_exists"]
     manager = StorageManager(docs_services.db)
     docs_services.storage = manager
+    # the session's S3 server listens on loopback, which the address policy refuses unless
+    # the operator lists it (STORAGE_ALLOWED_ENDPOINTS)
+    docs_services.settings = dataclasses.replace(docs_services.settings,
+                                                 storage_allowed_endpoints=(s3.endpoint,))
     io_loop.run_sync(lambda: manager.configs.set_active(SERVICE, config))
     yield docs_services
     manager.close()

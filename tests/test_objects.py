@@ -101,6 +101,8 @@ def test_direct_link_403_private_then_200_public(s3: S3Server) -> None:
     public = ObjectStore(s3.config("policybkt", public_read="true"))
     result = public.test_connection()
     assert result["ok"] and result["connected"] and result["bucket_exists"]
+    assert fetch(links.storage_url)[0] == 403  # a test never opens an existing bucket
+    assert public.apply_bucket_policy() is True  # the operator's explicit step does
     assert fetch(links.storage_url)[:2] == (200, b"secret")
     # SeaweedFS normalises the stored policy; it still means the same thing
     stored = public.client.get_bucket_policy("policybkt")
@@ -110,8 +112,12 @@ def test_direct_link_403_private_then_200_public(s3: S3Server) -> None:
     assert fetch(f"http://{s3.endpoint}/policybkt/")[0] == 403
 
     # switching public_read off removes our policy again
-    assert private.test_connection()["ok"]
+    assert private.apply_bucket_policy() is True
     assert fetch(links.storage_url)[0] == 403
+    # a bucket the test itself creates gets the policy asked for
+    fresh = ObjectStore(s3.config("policyfresh", public_read="true"))
+    assert fresh.test_connection(create_if_missing=True)["created"] is True
+    assert fetch(fresh.put_bytes("f.txt", b"open", "text/plain").storage_url)[:2] == (200, b"open")
 
 
 def test_presigned_for_public_host_only(s3: S3Server) -> None:

@@ -75,6 +75,9 @@ class Settings:
     s3_prefix: str = ""
     s3_public_read: bool = False
     s3_region: str = ""
+    # endpoints the storage address policy allows although loopback/link-local ("host[:port]")
+    storage_allowed_endpoints: tuple[str, ...] = ()
+    storage_deny_private: bool = False
     folder_roots: tuple[Path, ...] = ()
     upload_concurrency: int = 8
     chromium_path: str = ""
@@ -108,6 +111,10 @@ class Settings:
             s3_prefix=env.get("S3_PREFIX", ""),
             s3_public_read=_env_bool(env, "S3_PUBLIC_READ", False),
             s3_region=env.get("S3_REGION", ""),
+            storage_allowed_endpoints=tuple(
+                e.strip().lower() for e in env.get("STORAGE_ALLOWED_ENDPOINTS", "").split(",")
+                if e.strip()),
+            storage_deny_private=_env_bool(env, "STORAGE_DENY_PRIVATE", False),
             folder_roots=roots,
             upload_concurrency=max(1, _env_int(env, "UPLOAD_CONCURRENCY", 8)),
             chromium_path=env.get("CHROMIUM_PATH", ""),

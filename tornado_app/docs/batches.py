@@ -19,7 +19,7 @@ from typing import Any
 from render_pool import archives, batch, links
 from render_pool.errors import ConversionError
 from store.jobs import JobRecords
-from store.keys import clean_prefix, content_type_for, object_key
+from store.keys import clean_prefix, object_key
 from store.objects import ObjectStore
 from store.staging import StagedArchives, purge_expired
 from store.storage_errors import StorageConfigError, StorageError
@@ -70,7 +70,7 @@ async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
             try:
                 data = await ctx.io((ctx.root / rel).read_bytes)
                 stored = await ctx.io(ctx.store.put_asset, ctx.base, posixpath.basename(rel),
-                                      data, content_type_for(rel))
+                                      data)
                 ctx.asset_links[rel] = link_for_documents(ctx.store, stored.links)
             except OSError as exc:
                 ctx.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
@@ -106,7 +106,7 @@ async def _process_document(ctx: _Context, plan: batch.DocumentPlan, text: str
         # phase 1: HTML assets (and base64 images) uploaded, HTML rewritten
         for uri, data, mime in links.data_uri_images(text):
             ext = mime.split("/", 1)[-1].split("+", 1)[0]
-            stored = await ctx.io(ctx.store.put_asset, ctx.base, f"inline.{ext}", data, mime)
+            stored = await ctx.io(ctx.store.put_asset, ctx.base, f"inline.{ext}", data)
             mapping[uri] = link_for_documents(ctx.store, stored.links)
             ok += 1
         html = links.rewrite_html(text, mapping)

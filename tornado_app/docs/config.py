@@ -11,6 +11,7 @@ from store.clock import time_check
 from store.storage_config import StorageConfig, normalize_endpoint, parse_bool
 from store.storage_errors import StorageConfigError, StorageError
 from store.storage_settings import EMBEDDED_PROFILE
+from tornado_app.address_policy import EndpointRefused, check_endpoint, policy_from
 from tornado_app.docs.base import DocsError, UploadHandler
 from tornado_app.http import JsonTooDeep, load_json
 
@@ -65,13 +66,29 @@ class PlainHandler(UploadHandler):
             raise PlainError(503, "storage is not available on this server")
         return self.services.storage
 
+    async def check_endpoint(self, endpoint: str) -> None:
+        """Apply the address policy to a storage endpoint the service will connect to."""
+        st = self.services.settings
+        policy = policy_from(st.storage_allowed_endpoints, st.storage_deny_private)
+        try:
+            await self.storage.io(check_endpoint, endpoint, policy,
+                                  trusted=self.storage.trusted_endpoints)
+        except EndpointRefused as exc:
+            raise PlainError(400, f"endpoint refused: {exc.reason}",
+                             "use a storage on a private or public address") from exc
+
     async def config_from_form(self, fields: dict[str, str]) -> StorageConfig:
-        """A validated config from the form; a blank or masked secret keeps the stored one."""
-        current = await self.storage.configs.active_config(self.company_id)
+        """A validated config from the form, allowed by the address policy. A blank or masked
+        secret keeps the company's own stored one for the same endpoint, key and bucket (never
+        the service-wide storage's secret, which a company does not own)."""
+        configs = self.storage.configs
+        current = (await configs.active_config(self.company_id)
+                   if await configs.has_own_config(self.company_id) else None)
         has_secret = bool(fields.get("secret")) or current is not None
         config = StorageConfig.from_form(fields, require_credentials=not has_secret)
         config = config.keep_secret_from(current)
         config.validate()
+        await self.check_endpoint(config.endpoint)
         return config
 
 
@@ -105,6 +122,7 @@ class TimeCheckHandler(PlainHandler):
             endpoint, secure = normalize_endpoint(endpoint, parse_bool(secure_raw, False))
         if secure_raw is not None:
             secure = parse_bool(secure_raw, secure)
+        await self.check_endpoint(endpoint)
         self.reply(await self.storage.io(time_check, endpoint, secure))
 
 
@@ -236,6 +254,7 @@ class ProxyDownloadHandler(PlainHandler):
             raise PlainError(400, "bad object key")
         if not key.startswith(store.config.prefix + "/"):
             raise PlainError(404, NO_SUCH_OBJECT)  # another company's: the same as missing
+        await self.check_endpoint(store.config.endpoint)
         try:
             stream = await self.storage.io(store.get_stream, key)
         except StorageError as exc:

@@ -44,6 +44,13 @@ async def open_storage(svc: Services, embedded: Embedded | None) -> StorageManag
     env_config = storage_from_settings(svc.settings)
     if env_config is not None:
         await manager.configs.set_active(SERVICE, env_config)
+        manager.trusted_endpoints.add(env_config.endpoint)
+        if env_config.public_read:  # the operator asked for it: the one place it is applied
+            try:
+                await manager.io(manager.store_for(env_config).apply_bucket_policy)
+            except Exception as exc:  # an unreachable storage must not stop the service
+                log.warning("public-read policy not applied",
+                            extra={"error": f"{type(exc).__name__}: {exc}"[:300]})
         log.info("storage from environment", extra={"endpoint": env_config.endpoint})
     elif embedded is not None:
         from tornado_app.embedded.seaweed import start_seaweed
@@ -56,7 +63,7 @@ async def open_storage(svc: Services, embedded: Embedded | None) -> StorageManag
             "endpoint": handle.endpoint, "access": handle.access, "secret": handle.secret,
             "bucket": svc.settings.s3_bucket, "secure": "false"})
         await manager.configs.save_profile(SERVICE, EMBEDDED_PROFILE, config)
-        manager.embedded_endpoint = config.endpoint
+        manager.trusted_endpoints.add(config.endpoint)
         configs = manager.configs
         if (await configs.active_config(SERVICE) is None
                 or await configs.active_is_embedded(SERVICE)):
