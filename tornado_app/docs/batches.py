@@ -68,7 +68,7 @@ async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
     async def one(rel: str) -> None:
         async with slots:
             try:
-                data = await ctx.io((ctx.root / rel).read_bytes)
+                data = await ctx.io(archives.read_inside, ctx.root, rel)
                 stored = await ctx.io(ctx.store.put_asset, ctx.base, posixpath.basename(rel),
                                       data)
                 ctx.asset_links[rel] = link_for_documents(ctx.store, stored.links)
@@ -142,7 +142,12 @@ async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: st
     files = await svc.storage.io(archives.list_files, root)
     texts: dict[str, str] = {}
     for source in batch.documents(files):
-        texts[source] = batch.decode_text(await svc.storage.io((root / source).read_bytes))
+        try:  # never through a link, never outside root (a file swapped after the listing)
+            raw = await svc.storage.io(archives.read_inside, root, source)
+        except OSError:
+            continue
+        texts[source] = batch.decode_text(raw)
+    files = [f for f in files if f in texts or not batch.document_kind(f)]
     plan = batch.plan_batch(str(root), files, texts)
     ctx = _Context(svc, store, root, base, await svc.storage.linkmap.get(company_id), files)
     for doc in plan.documents:
