@@ -34,7 +34,7 @@ from render_pool.procfs import descendants, name, rss_kb
 
 log = logging.getLogger(__name__)
 
-# Flags checked on a headless Debian machine: without the
+# Flags checked on this kind of machine: without the
 # background-networking flags Chromium keeps trying to reach the network.
 CHROMIUM_ARGS = [
     "--no-sandbox",
