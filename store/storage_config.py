@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from store.booleans import NotABoolean, scalar
 from store.booleans import parse_bool as _parse_bool
-from store.keys import clean_prefix
+from store.keys import TENANT_SEGMENT, clean_prefix
 from store.storage_errors import API_PORT, CONSOLE_HINT, CONSOLE_PORT, StorageConfigError
 
 DEFAULT_REGION = "us-east-1"
@@ -145,6 +145,11 @@ class StorageConfig:
             self.public, _ = normalize_endpoint(self.public, self.secure, what="public")
         else:
             self.public = self.endpoint
+        if TENANT_SEGMENT in self.prefix.split("/"):
+            # keys are {prefix}/t/{company}/...: a "t" inside the prefix could make one
+            # company's keys fall inside another's
+            raise StorageConfigError(f"prefix may not contain a {TENANT_SEGMENT!r} segment",
+                                     "it is reserved for the companies' own prefixes")
         if not _BUCKET_RE.match(self.bucket) or ".." in self.bucket:
             raise StorageConfigError(
                 f"invalid bucket name {self.bucket!r}",

@@ -367,6 +367,18 @@ def test_storage_from_environment_settings() -> None:
     assert conf.region == "eu-1" and conf.bucket == "docs"
 
 
+def test_prefix_cannot_reach_into_company_prefixes() -> None:
+    from store.keys import tenant_prefix
+
+    with pytest.raises(StorageConfigError, match="may not contain"):
+        StorageConfig.from_form({"endpoint": "minio:9000", "access": "a", "secret": "s",
+                                 "bucket": "docs", "prefix": "base/t/42"})
+    assert tenant_prefix("base", "42") == "base/t/42"
+    for bad in ("../x", "a/b", "", "x" * 65):
+        with pytest.raises(UnsafeKey):
+            tenant_prefix("base", bad)
+
+
 def test_object_keys() -> None:
     assert object_key("/pre/", "a", "b/c.md") == "pre/a/b/c.md"
     assert object_key("", "./x//y.png") == "x/y.png"
