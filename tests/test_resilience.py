@@ -49,3 +49,21 @@ async def test_redis_away_gives_503_then_recovers(app, http_server_client):
         assert (await api.call("GET", "/api/auth/me", token=new_token)).status == 200
     finally:
         restarted.stop()
+
+
+async def test_shutdown_wait_wakes_when_the_last_request_ends():
+    import asyncio
+
+    from tornado_app.http import InFlight
+
+    inflight = InFlight()
+    assert await inflight.wait_idle(0.01) is True  # nothing in flight
+    inflight.started()
+    inflight.started()
+    assert await inflight.wait_idle(0.05) is False  # still busy when the grace ends
+    waiter = asyncio.ensure_future(inflight.wait_idle(5))
+    inflight.ended()
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    inflight.ended()
+    assert await waiter is True and inflight.count == 0
