@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -208,9 +207,9 @@ async def cold_once(html: str, pdf_options: dict[str, Any], *, driver: Any = Non
     """Launch (Playwright driver unless given, and) Chromium, print one page, close; seconds."""
     from playwright.async_api import async_playwright
 
-    from render_pool.browser import CHROMIUM_ARGS
+    from render_pool.browser import CHROMIUM_ARGS, chromium_path
 
-    exe = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+    exe = chromium_path()
     t0 = time.perf_counter()
     manager = None
     if driver is None:

@@ -97,11 +97,16 @@ def configure(
     return limits
 
 
+def find_chromium() -> str | None:
+    """The one Chromium lookup: ``CHROMIUM_PATH``, else ``chromium`` or ``chromium-browser``
+    on PATH; None when there is none (callers that can go on without it ask this)."""
+    return (os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
+            or shutil.which("chromium-browser"))
+
+
 def chromium_path() -> str:
-    """Chromium executable: ``CHROMIUM_PATH``, else ``chromium`` on PATH; a clear error if none."""
-    path = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil.which(
-        "chromium-browser"
-    )
+    """Chromium executable (:func:`find_chromium`); a clear error if none."""
+    path = find_chromium()
     if not path:
         raise ConversionFailed(
             "Chromium not found: install the Debian package 'chromium' or set CHROMIUM_PATH"

@@ -9,107 +9,61 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from render_pool.errors import CorruptDocument, UnsupportedFormat
-from render_pool.model import Document
+from render_pool import registry
+from render_pool.errors import UnsupportedFormat
+from render_pool.link_fill import fill_links, placeholder_tokens
+from render_pool.writers import data_uri_resolver, mapping_resolver
 
-EXPORTS = {
-    "markdown": "text/markdown; charset=utf-8",
-    "html": "text/html; charset=utf-8",
-    "json": "application/json",
-    "doctags": "text/plain; charset=utf-8",
-}
-ENGINES = ("word2markdown", "alt_engine")
-FILE_EXTENSIONS = {"markdown": "md", "html": "html", "json": "json", "doctags": "doctags.txt"}
+EXPORTS = registry.EXPORTS
+ENGINES = registry.ENGINES
+FILE_EXTENSIONS = {name: w.extension for name, w in registry.WRITERS.items()}
+
+
+@dataclass
+class ImageUpload:
+    """An image of a converted document for the service to upload; its link goes where
+    ``token`` stands in the content (:func:`fill_image_links`)."""
+
+    name: str  # file name (the base name of the resource key)
+    data: bytes
+    content_type: str
+    token: str
 
 
 @dataclass
 class Converted:
-    """Text output of a conversion with the warnings the caller should see."""
+    """Text output of a conversion with the warnings the caller should see, and (when
+    written for upload) the images to upload."""
 
     content: str
     media_type: str
     warnings: list[str] = field(default_factory=list)
+    export: str = ""
+    images: list[ImageUpload] = field(default_factory=list)
 
 
-def sniff_kind(data: bytes) -> str:
-    """``docx`` or ``pdf`` from the bytes themselves (never from the file name)."""
-    if not data:
-        raise CorruptDocument("the file is empty")
-    if b"%PDF-" in data[:1024]:
-        return "pdf"
-    if data[:4] == b"PK\x03\x04":
-        return "docx"
-    if data[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":
-        raise UnsupportedFormat(
-            "legacy .doc or password-protected Office file: save it as .docx without a password")
-    raise UnsupportedFormat("unsupported file type: only DOCX and PDF can be converted")
+def convert_document(data: bytes, export: str, engine: str = registry.DEFAULT_ENGINE,
+                     options: dict[str, Any] | None = None, *, for_upload: bool = False
+                     ) -> Converted:
+    """DOCX/PDF bytes to text in one job: reader -> model -> writer.
+
+    Images are embedded as data URIs, or, ``for_upload``, written as placeholder tokens and
+    returned in ``Converted.images`` for the service to upload and link."""
+    write, entry = registry.writer(export)
+    doc = registry.read(data, engine, options)
+    if not for_upload:
+        return Converted(write(doc, data_uri_resolver(doc)), entry.media_type,
+                         list(doc.warnings), export)
+    tokens = placeholder_tokens(list(doc.resources))
+    content = write(doc, mapping_resolver(doc, tokens))
+    images = [ImageUpload(key.rsplit("/", 1)[-1], res.data, res.mime, tokens[key])
+              for key, res in doc.resources.items()]
+    return Converted(content, entry.media_type, list(doc.warnings), export, images)
 
 
-def read_document(data: bytes, engine: str = "word2markdown",
-                  options: dict[str, Any] | None = None) -> Document:
-    """Build the document model from DOCX or PDF bytes."""
-    options = options or {}
-    kind = sniff_kind(data)
-    if kind == "pdf":
-        from render_pool.readers.pdf import read_pdf
-
-        doc = read_pdf(data)
-        if engine == "alt_engine":
-            doc.warn("alt_engine applies to DOCX only; the PDF reader was used")
-        return doc
-    if engine == "alt_engine":
-        from render_pool.alt_engine import docx_to_html
-        from render_pool.readers.html import read_html
-
-        html, warnings = docx_to_html(data)
-        doc = read_html(html)
-        for w in warnings:
-            doc.warn(w)
-        return doc
-    from render_pool.readers.docx import read_docx
-
-    return read_docx(data, include_furniture=bool(options.get("include_furniture")),
-                     track_changes=str(options.get("track_changes", "accept")))
-
-
-def write_document(doc: Document, export: str, image_urls: dict[str, str] | None = None
-                   ) -> Converted:
-    """Serialise ``doc``; images become data URIs, or ``image_urls`` links when given."""
-    from render_pool.writers import data_uri_resolver, mapping_resolver
-
-    resolve = mapping_resolver(doc, image_urls) if image_urls else data_uri_resolver(doc)
-    if export == "markdown":
-        from render_pool.writers.markdown import write_markdown
-
-        text = write_markdown(doc, resolve)
-    elif export == "html":
-        from render_pool.writers.html import write_html
-
-        text = write_html(doc, resolve)
-    elif export == "json":
-        from render_pool.writers.json import write_json
-
-        text = write_json(doc, resolve)
-    elif export == "doctags":
-        from render_pool.writers.doctags import write_doctags
-
-        text = write_doctags(doc, resolve)
-    else:
-        raise UnsupportedFormat(f"unsupported export {export!r}")
-    return Converted(text, EXPORTS[export], list(doc.warnings))
-
-
-def convert_document(data: bytes, export: str, engine: str = "word2markdown",
-                     options: dict[str, Any] | None = None) -> Converted:
-    """DOCX/PDF bytes to text in one job (images embedded as data URIs)."""
-    if export not in EXPORTS:
-        raise UnsupportedFormat(f"unsupported export {export!r}")
-    if engine == "alt_engine" and export in ("markdown", "html") and sniff_kind(data) == "docx":
-        from render_pool.alt_engine import docx_to_html, docx_to_markdown
-
-        text, warnings = (docx_to_markdown if export == "markdown" else docx_to_html)(data)
-        return Converted(text, EXPORTS[export], warnings)
-    return write_document(read_document(data, engine, options), export)
+def fill_image_links(converted: Converted, links: dict[str, str]) -> str:
+    """The content with each uploaded image's link (by token) quoted for its export."""
+    return fill_links(converted.content, links, registry.WRITERS[converted.export].quote_link)
 
 
 # ---------------------------------------------------------------- Markdown to PDF / DOCX
@@ -174,7 +128,10 @@ def render_markdown(text: str, request: RenderRequest, fetched: dict[str, Any],
             header_text=request.header_text, footer_text=request.footer_text,
             cover=request.cover, title=request.title))
     else:
+        from render_pool.readers.html import expand_raw_html
         from render_pool.writers.docx import DocxOptions, write_docx
+
+        expand_raw_html(doc)  # Word has no HTML: the HTML reader turns it into blocks
 
         data = write_docx(doc, DocxOptions(
             toc=request.toc, header_text=request.header_text,

@@ -23,16 +23,14 @@ reference, so a mapping may also replace remote URLs (a link map).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
-import hashlib
 import html as html_lib
-import mimetypes
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
+
+from render_pool.data_uri import decode_data_uri
 
 # --------------------------------------------------------------------------- references
 
@@ -372,11 +370,11 @@ def _definitions(text: str, masked: str) -> Iterator[Reference]:
         yield _ref("definition", text, start, end, markdown=True)
 
 
-_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)>")
+AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)>")
 
 
 def _autolinks(text: str, masked: str) -> Iterator[Reference]:
-    for m in _AUTOLINK.finditer(masked):
+    for m in AUTOLINK.finditer(masked):
         yield _ref("autolink", text, m.start(1), m.end(1), markdown=False)
 
 
@@ -523,7 +521,7 @@ def _attr_escape(url: str) -> str:
     return url.replace("&", "&amp;").replace('"', "&quot;").replace("'", "&#39;")
 
 
-def _md_destination(url: str, angle: bool) -> str:
+def markdown_destination(url: str, angle: bool) -> str:
     if angle:
         return url.replace("<", "%3C").replace(">", "%3E").replace("\n", "%0A")
     balanced = url.count("(") == url.count(")")
@@ -548,7 +546,7 @@ def _apply(text: str, refs: list[Reference], mapping: Mapping[str, str]) -> str:
         else:
             angle = ref.start > 0 and text[ref.start - 1] == "<" and text[ref.end:ref.end + 1] \
                 == ">"
-            piece = _md_destination(new, angle)
+            piece = markdown_destination(new, angle)
         out.append(text[last:ref.start])
         out.append(piece)
         last = ref.end
@@ -575,28 +573,6 @@ def rewrite_html(html: str, mapping: Mapping[str, str]) -> str:
 # --------------------------------------------------------------------------- data URIs
 
 
-_DATA_URI = re.compile(r"^data:([^,]*?),(.*)$", re.S | re.I)
-
-
-def decode_data_uri(uri: str) -> tuple[bytes, str] | None:
-    """``(bytes, mime)`` of a ``data:`` URI (base64 or %-encoded), None when malformed."""
-    m = _DATA_URI.match(uri.strip())
-    if not m:
-        return None
-    params = [p.strip() for p in m.group(1).split(";")]
-    mime = (params[0] or "text/plain").lower()
-    payload = m.group(2)
-    if any(p.lower() == "base64" for p in params[1:]):
-        try:
-            data = base64.b64decode(re.sub(r"\s+", "", unquote(payload)), validate=True)
-        except (binascii.Error, ValueError):
-            return None
-    else:
-        data = unquote(payload).encode("latin-1", "replace") if payload.isascii() \
-            else unquote(payload).encode("utf-8")
-    return data, mime
-
-
 def data_uri_images(html: str) -> list[tuple[str, bytes, str]]:
     """Images embedded as ``data:image/...`` URIs: ``(uri as written, bytes, mime)``, each
     once, so they can be uploaded and replaced with :func:`rewrite_html` (key: the uri)."""
@@ -609,74 +585,3 @@ def data_uri_images(html: str) -> list[tuple[str, bytes, str]]:
         if decoded and decoded[0]:
             out[ref.target] = (ref.target, decoded[0], decoded[1])
     return list(out.values())
-
-
-def data_uri_filename(data: bytes, mime: str) -> str:
-    """A stable file name for an embedded image: ``image-{sha256[:12]}.{ext}``."""
-    ext = {"image/jpeg": ".jpg", "image/svg+xml": ".svg"}.get(mime) \
-        or mimetypes.guess_extension(mime) or ".bin"
-    return f"image-{hashlib.sha256(data).hexdigest()[:12]}{ext}"
-
-
-# --------------------------------------------------------------------------- HTML -> Markdown
-
-
-def _markdown_url(url: str) -> str:
-    return _md_destination(url, angle=False)
-
-
-def _converter():  # imported lazily: markdownify pulls in BeautifulSoup
-    from markdownify import MarkdownConverter, chomp
-
-    class Converter(MarkdownConverter):
-        """markdownify with safe destinations and images kept everywhere (links, cells)."""
-
-        def convert_head(self, el, text, parent_tags):
-            return ""
-
-        def convert_title(self, el, text, parent_tags):
-            return ""
-
-        def convert_img(self, el, text, parent_tags):
-            alt = (el.attrs.get("alt") or "").replace("[", r"\[").replace("]", r"\]")
-            src = el.attrs.get("src") or ""
-            if "_noformat" in parent_tags or not src:
-                return alt
-            title = el.attrs.get("title") or ""
-            title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
-            return f"![{alt}]({_markdown_url(src)}{title_part})"
-
-        def convert_a(self, el, text, parent_tags):
-            if "_noformat" in parent_tags:
-                return text
-            prefix, suffix, text = chomp(text)
-            href = el.get("href")
-            if not text:
-                return ""
-            if not href:
-                return text
-            title = el.get("title")
-            if text.replace(r"\_", "_") == href and not title and _AUTOLINK.fullmatch(
-                    f"<{href}>"):
-                return f"{prefix}<{href}>{suffix}"
-            title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
-            return f"{prefix}[{text}]({_markdown_url(href)}{title_part}){suffix}"
-
-    return Converter
-
-
-def html_to_markdown(html: str) -> str:
-    """Convert HTML to Markdown with markdownify (ATX headings, ``-`` bullets, fenced code
-    with the language from ``class="language-x"``); ``<head>``, scripts and styles dropped."""
-
-    def language(el) -> str:
-        for node in (el, *el.find_all("code", limit=1)):
-            for cls in node.get("class") or []:
-                if cls.startswith(("language-", "lang-")):
-                    return cls.split("-", 1)[1]
-        return ""
-
-    converter = _converter()(heading_style="ATX", bullets="-", code_language_callback=language,
-                             escape_underscores=False, escape_misc=False)
-    text = converter.convert(html)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

@@ -1,26 +1,35 @@
 """The bounded process pool that runs parsing and rendering off the event loop.
 
+Each of the ``workers`` slots is a single-worker ``ProcessPoolExecutor``; one dispatcher
+hands every job to an idle slot in arrival order, so a job starts the moment it is handed
+over and its clock starts then, never while it waits in the queue.
+
 - Bounded: at most ``workers + queue_limit`` jobs are accepted at once; more raise
   :class:`PoolBusy` at once (the service answers 50301) instead of queueing without end.
-- Time-limited: a job over its limit raises :class:`JobTimeout` (50401); its worker is
-  stuck, so the executor is replaced and its processes are killed.
-- Self-healing: a crashed worker (``BrokenProcessPool``) replaces the executor; the jobs
-  that were running on it are retried once on the new one.
-- Memory-guarded: after each job the workers' resident size is read (psutil); an
-  executor whose worker passed the bound is retired gracefully (its running jobs finish,
-  new jobs go to a fresh executor).
+- Time-limited: a job running past its limit raises :class:`JobTimeout` (50401); its own
+  worker (and the worker's children, e.g. Chromium) is killed and its slot gets a fresh
+  executor. Jobs running in the other slots are not touched.
+- Self-healing: a crashed worker (``BrokenProcessPool``) gets its slot a fresh executor; the
+  job is retried once on another slot.
+- Memory-guarded: after each job the worker's resident size (with its children) is read; a
+  worker past the bound is retired and its slot gets a fresh executor.
+
+A slot learns its worker's pid by running ``os.getpid`` first (no private attributes of the
+executor are read); that first job also waits for the process to start, so start-up time
+never counts against a job's limit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import multiprocessing
 import os
 import signal
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -61,8 +70,25 @@ class PoolStats:
     restarts: int
 
 
+class _Slot:
+    """One worker process behind its own single-worker executor."""
+
+    def __init__(self) -> None:
+        self.executor = ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_init)
+        self.pid = 0  # known once the worker has answered os.getpid
+
+    def kill(self) -> None:
+        """Kill the worker and its children (a stuck job never returns on its own)."""
+        for pid in [*descendants(self.pid), self.pid] if self.pid else []:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
 class RenderPool:
-    """A ``ProcessPoolExecutor`` with admission control, time limits and recovery."""
+    """Process slots with admission control, per-job time limits and recovery."""
 
     def __init__(self, workers: int = 0, *, queue_limit: int = 16, job_timeout: float = 120.0,
                  memory_limit_mb: int = 1500) -> None:
@@ -72,77 +98,154 @@ class RenderPool:
         self.memory_limit_mb = memory_limit_mb
         self.in_flight = 0
         self.restarts = 0
-        self._executor = self._new_executor()
-
-    def _new_executor(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init,
-        )
+        self._slots: list[_Slot] = [_Slot() for _ in range(self.workers)]
+        self._idle: collections.deque[_Slot] = collections.deque(self._slots)
+        self._waiters: collections.deque[asyncio.Future[_Slot]] = collections.deque()
 
     def worker_pids(self) -> list[int]:
-        """Pids of the current executor's worker processes."""
-        procs = getattr(self._executor, "_processes", None) or {}
-        return [p.pid for p in list(procs.values()) if p.pid]
+        """Pids of the worker processes that have started."""
+        return [s.pid for s in self._slots if s.pid]
 
     def stats(self) -> PoolStats:
         return PoolStats(self.workers, self.queue_limit, self.in_flight, self.restarts)
 
-    def _replace(self, executor: ProcessPoolExecutor, *, kill: bool, reason: str) -> None:
-        """Swap in a fresh executor (once per broken one); kill the old workers if asked."""
-        if executor is not self._executor:
+    # ------------------------------------------------------------ dispatcher
+    async def _acquire(self) -> _Slot:
+        """The next idle slot, waiting in arrival order."""
+        if self._idle and not self._waiters:
+            return self._idle.popleft()
+        waiter: asyncio.Future[_Slot] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release(waiter.result())  # handed over just as the caller gave up
+            else:
+                self._waiters.remove(waiter)
+            raise
+
+    def _release(self, slot: _Slot) -> None:
+        """Give ``slot`` to the first waiting job, or mark it idle."""
+        if slot not in self._slots:
             return
-        self.restarts += 1
-        log.warning("replacing pool executor", extra={"reason": reason})
-        self._executor = self._new_executor()
-        procs = list((getattr(executor, "_processes", None) or {}).values())
-        if kill:
-            for p in procs:
-                for pid in [*descendants(p.pid), p.pid]:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-        executor.shutdown(wait=False, cancel_futures=False)
-
-    def _check_memory(self, executor: ProcessPoolExecutor) -> None:
-        procs = getattr(executor, "_processes", None) or {}
-        for p in list(procs.values()):
-            if p.pid and tree_rss_mb(p.pid) > self.memory_limit_mb:
-                self._replace(executor, kill=False, reason="worker memory over bound")
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(slot)
                 return
+        self._idle.append(slot)
 
+    def _replace(self, slot: _Slot, *, kill: bool, reason: str) -> _Slot:
+        """Swap a fresh slot in for ``slot`` (killing its worker when asked)."""
+        if slot not in self._slots:  # already retired by close(): just stop it
+            slot.kill() if kill else slot.executor.shutdown(wait=False)
+            return slot
+        self.restarts += 1
+        log.warning("replacing pool worker", extra={"reason": reason, "pid": slot.pid})
+        fresh = _Slot()
+        self._slots[self._slots.index(slot)] = fresh
+        if kill:
+            slot.kill()
+        else:
+            slot.executor.shutdown(wait=False)
+        return fresh
+
+    async def _started(self, slot: _Slot) -> _Slot:
+        """``slot`` with its worker running and its pid known (a fresh slot starts here)."""
+        if slot.pid:
+            return slot
+        try:
+            probe = asyncio.wrap_future(slot.executor.submit(os.getpid))
+            slot.pid = await asyncio.wait_for(asyncio.shield(probe), self.job_timeout)
+        except asyncio.CancelledError:  # the caller left: the slot is free once it started
+            probe.add_done_callback(lambda f: self._after_abandoned(slot, f))
+            raise
+        except (BrokenProcessPool, RuntimeError, TimeoutError) as exc:
+            fresh = self._replace(slot, kill=True, reason="worker failed to start")
+            self._release(fresh)
+            raise WorkerCrashed("a conversion worker failed to start") from exc
+        return slot
+
+    # ------------------------------------------------------------ jobs
     async def run(self, fn: Callable[..., T], *args: Any, timeout: float | None = None,
                   **kwargs: Any) -> T:
         """Run ``fn(*args, **kwargs)`` in a worker; raises PoolBusy, JobTimeout, WorkerCrashed
-        or whatever ConversionError the engine raised."""
+        or whatever ConversionError the engine raised. ``timeout`` (default: the pool's)
+        counts from the moment a worker starts the job."""
         if self.in_flight >= self.workers + self.queue_limit:
             raise PoolBusy("the render queue is full; try again shortly")
+        limit = timeout or self.job_timeout
         self.in_flight += 1
         try:
             for attempt in (1, 2):
-                executor = self._executor
+                slot = await self._started(await self._acquire())
                 try:
-                    future = executor.submit(fn, *args, **kwargs)
+                    future = slot.executor.submit(fn, *args, **kwargs)
                 except (BrokenProcessPool, RuntimeError):
-                    self._replace(executor, kill=True, reason="executor unusable at submit")
+                    self._release(self._replace(slot, kill=True, reason="executor unusable"))
                     continue
                 try:
-                    result = await asyncio.wait_for(asyncio.wrap_future(future),
-                                                    timeout or self.job_timeout)
-                except TimeoutError as exc:
-                    self._replace(executor, kill=True, reason="job timed out")
-                    raise JobTimeout(
-                        f"conversion took longer than {timeout or self.job_timeout:.0f} s") from exc
+                    result = await self._wait(slot, future, limit)
                 except BrokenProcessPool as exc:
-                    self._replace(executor, kill=True, reason="worker died")
                     if attempt == 2:
                         raise WorkerCrashed("the conversion worker crashed") from exc
                     continue
-                self._check_memory(executor)
                 return result
             raise WorkerCrashed("the conversion worker crashed")
         finally:
             self.in_flight -= 1
 
+    async def _wait(self, slot: _Slot, future: Future, limit: float) -> Any:
+        """The job's result; the slot goes back (or is replaced) once the job is over."""
+        job = asyncio.wrap_future(future)
+        try:
+            result = await asyncio.wait_for(asyncio.shield(job), limit)
+        except TimeoutError as exc:
+            job.add_done_callback(_consume)
+            self._release(self._replace(slot, kill=True, reason="job timed out"))
+            raise JobTimeout(f"conversion took longer than {limit:.0f} s") from exc
+        except BrokenProcessPool:
+            self._release(self._replace(slot, kill=True, reason="worker died"))
+            raise
+        except asyncio.CancelledError:  # the caller left; the slot is busy until the job ends
+            job.add_done_callback(lambda f: self._after_abandoned(slot, f))
+            raise
+        except BaseException:
+            self._after_job(slot)
+            raise
+        self._after_job(slot)
+        return result
+
+    def _after_job(self, slot: _Slot) -> None:
+        """Release ``slot``, retiring its worker first when it grew past the memory bound."""
+        if slot.pid and tree_rss_mb(slot.pid) > self.memory_limit_mb:
+            slot = self._replace(slot, kill=False, reason="worker memory over bound")
+        self._release(slot)
+
+    def _after_abandoned(self, slot: _Slot, job: asyncio.Future) -> None:
+        """A job whose caller left has ended: release (or replace) its slot."""
+        if not job.cancelled() and isinstance(job.exception(), BrokenProcessPool):
+            self._release(self._replace(slot, kill=True, reason="worker died"))
+            return
+        if not slot.pid and not job.cancelled() and job.exception() is None:
+            slot.pid = job.result()  # the abandoned job was the start-up probe
+        self._after_job(slot)
+
     def close(self, wait: bool = True) -> None:
-        """Stop the workers (waiting for running jobs when ``wait``)."""
-        self._executor.shutdown(wait=wait, cancel_futures=True)
+        """Stop the workers (waiting for running jobs when ``wait``).
+
+        The pool stays usable: its slots are replaced by fresh ones whose workers start on
+        the next job (a test session shares one pool between services that close it)."""
+        old, self._slots = self._slots, [_Slot() for _ in range(self.workers)]
+        self._idle = collections.deque()
+        for slot in self._slots:
+            self._release(slot)
+        for slot in old:
+            slot.executor.shutdown(wait=wait, cancel_futures=True)
+
+
+def _consume(future: asyncio.Future) -> None:
+    """Mark a finished job's outcome as seen (it was abandoned: timed out or cancelled)."""
+    if not future.cancelled():
+        future.exception()

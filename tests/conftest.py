@@ -178,12 +178,12 @@ def s3():
 def storage_services(io_loop, docs_services, s3):
     """Docs services with storage on a fresh bucket of the session's S3 server."""
     from store.objects import ObjectStore
-    from tornado_app.docs.storage import StorageManager
+    from store.storage_io import StorageIO
 
     bucket = f"b{uuid.uuid4().hex[:16]}"
     config = s3.config(bucket)
     assert ObjectStore(config).test_connection(create_if_missing=True)["bucket_exists"]
-    manager = StorageManager(docs_services.db)
+    manager = StorageIO(docs_services.db)
     docs_services.storage = manager
     # the session's S3 server listens on loopback, which the address policy refuses unless
     # the operator lists it (STORAGE_ALLOWED_ENDPOINTS)

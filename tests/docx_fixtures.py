@@ -319,3 +319,45 @@ def add_member(data: bytes, name: str, content: bytes) -> bytes:
             dst.writestr(info, src.read(info.filename))
         dst.writestr(name, content)
     return out.getvalue()
+
+
+HOSTILE_TARGETS = (
+    "javascript:alert(1)",
+    "JaVaScRiPt:alert(2)",
+    "java\tscript:alert(3)",
+    "java\nscript:alert(4)",
+    " \r\njavascript:alert(5)",
+    "vbscript:msgbox(6)",
+    "VBScript:msgbox(7)",
+    "data:text/html;base64,PHNjcmlwdD5hbGVydCg4KTwvc2NyaXB0Pg==",
+    "DATA:text/html,<script>alert(9)</script>",
+)
+
+
+def build_hostile_links_docx() -> bytes:
+    """Hyperlinks to ``javascript:``, ``vbscript:`` and ``data:`` targets (mixed case, tabs
+    and newlines inside the scheme), one per paragraph as ``hostile-N``, plus one safe
+    ``https`` link (``safe-link``) that must stay live."""
+    d = docx.Document()
+    d.add_heading("Links", 1)
+    for i, target in enumerate(HOSTILE_TARGETS):
+        rid = d.part.relate_to(target, RT.HYPERLINK, is_external=True)
+        p = d.add_paragraph("Go ")
+        _append_xml(p, f'<w:hyperlink {nsdecls("w", "r")} r:id="{rid}">'
+                       f'{_run_xml(f"hostile-{i}")}</w:hyperlink>')
+    rid = d.part.relate_to("https://example.com/ok", RT.HYPERLINK, is_external=True)
+    p = d.add_paragraph("And ")
+    _append_xml(p, f'<w:hyperlink {nsdecls("w", "r")} r:id="{rid}">'
+                   f'{_run_xml("safe-link")}</w:hyperlink>')
+    return _save(d)
+
+
+def body_words(data: bytes) -> set[str]:
+    """Distinct words (4+ letters) of the text runs (``w:t``) of a DOCX's main part: what a
+    reader of the document sees, to check that a conversion kept it."""
+    import re
+
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        xml = z.read("word/document.xml").decode("utf-8")
+    runs = re.findall(r"<w:t(?:\s[^>]*)?>([^<]*)<", xml)
+    return set(re.findall(r"[^\W\d_]{4,}", " ".join(runs)))

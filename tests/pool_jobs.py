@@ -38,3 +38,11 @@ def hog(mb: int) -> int:
 
 
 _HOARD = bytearray()
+
+
+def record_then(path: str, seconds: float, value: object) -> object:
+    """Append ``value`` to ``path`` (one line per execution), sleep, return ``value``."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"{value}\n")
+    time.sleep(seconds)
+    return value

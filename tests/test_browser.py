@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import shutil
 import signal
 import threading
 import time
@@ -15,11 +14,10 @@ import pypdfium2 as pdfium
 import pytest
 
 from render_pool import browser
+from render_pool.browser import find_chromium
 from render_pool.errors import ConversionFailed
 
-pytestmark = pytest.mark.skipif(
-    not (os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")), reason="no chromium"
-)
+pytestmark = pytest.mark.skipif(find_chromium() is None, reason="no chromium")
 
 
 def pdf_text(data: bytes) -> str:

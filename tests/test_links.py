@@ -20,12 +20,11 @@ from render_pool.batch import (
     plan_document,
     resolve,
 )
+from render_pool.data_uri import decode_data_uri
+from render_pool.html_markdown import html_to_markdown
 from render_pool.links import (
-    data_uri_filename,
     data_uri_images,
-    decode_data_uri,
     html_references,
-    html_to_markdown,
     is_local,
     markdown_references,
     rewrite_html,
@@ -259,7 +258,6 @@ def test_data_uri_images_upload_and_replace() -> None:
     found = data_uri_images(html)
     assert [(u, d, m) for u, d, m in found] == [(uri, png, "image/png"),
                                                 (svg_uri, b'<svg xmlns="x"/>', "image/svg+xml")]
-    assert data_uri_filename(png, "image/png").endswith(".png")
     out = rewrite_html(html, {uri: "https://s/img1.png", svg_uri: "https://s/img2.svg"})
     assert html_attrs(out, "img", "src") == ["https://s/img1.png", "https://s/img1.png",
                                              "https://s/img2.svg", "a.png"]
@@ -396,3 +394,11 @@ def test_pathological_inputs_stay_fast() -> None:
         markdown_references(text)
         html_references(text)
         assert time.monotonic() - t0 < 2
+
+
+def test_html_to_markdown_keeps_only_allowed_link_targets() -> None:
+    md = html_to_markdown('<p><a href="java\tscript:alert(1)">bad</a> '
+                          '<a href="VBScript:x">worse</a> <a href="https://ok.test/">good</a> '
+                          '<img src="javascript:alert(2)" alt="pic"></p>')
+    assert "script" not in md.lower() and "bad" in md and "worse" in md
+    assert "[good](https://ok.test/)" in md

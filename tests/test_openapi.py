@@ -337,9 +337,9 @@ def live(pytestconfig, loopback_only, redis_server, mongo_server, render_pool, s
          ) -> Iterator[Live]:
     from store import companies
     from store.objects import ObjectStore
+    from store.storage_io import StorageIO
     from tests.conftest import add_user
     from tests.docx_fixtures import build_feature_docx
-    from tornado_app.docs.storage import StorageManager
     from tornado_app.services import open_services
 
     folder = tmp_path_factory.mktemp("fuzz-folder")
@@ -368,7 +368,7 @@ def live(pytestconfig, loopback_only, redis_server, mongo_server, render_pool, s
         svc = await open_services(settings, mongo_url=mongo_server.url,
                                   redis_url=redis_server.url)
         svc.pool = render_pool
-        svc.storage = StorageManager(svc.db)
+        svc.storage = StorageIO(svc.db)
         await svc.storage.configs.set_active(SERVICE, config)
         admin_id = await add_user(svc, "FUZZ", "fuzzadmin", role="ADMIN")
         victim_id = await add_user(svc, "FUZZ", "victim", role="REVIEWER")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
@@ -19,8 +20,6 @@ def pool():
 
 
 async def test_runs_jobs_in_other_processes(io_loop, pool):
-    import os
-
     assert await pool.run(pool_jobs.echo, {"a": [1, 2]}) == {"a": [1, 2]}
     assert await pool.run(pool_jobs.pid) != os.getpid()
 
@@ -47,8 +46,54 @@ async def test_timeout_replaces_stuck_worker_and_others_survive(io_loop, pool):
         await pool.run(pool_jobs.sleep_then, 60, "never", timeout=0.5)
     assert info.value.code == 50401
     assert pool.restarts == 1
-    assert await slow_ok == "survivor"  # retried on the fresh executor
+    assert await slow_ok == "survivor"
     assert await pool.run(pool_jobs.echo, "next") == "next"
+
+
+async def test_stuck_job_kills_only_its_own_worker(io_loop, tmp_path):
+    """A stuck job beside three healthy ones (four slots): the healthy ones run exactly once
+    and finish on time, the stuck one answers 50401 and only its worker is replaced."""
+    pool = RenderPool(4, queue_limit=0, job_timeout=30, memory_limit_mb=1000)
+    try:
+        await asyncio.gather(*(pool.run(pool_jobs.sleep_then, 0.3, i) for i in range(4)))
+        before = set(pool.worker_pids())
+        assert len(before) == 4
+        log = tmp_path / "runs.txt"
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        healthy = [asyncio.ensure_future(pool.run(pool_jobs.record_then, str(log), 1.5, i))
+                   for i in range(3)]
+        stuck = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 600, "never", timeout=0.5))
+        with pytest.raises(JobTimeout) as info:
+            await stuck
+        assert info.value.code == 50401
+        assert sorted(await asyncio.gather(*healthy)) == [0, 1, 2]
+        assert loop.time() - start < 1.5 + 1.5  # not re-run after the timeout
+        assert sorted(log.read_text().split()) == ["0", "1", "2"]  # each ran once
+        after = set(pool.worker_pids())
+        assert pool.restarts == 1 and len(before - after) == 1
+        (killed,) = before - after
+        with pytest.raises(ProcessLookupError):
+            for _ in range(50):  # SIGKILL is asynchronous; the zombie is reaped shortly
+                os.kill(killed, 0)
+                await asyncio.sleep(0.1)
+        assert await pool.run(pool_jobs.echo, "next") == "next"
+    finally:
+        pool.close(wait=False)
+
+
+async def test_time_limit_starts_when_the_job_starts(io_loop):
+    """A job that waited in the queue longer than its limit still runs to completion."""
+    pool = RenderPool(1, queue_limit=2, job_timeout=30, memory_limit_mb=1000)
+    try:
+        await pool.run(pool_jobs.echo, "warm")
+        first = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 1.5, "first", timeout=10))
+        await asyncio.sleep(0.05)
+        second = await pool.run(pool_jobs.sleep_then, 0.2, "second", timeout=1.0)
+        assert (await first, second) == ("first", "second")
+        assert pool.restarts == 0
+    finally:
+        pool.close(wait=False)
 
 
 async def test_crashed_worker_is_recovered(io_loop, pool):
@@ -63,3 +108,23 @@ async def test_memory_guard_retires_a_bloated_worker(io_loop, pool):
     assert pool.restarts == 1
     pids = {await pool.run(pool_jobs.pid) for _ in range(4)}
     assert fat_pid not in pids
+
+
+async def test_a_caller_that_leaves_frees_its_slot(io_loop):
+    """A request cancelled while its job waits, starts or runs gives its slot back once the
+    job is over; later jobs still run."""
+    pool = RenderPool(1, queue_limit=4, job_timeout=30, memory_limit_mb=1000)
+    try:
+        starting = asyncio.ensure_future(pool.run(pool_jobs.echo, "never seen"))
+        await asyncio.sleep(0)  # it holds the slot while the worker starts
+        queued = asyncio.ensure_future(pool.run(pool_jobs.echo, "queued"))
+        await asyncio.sleep(0)
+        starting.cancel()
+        queued.cancel()
+        running = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 0.5, "left"))
+        await asyncio.sleep(0.2)
+        running.cancel()
+        assert await asyncio.wait_for(pool.run(pool_jobs.echo, "after"), 20) == "after"
+        assert pool.in_flight == 0 and pool.restarts == 0
+    finally:
+        pool.close(wait=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import zipfile
 from dataclasses import fields, is_dataclass
@@ -376,17 +377,17 @@ def test_zip_bomb_part_is_refused(feature_bytes):
         read_docx(bomb)
 
 
-def test_size_cap_applies_while_reading(feature_bytes, monkeypatch):
+def test_size_cap_applies_while_reading(feature_bytes):
     # the directory says the parts are small enough; the streaming cap still stops the read
-    monkeypatch.setattr(docx_package, "MAX_TOTAL_UNPACKED", 10 * 1024 * 1024)
     pkg = docx_package.Package(feature_bytes)
-    pkg._budget = 1000
+    pkg.zip.remaining = 1000  # as if earlier parts had used the rest of the budget
     with pytest.raises(TooLarge):
         pkg.read("word/document.xml")
 
 
 def test_total_unpacked_limit(feature_bytes, monkeypatch):
-    monkeypatch.setattr(docx_package, "MAX_TOTAL_UNPACKED", 5000)
+    monkeypatch.setattr(docx_package, "DOCX_LIMITS",
+                        dataclasses.replace(docx_package.DOCX_LIMITS, max_total=5000))
     with pytest.raises(TooLarge):
         read_docx(feature_bytes)
 

@@ -24,6 +24,8 @@ from render_pool.model import (
     plain_text,
 )
 from render_pool.readers.docx import read_docx
+from render_pool.writers.markdown import write_markdown
+from tests.docx_fixtures import body_words
 
 DATA = Path(__file__).parent / "data" / "docx"
 DOCLING = sorted((DATA / "docling").glob("*.docx"))
@@ -125,9 +127,14 @@ def test_docling_specific_features():
 
 @pytest.mark.parametrize("path", OTHERS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_other_corpora_read(path):
-    doc = read_docx(path.read_bytes())
-    if path.name != "empty.docx":
-        assert doc.blocks  # something was read
+    """Every file reads, and the words of its body text reach the Markdown a user gets."""
+    data = path.read_bytes()
+    doc = read_docx(data)
+    words = body_words(data)
+    assert doc.blocks or not words
+    markdown = write_markdown(doc)
+    missing = sorted(w for w in words if w not in markdown)
+    assert len(missing) <= len(words) // 10, missing[:20]
 
 
 def test_mammoth_notes_and_pictures():

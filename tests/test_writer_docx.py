@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import shutil
 import struct
@@ -16,6 +17,7 @@ from docx.oxml.ns import qn
 from lxml import etree
 
 from render_pool.cover import CoverPage
+from render_pool.jobs import RenderRequest, render_markdown
 from render_pool.model import (
     Code,
     CodeBlock,
@@ -33,8 +35,10 @@ from render_pool.model import (
     TableRow,
     Text,
 )
+from render_pool.readers.html import expand_raw_html
 from render_pool.readers.markdown import attach_images, read_markdown
 from render_pool.writers.docx import TOC_PLACEHOLDER, DocxOptions, write_docx
+from tests.docx_fixtures import PNG_1PX
 from tests.model_samples import NASTY, full_document
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -450,11 +454,27 @@ def test_code_styles_inline_formats_and_quotes():
     assert out.doc.styles["Block Quote"].base_style.name == "Quote"
 
 
-def test_raw_html_keeps_its_text():
+def test_raw_html_is_read_by_the_html_reader():
+    """Raw HTML from Markdown reaches Word as real blocks (a table stays a table, bold stays
+    bold); scripts and comments are dropped."""
     doc = Document(blocks=[RawHtml("<table><tr><th>H</th><td>cell <b>bold</b></td></tr></table>"
                                    "<script>bad()</script><p>para<br>two</p><!-- hidden -->")])
-    texts = write(doc).texts()
-    assert texts == ["H | cell bold", "para\ntwo"]
+    expand_raw_html(doc)
+    out = write(doc)
+    assert out.texts() == ["para\ntwo"]
+    (table,) = out.doc.tables
+    assert [c.text for c in table.rows[0].cells] == ["H", "cell bold"]
+    assert [r.bold for r in table.rows[0].cells[1].paragraphs[0].runs if r.text == "bold"] == [True]
+    assert "bad()" not in out.doc.element.xml
+
+
+def test_raw_html_through_the_markdown_job_keeps_images():
+    png = "data:image/png;base64," + base64.b64encode(PNG_1PX).decode()
+    text = f'Intro\n\n<div><p>Look: <img src="{png}" alt="dot"></p></div>\n'
+    rendered = render_markdown(text, RenderRequest("docx"), {}, {})
+    out = Out(rendered.data)
+    assert "Look:" in " ".join(out.texts())
+    assert len(out.doc.inline_shapes) == 1
 
 
 # ------------------------------------------------------------------ text safety

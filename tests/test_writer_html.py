@@ -18,7 +18,9 @@ from render_pool.model import (
     Resource,
     Text,
 )
-from render_pool.writers.html import html_body, is_safe_url, sanitize_html, write_html
+from render_pool.url_safety import is_safe_url
+from render_pool.writers.html import write_html
+from render_pool.writers.html_render import html_body, sanitize_html
 from tests.model_samples import PNG, P, full_document
 
 

@@ -34,7 +34,8 @@ from render_pool.model import (
     TableRow,
     Text,
 )
-from render_pool.writers.markdown import table_grid, write_markdown
+from render_pool.writers.common import table_grid
+from render_pool.writers.markdown import write_markdown
 from tests.model_samples import NASTY, PNG, P, cell, full_document, rich_table, simple_table
 
 

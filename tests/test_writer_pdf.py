@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
-import os
 import re
-import shutil
 import struct
 import subprocess
 import threading
@@ -18,6 +16,7 @@ import pypdfium2 as pdfium
 import pytest
 
 from render_pool import browser
+from render_pool.browser import find_chromium
 from render_pool.cover import CoverPage
 from render_pool.errors import UnsupportedFormat
 from render_pool.model import (
@@ -38,9 +37,7 @@ from render_pool.writers.pdf import PdfOptions, list_themes, write_pdf
 from render_pool.writers.pdf_layout import collect_headings
 from render_pool.writers.pdf_style import check_css, highlight_code
 
-pytestmark = pytest.mark.skipif(
-    not (os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")), reason="no chromium"
-)
+pytestmark = pytest.mark.skipif(find_chromium() is None, reason="no chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 LOREM = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor. " * 28
 

@@ -9,7 +9,6 @@ it cannot convert becomes a visible ``Placeholder`` plus a warning.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from lxml import etree
@@ -24,44 +23,43 @@ from render_pool.model import (
     Anchor,
     Block,
     BlockQuote,
-    CodeBlock,
     Document,
     Heading,
     Image,
     Inline,
     LineBreak,
     Link,
-    ListBlock,
-    ListItem,
     Math,
     MathBlock,
     NoteRef,
     Paragraph,
     Placeholder,
-    Resource,
     Text,
     plain_text,
 )
-from render_pool.readers.docx_charts import C as CHART_NS
-from render_pool.readers.docx_charts import chart_table, chart_title
-from render_pool.readers.docx_inline import Seg, build_inlines, slugify, strip_edges
+from render_pool.readers.docx_drawings import Drawings
+from render_pool.readers.docx_entries import (
+    AnchorEntry,
+    BlockEntry,
+    CodeEntry,
+    Entry,
+    ItemEntry,
+    QuoteEntry,
+    assemble,
+)
+from render_pool.readers.docx_inline import ParaState, Seg, build_inlines, strip_edges
 from render_pool.readers.docx_numbering import Numbering
-from render_pool.readers.docx_package import NS, Package, mime_for
+from render_pool.readers.docx_package import NS, Package
 from render_pool.readers.docx_styles import Style, Styles, is_mono_font, on
 from render_pool.readers.docx_tables import read_table
 from render_pool.readers.omml import omml_to_latex
+from render_pool.slugs import Slugger
 
 _W = f"{{{NS['w']}}}"
 _M = f"{{{NS['m']}}}"
 _R = f"{{{NS['r']}}}"
 _MC = f"{{{NS['mc']}}}"
 _W14 = f"{{{NS['w14']}}}"
-_WP = f"{{{NS['wp']}}}"
-_A = f"{{{NS['a']}}}"
-_PIC = f"{{{NS['pic']}}}"
-_V = f"{{{NS['v']}}}"
-_O = f"{{{NS['o']}}}"
-EMU_PER_PX = 9525
 CHECKED, UNCHECKED = "☒", "☐"
 _CHECK_CHARS = {"☐": False, "☒": True, "☑": True, "✓": True, "✔": True}
 _WINGDINGS = {0xA8: "☐", 0x6F: "☐", 0x71: "☐", 0xFE: "☒", 0xFD: "☒", 0x78: "☒",
@@ -78,33 +76,6 @@ def _local(el: Any) -> str:
 
 def _wval(el: etree._Element | None, default: str | None = None) -> str | None:
     return default if el is None else el.get(_W + "val", default)
-
-
-@dataclass
-class ParaState:
-    """What the inline walk of one paragraph collects."""
-
-    segs: list[Seg] = field(default_factory=list)
-    links: list[tuple[str, str] | None] = field(default_factory=list)
-    extra: list[str] = field(default_factory=list)
-    fields: list[dict[str, Any]] = field(default_factory=list)
-    pending: list[Block] = field(default_factory=list)
-    bookmarks: list[str] = field(default_factory=list)
-    fonts: list[str | None] = field(default_factory=list)
-    in_delete: bool = False
-
-    def add(self, node: Inline, fmt: frozenset[str] = frozenset(), font: str | None = "") -> None:
-        link = next((lk for lk in reversed(self.links) if lk is not None), None)
-        if self.extra:
-            fmt = fmt | frozenset(self.extra)
-        self.segs.append(Seg(node, fmt, link))
-        if isinstance(node, Text) and node.text.strip():
-            self.fonts.append(font)
-
-    @property
-    def hidden(self) -> bool:
-        """Inside a field's instruction part: text there is not shown."""
-        return any(f["phase"] == "instr" for f in self.fields)
 
 
 class DocxReader:
@@ -142,7 +113,8 @@ class DocxReader:
             self.notes_src[prefix] = (rels[0].target if rels else "", items)
         self.referenced: set[str] = self._referenced_bookmarks()
         self.bookmark_heading: dict[str, str] = {}
-        self.slugs: set[str] = set()
+        self.slugger = Slugger()
+        self.drawings = Drawings(self)
         self.depth = 0
 
     # ------------------------------------------------------------ entry point
@@ -200,13 +172,13 @@ class DocxReader:
                 self.doc.warn("Content nested too deeply was flattened.")
                 text = "".join(container.itertext()).strip()
                 return [Paragraph([Placeholder(text or "[nested content]")])]
-            entries: list[tuple] = []
+            entries: list[Entry] = []
             self._collect(container, entries)
-            return self._assemble(entries)
+            return assemble(entries, self.bookmark_heading)
         finally:
             self.depth -= 1
 
-    def _collect(self, container: etree._Element, entries: list[tuple]) -> None:
+    def _collect(self, container: etree._Element, entries: list[Entry]) -> None:
         for el in container:
             local = _local(el)
             ns = etree.QName(el).namespace if isinstance(el.tag, str) else None
@@ -217,9 +189,9 @@ class DocxReader:
                 table = read_table(el, self.blocks, keep_deleted_rows=keep)
                 if len(table.rows) == 1 and len(table.rows[0].cells) == 1:
                     # a one-cell table is a layout frame: keep its content in the flow
-                    entries.extend(("block", b) for b in table.rows[0].cells[0].blocks)
+                    entries.extend(BlockEntry(b) for b in table.rows[0].cells[0].blocks)
                 elif table.rows:
-                    entries.append(("block", table))
+                    entries.append(BlockEntry(table))
             elif local == "sdt":
                 content = el.find(_W + "sdtContent")
                 if content is not None:
@@ -238,10 +210,10 @@ class DocxReader:
             elif local == "bookmarkStart":
                 name = el.get(_W + "name", "")
                 if name in self.referenced:
-                    entries.append(("anchor", name))
+                    entries.append(AnchorEntry(name))
             elif local == "altChunk":
                 self.doc.warn("An embedded foreign document (altChunk) was not converted.")
-                entries.append(("block", Paragraph([Placeholder("[embedded document]")])))
+                entries.append(BlockEntry(Paragraph([Placeholder("[embedded document]")])))
             elif local in ("sectPr", "bookmarkEnd", "proofErr", "permStart", "permEnd",
                            "commentRangeStart", "commentRangeEnd", "tblPr", "tblGrid",
                            "trPr", "tcPr", "") or local.endswith("Pr"):
@@ -249,73 +221,12 @@ class DocxReader:
             elif len(el):
                 self._collect(el, entries)
 
-    def _assemble(self, entries: list[tuple]) -> list[Block]:
-        out: list[Block] = []
-        stack: list[tuple[int, str, ListBlock]] = []
-        anchors: list[str] = []
-        open_kind: str | None = None
-        for e in entries:
-            kind = e[0]
-            if kind == "anchor":
-                anchors.append(e[1])
-                continue
-            if anchors:  # block-level bookmark: attach to the next paragraph-like block
-                self._attach_anchors(e, anchors)
-                anchors = []
-            if kind == "item":
-                _, level, key, ordered, start, blocks, checked = e
-                while stack and stack[-1][0] > level:
-                    stack.pop()
-                if stack and stack[-1][0] == level and (
-                        stack[-1][1] != key or stack[-1][2].ordered != ordered):
-                    stack.pop()
-                if not stack or stack[-1][0] < level:
-                    lb = ListBlock(ordered=ordered, items=[], start=start if ordered else 1)
-                    if stack and stack[-1][2].items:
-                        stack[-1][2].items[-1].blocks.append(lb)
-                    else:
-                        out.append(lb)
-                    stack.append((level, key, lb))
-                stack[-1][2].items.append(ListItem(blocks=blocks, checked=checked))
-                open_kind = None
-                continue
-            stack.clear()
-            if kind == "code":
-                if open_kind == "code" and isinstance(out[-1], CodeBlock):
-                    out[-1].text += "\n" + e[1]
-                else:
-                    out.append(CodeBlock(e[1]))
-                open_kind = "code"
-                continue
-            if kind == "quote":
-                if open_kind == "quote" and isinstance(out[-1], BlockQuote):
-                    out[-1].blocks.append(e[1])
-                else:
-                    out.append(BlockQuote([e[1]]))
-                open_kind = "quote"
-                continue
-            open_kind = None
-            out.append(e[1])
-        if anchors:
-            out.append(Paragraph([Anchor(a) for a in anchors]))
-        return out
-
-    def _attach_anchors(self, entry: tuple, anchors: list[str]) -> None:
-        target = entry[-2] if entry[0] == "item" else entry[1]
-        if isinstance(target, list) and target and isinstance(target[0], Paragraph):
-            target = target[0]
-        if isinstance(target, Heading):
-            for a in anchors:
-                self.bookmark_heading.setdefault(a, target.anchor)
-        elif isinstance(target, Paragraph):
-            target.children[:0] = [Anchor(a) for a in anchors]
-
     # ------------------------------------------------------------ paragraphs
     def _para_style(self, ppr: etree._Element | None) -> Style | None:
         sid = _wval(ppr.find(_W + "pStyle")) if ppr is not None else None
         return self.styles.get(sid) or self.styles.get(self.styles.default_para)
 
-    def _paragraph(self, p: etree._Element, entries: list[tuple]) -> None:
+    def _paragraph(self, p: etree._Element, entries: list[Entry]) -> None:
         ppr = p.find(_W + "pPr")
         style = self._para_style(ppr)
         state = ParaState()
@@ -344,19 +255,19 @@ class DocxReader:
         if title or level:
             if has_content:
                 self._heading(min(level or 1, 6), state, num_id, ilvl, entries, title)
-            entries.extend(("block", b) for b in state.pending)
+            entries.extend(BlockEntry(b) for b in state.pending)
             return
         if not has_content:
             anchors = [s.node for s in segs if isinstance(s.node, Anchor)]
             for a in anchors:
-                entries.append(("anchor", a.name))
-            entries.extend(("block", b) for b in state.pending)
+                entries.append(AnchorEntry(a.name))
+            entries.extend(BlockEntry(b) for b in state.pending)
             return
         # code paragraphs
         if self._is_code(style, state):
             text = "".join(self._code_text(s.node) for s in segs)
-            entries.append(("code", text.rstrip("\n")))
-            entries.extend(("block", b) for b in state.pending)
+            entries.append(CodeEntry(text.rstrip("\n")))
+            entries.extend(BlockEntry(b) for b in state.pending)
             return
         if state.fonts and all("code" in s.fmt for s in segs
                                if isinstance(s.node, Text) and s.node.text.strip()):
@@ -369,23 +280,23 @@ class DocxReader:
         if visible and all(isinstance(n, Math) for n in visible) and (
                 len(visible) == 1 or all(n.display for n in visible)):  # type: ignore[union-attr]
             for n in visible:
-                entries.append(("block", MathBlock(n.tex)))  # type: ignore[union-attr]
-            entries.extend(("block", b) for b in state.pending)
+                entries.append(BlockEntry(MathBlock(n.tex)))  # type: ignore[union-attr]
+            entries.extend(BlockEntry(b) for b in state.pending)
             return
         para = Paragraph(inlines)
         if num_id is not None and self.numbering.is_list(num_id):
             lvl = self.numbering.level(num_id, ilvl)
             value, _ = self.numbering.advance(num_id, ilvl)
             ordered = lvl is not None and lvl.fmt not in ("bullet", "none")
-            entries.append(("item", ilvl, self.numbering.list_key(num_id), ordered, value,
-                            [para], checked))
+            entries.append(ItemEntry(ilvl, self.numbering.list_key(num_id), ordered, value,
+                                     [para], checked))
         elif checked is not None:
-            entries.append(("item", 0, "__checkbox__", False, 1, [para], checked))
+            entries.append(ItemEntry(0, "__checkbox__", False, 1, [para], checked))
         elif style is not None and style.quote:
-            entries.append(("quote", para))
+            entries.append(QuoteEntry(para))
         else:
-            entries.append(("block", para))
-        entries.extend(("block", b) for b in state.pending)
+            entries.append(BlockEntry(para))
+        entries.extend(BlockEntry(b) for b in state.pending)
 
     def _numbering_of(self, ppr: etree._Element | None, style: Style | None
                       ) -> tuple[str | None, int]:
@@ -409,7 +320,7 @@ class DocxReader:
         return num_id, max(0, min(ilvl or 0, 8))
 
     def _heading(self, level: int, state: ParaState, num_id: str | None, ilvl: int,
-                 entries: list[tuple], title: bool) -> None:
+                 entries: list[Entry], title: bool) -> None:
         segs = [s for s in state.segs if not isinstance(s.node, Anchor)]
         bookmarks = [s.node.name for s in state.segs if isinstance(s.node, Anchor)]
         inlines = strip_edges(build_inlines(self._clean_segs(segs, heading=True)))
@@ -419,21 +330,12 @@ class DocxReader:
             if label:
                 inlines = [Text(label + " "), *inlines]
         text = plain_text(inlines).strip()
-        anchor = self._unique_slug(text)
+        anchor = self.slugger(text)
         for name in bookmarks + state.bookmarks:
             self.bookmark_heading.setdefault(name, anchor)
         if title and "title" not in self.doc.meta and text:
             self.doc.meta["title"] = text
-        entries.append(("block", Heading(level=level, children=inlines, anchor=anchor)))
-
-    def _unique_slug(self, text: str) -> str:
-        base = slugify(text)
-        slug, n = base, 0
-        while slug in self.slugs:
-            n += 1
-            slug = f"{base}-{n}"
-        self.slugs.add(slug)
-        return slug
+        entries.append(BlockEntry(Heading(level=level, children=inlines, anchor=anchor)))
 
     @staticmethod
     def _clean_segs(segs: list[Seg], heading: bool = False) -> list[Seg]:
@@ -702,11 +604,11 @@ class DocxReader:
             elif local == "sym":
                 state.add(Text(self._sym(c)), fmt, font)
             elif local == "drawing":
-                self._drawing(c, state)
+                self.drawings.drawing(c, state)
             elif local == "pict":
-                self._vml(c, state)
+                self.drawings.vml(c, state)
             elif local == "object":
-                if not self._vml(c, state):
+                if not self.drawings.vml(c, state):
                     self.doc.warn("An embedded object (OLE) was not converted.")
                     state.add(Placeholder("[embedded object]"))
             elif local == "footnoteReference":
@@ -761,132 +663,6 @@ class DocxReader:
                 self.doc.notes[note_id] = self.blocks(items[nid])
             finally:
                 self.part = saved
-
-    # ------------------------------------------------------------ images and shapes
-    def _drawing(self, drawing: etree._Element, state: ParaState) -> None:
-        for holder in drawing:
-            if _local(holder) not in ("inline", "anchor"):
-                continue
-            doc_pr = holder.find(_WP + "docPr")
-            alt = title = ""
-            if doc_pr is not None:
-                alt = " ".join((doc_pr.get("descr") or "").split())
-                title = " ".join((doc_pr.get("title") or "").split())
-            extent = holder.find(_WP + "extent")
-            size = self._extent(extent)
-            gdata = holder.find(f"{_A}graphic/{_A}graphicData")
-            if gdata is None:
-                continue
-            uri = gdata.get("uri", "")
-            pics = list(gdata.iter(_PIC + "pic"))
-            boxes = list(gdata.iter(_W + "txbxContent"))
-            if pics:
-                for pic in pics:
-                    blip = pic.find(".//" + _A + "blip")
-                    pic_alt = alt
-                    if len(pics) > 1 or not pic_alt:
-                        cnv = pic.find(".//" + _PIC + "cNvPr")
-                        if cnv is not None and cnv.get("descr"):
-                            pic_alt = cnv.get("descr", "").strip()
-                    self._image(blip, pic_alt, title, size if len(pics) == 1 else (None, None),
-                                state)
-            for box in boxes:
-                state.pending.extend(self.blocks(box))
-            if pics or boxes:
-                continue
-            if uri.endswith("/chart"):
-                self._chart(gdata, alt, state)
-            elif uri.endswith("/diagram"):
-                self.doc.warn("A SmartArt diagram was not converted (kept as a placeholder).")
-                state.add(Placeholder(f"[diagram{': ' + alt if alt else ''}]"))
-            elif uri.endswith(("wordprocessingShape", "wordprocessingGroup",
-                               "wordprocessingCanvas")):
-                if alt:
-                    state.add(Placeholder(f"[shape: {alt}]"))
-            else:
-                self.doc.warn(f"A drawing of an unsupported kind was not converted ({uri}).")
-                state.add(Placeholder(f"[drawing{': ' + alt if alt else ''}]"))
-
-    def _chart(self, gdata: etree._Element, alt: str, state: ParaState) -> None:
-        ref = gdata.find(f"{{{CHART_NS}}}chart")
-        rel = self.pkg.rels(self.part).get(ref.get(_R + "id", "")) if ref is not None else None
-        root = self.pkg.xml(rel.target) if rel is not None and not rel.external else None
-        table = chart_table(root) if root is not None else None
-        if table is None:
-            self.doc.warn("A chart was not converted (kept as a placeholder).")
-            state.add(Placeholder(f"[chart{': ' + alt if alt else ''}]"))
-            return
-        title = chart_title(root) or alt
-        if title:
-            state.pending.append(Paragraph([Text(title)]))
-        state.pending.append(table)
-
-    @staticmethod
-    def _extent(extent: etree._Element | None) -> tuple[int | None, int | None]:
-        if extent is None:
-            return None, None
-        try:
-            cx = int(extent.get("cx", "0")) // EMU_PER_PX
-            cy = int(extent.get("cy", "0")) // EMU_PER_PX
-        except ValueError:
-            return None, None
-        return (cx or None, cy or None)
-
-    def _image(self, blip: etree._Element | None, alt: str, title: str,
-               size: tuple[int | None, int | None], state: ParaState) -> None:
-        if blip is None:
-            self.doc.warn("An image without picture data was skipped (placeholder kept).")
-            state.add(Placeholder(f"[image{': ' + alt if alt else ''}]"))
-            return
-        embed = blip.get(_R + "embed")
-        link = blip.get(_R + "link")
-        src = self._image_src(embed) if embed else None
-        if src is None and link:
-            src = self._image_src(link)
-        if src is None:
-            self.doc.warn("An image points to a missing part (placeholder kept).")
-            state.add(Placeholder(f"[image{': ' + alt if alt else ''}]"))
-            return
-        state.add(Image(src=src, alt=alt, title=title, width_px=size[0], height_px=size[1]))
-
-    def _image_src(self, rid: str) -> str | None:
-        rel = self.pkg.rels(self.part).get(rid)
-        if rel is None:
-            return None
-        if rel.external:
-            return rel.target
-        key = rel.target[5:] if rel.target.startswith("word/") else rel.target
-        if key in self.doc.resources:
-            return key
-        if not self.pkg.has(rel.target):
-            return None
-        data = self.pkg.read(rel.target)
-        mime = mime_for(rel.target, self.pkg.content_type(rel.target))
-        if mime in ("image/emf", "image/wmf"):
-            self.doc.warn("Some images are in EMF/WMF format (kept as is; browsers may not "
-                          "display them).")
-        self.doc.resources[key] = Resource(data=data, mime=mime)
-        return key
-
-    def _vml(self, pict: etree._Element, state: ParaState) -> bool:
-        found = False
-        for box in pict.iter(_W + "txbxContent"):
-            state.pending.extend(self.blocks(box))
-            found = True
-        for imd in pict.iter(_V + "imagedata"):
-            rid = imd.get(_R + "id") or imd.get(_R + "href") or imd.get(
-                _O + "relid")
-            shape = imd.getparent()
-            alt = (shape.get("alt") or imd.get(_O + "title") or "").strip() \
-                if shape is not None else ""
-            src = self._image_src(rid) if rid else None
-            if src is None:
-                self.doc.warn("A VML image points to a missing part (placeholder kept).")
-                state.add(Placeholder(f"[image{': ' + alt if alt else ''}]"))
-            else:
-                state.add(Image(src=src, alt=alt))
-            found = True
-        return found
 
     # ------------------------------------------------------------ furniture
     def _furniture(self) -> None:

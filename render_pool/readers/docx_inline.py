@@ -8,11 +8,12 @@ whitespace at the edge of a formatted group moves outside it (``**a **`` is not 
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import groupby
+from typing import Any
 
 from render_pool.model import (
+    Block,
     Code,
     Emph,
     Inline,
@@ -130,12 +131,28 @@ def strip_edges(nodes: list[Inline]) -> list[Inline]:
     return nodes
 
 
-_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+@dataclass
+class ParaState:
+    """What the inline walk of one paragraph collects."""
 
+    segs: list[Seg] = field(default_factory=list)
+    links: list[tuple[str, str] | None] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    fields: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[Block] = field(default_factory=list)
+    bookmarks: list[str] = field(default_factory=list)
+    fonts: list[str | None] = field(default_factory=list)
+    in_delete: bool = False
 
-def slugify(text: str) -> str:
-    """GitHub-like heading id: lowercase, punctuation dropped, spaces to hyphens."""
-    s = _SLUG_DROP.sub("", text.strip().lower())
-    s = re.sub(r"[\s_]+", "-", s)
-    s = re.sub(r"-{2,}", "-", s).strip("-")
-    return s or "section"
+    def add(self, node: Inline, fmt: frozenset[str] = frozenset(), font: str | None = "") -> None:
+        link = next((lk for lk in reversed(self.links) if lk is not None), None)
+        if self.extra:
+            fmt = fmt | frozenset(self.extra)
+        self.segs.append(Seg(node, fmt, link))
+        if isinstance(node, Text) and node.text.strip():
+            self.fonts.append(font)
+
+    @property
+    def hidden(self) -> bool:
+        """Inside a field's instruction part: text there is not shown."""
+        return any(f["phase"] == "instr" for f in self.fields)

@@ -9,22 +9,18 @@ of the reader sees one vocabulary, and resolves relationships between parts.
 
 from __future__ import annotations
 
-import io
 import posixpath
 import zipfile
-import zlib
 from dataclasses import dataclass
 
 from lxml import etree
 
-from render_pool.errors import CorruptDocument, TooLarge, UnsupportedFormat
+from render_pool.errors import CorruptDocument, UnsupportedFormat
+from render_pool.zipread import BoundedZip, ZipLimits
 
 # ---------------------------------------------------------------- limits
-MAX_ENTRIES = 5000
-MAX_TOTAL_UNPACKED = 200 * 1024 * 1024
-MAX_PART_UNPACKED = 100 * 1024 * 1024
-MAX_RATIO = 100
-RATIO_CHECK_MIN = 1024 * 1024  # ratio only matters for parts bigger than this
+DOCX_LIMITS = ZipLimits(max_entries=5000, max_total=200 * 1024 * 1024,
+                        max_entry=100 * 1024 * 1024, max_ratio=100, ratio_min_size=1024 * 1024)
 
 # ---------------------------------------------------------------- namespaces
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -152,30 +148,12 @@ class Rel:
 class Package:
     """A DOCX zip with a size budget; every read goes through :meth:`read`."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, limits: ZipLimits | None = None) -> None:
         sniff(data)
-        try:
-            self._zip = zipfile.ZipFile(io.BytesIO(data))
-            infos = self._zip.infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as exc:
-            raise CorruptDocument(f"The DOCX zip package is corrupt: {exc}") from None
-        if len(infos) > MAX_ENTRIES:
-            raise TooLarge(f"The DOCX package has too many parts ({len(infos)}).")
+        self.zip = BoundedZip(data, limits or DOCX_LIMITS, "The DOCX package")
         self._infos: dict[str, zipfile.ZipInfo] = {}
-        declared = 0
-        for info in infos:
-            name = info.filename.replace("\\", "/").lstrip("/")
-            self._infos.setdefault(name.lower(), info)
-            declared += info.file_size
-            if info.file_size > MAX_PART_UNPACKED:
-                raise TooLarge(f"A part of the DOCX ({name}) unpacks to more than the limit.")
-            if (info.file_size > RATIO_CHECK_MIN
-                    and info.file_size > MAX_RATIO * max(info.compress_size, 1)):
-                raise TooLarge(f"A part of the DOCX ({name}) has a suspicious compression ratio "
-                               "(zip bomb?).")
-        if declared > MAX_TOTAL_UNPACKED:
-            raise TooLarge("The DOCX package unpacks to more than the size limit.")
-        self._budget = MAX_TOTAL_UNPACKED
+        for info in self.zip.infos:
+            self._infos.setdefault(info.filename.replace("\\", "/").lstrip("/").lower(), info)
         self._xml_cache: dict[str, etree._Element | None] = {}
         self._rels_cache: dict[str, dict[str, Rel]] = {}
         self._content_types: tuple[dict[str, str], dict[str, str]] | None = None
@@ -195,31 +173,7 @@ class Package:
         info = self._infos.get(name.lstrip("/").lower())
         if info is None:
             raise KeyError(name)
-        cap = min(MAX_PART_UNPACKED, self._budget)
-        out = bytearray()
-        try:
-            with self._zip.open(info) as fh:
-                while True:
-                    chunk = fh.read(1 << 16)
-                    if not chunk:
-                        break
-                    out += chunk
-                    if len(out) > cap:
-                        raise TooLarge("The DOCX package unpacks to more than the size limit "
-                                       "(zip bomb?).")
-                    if len(out) > RATIO_CHECK_MIN and len(out) > MAX_RATIO * max(
-                            info.compress_size, 1):
-                        raise TooLarge(f"A part of the DOCX ({info.filename}) has a suspicious "
-                                       "compression ratio (zip bomb?).")
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError,
-                NotImplementedError, RuntimeError) as exc:
-            # RuntimeError: zipfile's "encrypted, password required"; the rest: damaged data
-            if "encrypt" in str(exc).lower() or "password" in str(exc).lower():
-                raise CorruptDocument("The DOCX zip package is encrypted.") from None
-            raise CorruptDocument(f"The DOCX zip package is corrupt ({info.filename}): "
-                                  f"{exc}") from None
-        self._budget -= len(out)
-        return bytes(out)
+        return self.zip.read(info)
 
     def xml(self, name: str) -> etree._Element | None:
         """Parsed XML of a part, or None when the part is absent."""

@@ -8,14 +8,13 @@ becomes a paragraph, and ``data:`` images move into ``Document.resources``.
 
 from __future__ import annotations
 
-import base64
-import binascii
+import dataclasses
 import re
-from urllib.parse import unquote_to_bytes
 
 import lxml.html
 from lxml import etree
 
+from render_pool.data_uri import decode_data_uri, image_extension
 from render_pool.model import (
     Anchor,
     Block,
@@ -36,6 +35,7 @@ from render_pool.model import (
     MathBlock,
     Paragraph,
     Placeholder,
+    RawHtml,
     Resource,
     Strike,
     Strong,
@@ -48,7 +48,8 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
-from render_pool.readers.docx_inline import merge_texts, slugify, strip_edges
+from render_pool.readers.docx_inline import merge_texts, strip_edges
+from render_pool.slugs import Slugger, slugify
 
 _BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "table", "pre", "blockquote",
                "hr", "div", "section", "article", "main", "header", "footer", "aside", "nav",
@@ -59,15 +60,13 @@ _DROP = {"script", "style", "head", "template", "noscript", "iframe", "object", 
 _WRAP = {"strong": Strong, "b": Strong, "em": Emph, "i": Emph, "cite": Emph, "dfn": Emph,
          "var": Emph, "s": Strike, "del": Strike, "strike": Strike, "u": Underline,
          "ins": Underline, "sub": Subscript, "sup": Superscript}
-_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg",
-        "image/webp": "webp", "image/bmp": "bmp", "image/tiff": "tiff"}
 _WS = re.compile(r"[ \t\r\n\f]+")
 
 
 class _HtmlReader:
-    def __init__(self) -> None:
-        self.doc = Document()
-        self.slugs: set[str] = set()
+    def __init__(self, doc: Document | None = None) -> None:
+        self.doc = doc if doc is not None else Document()
+        self.slugger = Slugger()
         self.images = 0
 
     # ------------------------------------------------------------ blocks
@@ -102,12 +101,7 @@ class _HtmlReader:
         if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
             inl = strip_edges(self.inline_children(c))
             text = plain_text(inl).strip()
-            anchor = c.get("id") or slugify(text)
-            base, n = anchor, 0
-            while anchor in self.slugs:
-                n += 1
-                anchor = f"{base}-{n}"
-            self.slugs.add(anchor)
+            anchor = self.slugger.unique(c.get("id") or slugify(text))
             return [Heading(int(tag[1]), inl, anchor)] if text or inl else []
         if tag == "p":
             inl = strip_edges(self.inline_children(c))
@@ -253,22 +247,17 @@ class _HtmlReader:
         return Image(src=src, alt=alt, title=c.get("title", ""), width_px=w, height_px=h)
 
     def _data_uri(self, uri: str) -> str | None:
-        m = re.match(r"data:([\w/+.-]*)((?:;[\w=.-]+)*),(.*)", uri, re.DOTALL)
-        if not m:
+        decoded = decode_data_uri(uri)
+        if decoded is None:
             return None
-        mime = m.group(1) or "application/octet-stream"
-        try:
-            if ";base64" in m.group(2):
-                data = base64.b64decode(re.sub(r"\s+", "", m.group(3)), validate=True)
-            else:
-                data = unquote_to_bytes(m.group(3))
-        except (binascii.Error, ValueError):
-            return None
+        data, mime = decoded
         for key, res in self.doc.resources.items():
             if res.data == data:
                 return key
-        self.images += 1
-        key = f"media/image{self.images}.{_EXT.get(mime, 'bin')}"
+        key = ""
+        while not key or key in self.doc.resources:
+            self.images += 1
+            key = f"media/image{self.images}.{image_extension(mime)}"
         self.doc.resources[key] = Resource(data, mime)
         return key
 
@@ -307,3 +296,42 @@ def read_html(html: str) -> Document:
     body = root.find("body")
     reader.doc.blocks = reader.blocks(body if body is not None else root)
     return reader.doc
+
+
+def read_html_blocks(html: str, doc: Document) -> list[Block]:
+    """Blocks of an HTML fragment that stands inside ``doc`` (read by another reader);
+    its ``data:`` images join ``doc.resources``."""
+    if not html.strip():
+        return []
+    try:
+        root = lxml.html.fragment_fromstring(html, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return [Paragraph([Text(html)])]
+    return _HtmlReader(doc).blocks(root)
+
+
+def expand_raw_html(doc: Document) -> None:
+    """Replace every :class:`RawHtml` block of ``doc`` (body, notes, furniture, nested in
+    lists, quotes and cells) by the blocks the HTML reader reads from it, for writers of
+    formats that cannot hold HTML (DOCX)."""
+
+    def expand(blocks: list) -> list:
+        out: list = []
+        for b in blocks:
+            if isinstance(b, RawHtml):
+                out.extend(read_html_blocks(b.html, doc))
+            else:
+                visit(b)
+                out.append(b)
+        return out
+
+    def visit(node: object) -> None:
+        for f in dataclasses.fields(node) if dataclasses.is_dataclass(node) else ():
+            value = getattr(node, f.name)
+            if isinstance(value, list):
+                setattr(node, f.name, expand(value))
+
+    doc.blocks = expand(doc.blocks)
+    doc.furniture = expand(doc.furniture)
+    for key, blocks in list(doc.notes.items()):
+        doc.notes[key] = expand(blocks)

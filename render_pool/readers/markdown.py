@@ -12,8 +12,6 @@ raw HTML; other inline tags are dropped and their text kept.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import html
 import re
@@ -24,6 +22,7 @@ from marko import inline
 from marko.ext import footnote
 from marko.helpers import MarkoExtension
 
+from render_pool.data_uri import decode_data_uri, image_extension
 from render_pool.markdown_limits import check_nesting
 from render_pool.model import (
     Block,
@@ -57,6 +56,7 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
+from render_pool.slugs import Slugger
 
 __all__ = ["attach_images", "markdown_image_sources", "read_markdown"]
 
@@ -128,26 +128,6 @@ def _split_front_matter(text: str) -> tuple[dict[str, str], str]:
     return meta, text[m.end():]
 
 
-# ------------------------------------------------------------------ slugs
-def _slug(text: str) -> str:
-    s = re.sub(r"[^\w\- ]", "", text.strip().lower())
-    return s.replace(" ", "-") or "section"
-
-
-class _Slugger:
-    def __init__(self) -> None:
-        self.seen: dict[str, int] = {}
-
-    def __call__(self, text: str) -> str:
-        base = _slug(text)
-        slug = base
-        while slug in self.seen:
-            self.seen[base] += 1
-            slug = f"{base}-{self.seen[base]}"
-        self.seen[slug] = 0
-        return slug
-
-
 # ------------------------------------------------------------------ inline HTML
 _TAG = re.compile(r"<\s*(/)?\s*([A-Za-z][\w:-]*)([^>]*?)(/)?\s*>", re.S)
 _ATTR = re.compile(r"([A-Za-z_:][\w:.-]*)\s*(?:=\s*(\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?")
@@ -190,7 +170,7 @@ class _Converter:
 
     def __init__(self, footnotes: dict[str, Any]) -> None:
         self.footnote_defs = footnotes
-        self.slug = _Slugger()
+        self.slug = Slugger()
         self.note_order: list[str] = []
 
     # ---- blocks
@@ -444,27 +424,15 @@ def markdown_image_sources(text: str) -> list[str]:
     return out
 
 
-_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg",
-        "image/webp": "webp", "image/bmp": "bmp", "image/tiff": "tiff"}
-_DATA_URI = re.compile(r"data:(image/[\w.+-]+)?((?:;[\w-]+=[^;,]*)*)(;base64)?,(.*)", re.S | re.I)
-_MAX_DATA_URI = 20 * 1024 * 1024
-
-
 def _decode_data_uri(src: str) -> Resource | None:
-    m = _DATA_URI.fullmatch(src.strip())
-    if not m or not m.group(1) or len(src) > _MAX_DATA_URI * 4 // 3 + 1024:
+    """An image embedded as a ``data:image/...`` URI (at most 20 MiB), else None."""
+    decoded = decode_data_uri(src, max_bytes=_MAX_DATA_URI)
+    if decoded is None or not decoded[0] or not decoded[1].startswith("image/"):
         return None
-    try:
-        payload = m.group(4)
-        if m.group(3):
-            data = base64.b64decode(re.sub(r"\s+", "", payload), validate=True)
-        else:
-            from urllib.parse import unquote_to_bytes
+    return Resource(data=decoded[0], mime=decoded[1])
 
-            data = unquote_to_bytes(payload)
-    except (binascii.Error, ValueError):
-        return None
-    return Resource(data=data, mime=m.group(1).lower()) if data else None
+
+_MAX_DATA_URI = 20 * 1024 * 1024
 
 
 def _iter_nodes(nodes: list[Any]):
@@ -505,7 +473,7 @@ def attach_images(doc: Document, fetched: dict[str, Resource],
             res = _decode_data_uri(src)
         if res is None:
             return None
-        ext = _EXT.get(res.mime.lower().split(";")[0].strip(), "bin")
+        ext = image_extension(res.mime)
         digest = hashlib.sha1(res.data, usedforsecurity=False).hexdigest()[:12]
         key = f"image-{digest}.{ext}"
         doc.resources.setdefault(key, res)

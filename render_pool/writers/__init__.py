@@ -7,9 +7,9 @@ to object storage it passes the uploaded links instead.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 
+from render_pool.data_uri import encode_data_uri
 from render_pool.model import Document
 
 ImageResolver = Callable[[str], str]
@@ -22,7 +22,7 @@ def data_uri_resolver(doc: Document) -> ImageResolver:
         res = doc.resources.get(src)
         if res is None:
             return src
-        return f"data:{res.mime};base64,{base64.b64encode(res.data).decode('ascii')}"
+        return encode_data_uri(res.data, res.mime)
 
     return resolve
 

@@ -58,8 +58,7 @@ from render_pool.model import (
     plain_text,
 )
 from render_pool.writers import ImageResolver
-from render_pool.writers.html import NoteNumbering, placeholder_label
-from render_pool.writers.markdown import table_grid
+from render_pool.writers.common import NoteNumbering, placeholder_label, table_grid
 
 __all__ = ["CODE_LANGUAGES", "write_doctags"]
 
@@ -292,22 +291,12 @@ class _DocTagsWriter:
         return _wrap("otsl", "".join(body) + (cap if caption else ""))
 
     def footnotes(self) -> list[str]:
-        out: list[tuple[int, str]] = []
-        done: set[str] = set()
-        while True:
-            pending = [(n, nid) for n, nid in self.notes.ordered() if nid not in done]
-            if not pending:
-                break
-            for n, nid in pending:
-                done.add(nid)
-                texts = []
-                for b in self.doc.notes.get(nid, []):
-                    for e in self.block(b):
-                        texts.append(_strip_tags(e))
-                body = " ".join(t for t in texts if t)
-                out.append((n, _wrap("footnote", f"[{n}] {body}".strip())))
-        out.sort()
-        return [e for _, e in out]
+        def footnote(n: int, nid: str) -> str:
+            texts = [_strip_tags(e) for b in self.doc.notes.get(nid, []) for e in self.block(b)]
+            body = " ".join(t for t in texts if t)
+            return _wrap("footnote", f"[{n}] {body}".strip())
+
+        return self.notes.render_all(footnote)
 
 
 _TAG = re.compile(r"<[^<>]*>")

@@ -64,7 +64,8 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
-from render_pool.writers.docx_html import html_to_blocks
+from render_pool.url_safety import is_safe_link
+from render_pool.writers.common import place_cells
 from render_pool.writers.docx_images import UnsupportedImage, fitted_size
 from render_pool.writers.docx_notes import Footnotes, add_reference
 from render_pool.writers.docx_numbering import ListNumbering, indent_twips, set_num_pr
@@ -133,9 +134,6 @@ class _Ctx:
     bold: bool = False  # table header cells
     in_note: bool = False
     reuse: list[Any] = field(default_factory=list)  # a cell's initial empty paragraph
-
-
-_UNSAFE_SCHEMES = ("javascript:", "vbscript:", "data:")
 
 
 def _safe_url(target: str) -> str:
@@ -325,8 +323,8 @@ class _Writer:
             p = self.new_par(ctx)
             p.alignment = WD_ALIGN_PARAGRAPH.CENTER
             self.text_run(p, p._p, b.tex, _Fmt(code=True))
-        elif isinstance(b, RawHtml):
-            self.blocks(html_to_blocks(clean(b.html)), ctx)
+        elif isinstance(b, RawHtml):  # jobs.render_markdown expands it with the HTML reader
+            self.doc.warn("raw HTML is not written to DOCX")
 
     def new_par(self, ctx: _Ctx, style: str | None = None, numbered: bool = False) -> Any:
         """A new paragraph in the context's container, styled and indented for it."""
@@ -547,7 +545,7 @@ class _Writer:
 
     def link(self, p: Any, target: Any, n: Link, fmt: _Fmt, ctx: _Ctx) -> None:
         dest = n.target.strip()
-        if fmt.link or not dest or dest.lower().startswith(_UNSAFE_SCHEMES):
+        if fmt.link or not dest or not is_safe_link(dest):
             self.inlines(p, target, n.children, fmt, ctx)
             return
         if dest.startswith("#"):
@@ -640,28 +638,13 @@ def _short(src: str) -> str:
 
 
 def _layout(t: Table) -> tuple[list[tuple[tuple[int, int, int, int], Any]], int, int]:
-    """Grid positions ((row, col, rowspan, colspan), cell) honouring spans; rows, cols."""
-    occupied: set[tuple[int, int]] = set()
-    placed = []
-    nrows = len(t.rows)
-    ncols = 0
-    for r, row in enumerate(t.rows):
-        c = 0
-        for cell in row.cells:
-            while (r, c) in occupied:
-                c += 1
-            rs = max(1, min(cell.rowspan, nrows - r))
-            cs = max(1, min(cell.colspan, 63))
-            for dr in range(rs):
-                for dc in range(cs):
-                    occupied.add((r + dr, c + dc))
-            placed.append(((r, c, rs, cs), cell))
-            c += cs
-        ncols = max(ncols, c)
-    ncols = min(max([ncols, *[c + 1 for (_r, c) in occupied]]) if occupied else 0, 63)
-    fitted = [((r, c, rs, min(cs, ncols - c)), cell) for (r, c, rs, cs), cell in placed
-              if c < ncols]
-    return fitted, nrows, ncols
+    """Grid positions ((row, col, rowspan, colspan), cell) honouring spans; rows, cols
+    (Word allows at most 63 columns)."""
+    placed = place_cells(t, max_colspan=63)
+    ncols = min(max((p.col + p.colspan for p in placed), default=0), 63)
+    fitted = [((p.row, p.col, p.rowspan, min(p.colspan, ncols - p.col)), p.cell)
+              for p in placed if p.col < ncols]
+    return fitted, len(t.rows), ncols
 
 
 def write_docx(doc: Document, options: DocxOptions | None = None) -> bytes:

@@ -14,6 +14,7 @@ from typing import Any
 
 from render_pool import model
 from render_pool.model import Document
+from render_pool.url_safety import is_safe_image_src, is_safe_link
 from render_pool.writers import ImageResolver, data_uri_resolver
 
 SCHEMA_NAME = "docservice.document"
@@ -29,15 +30,30 @@ def document_to_json_data(doc: Document, resolve_image: ImageResolver | None = N
         "schema": SCHEMA_NAME,
         "version": model.SCHEMA_VERSION,
         "meta": {str(k): str(v) for k, v in doc.meta.items()},
-        "blocks": model.to_dict(doc.blocks),
-        "notes": {str(k): model.to_dict(v) for k, v in doc.notes.items()},
-        "furniture": model.to_dict(doc.furniture),
+        "blocks": _neutralise(model.to_dict(doc.blocks)),
+        "notes": {str(k): _neutralise(model.to_dict(v)) for k, v in doc.notes.items()},
+        "furniture": _neutralise(model.to_dict(doc.furniture)),
         "resources": {
             key: {"mime": res.mime, "size": len(res.data), "src": resolve(key)}
             for key, res in doc.resources.items()
         },
         "warnings": list(doc.warnings),
     }
+    return data
+
+
+def _neutralise(data: Any) -> Any:
+    """``data`` with refused link targets and image sources emptied (``url_safety``): a
+    consumer that turns the JSON into HTML must not get a live ``javascript:`` link."""
+    if isinstance(data, list):
+        return [_neutralise(d) for d in data]
+    if isinstance(data, dict):
+        out = {k: _neutralise(v) for k, v in data.items()}
+        if out.get("type") == "Link" and not is_safe_link(str(out.get("target", ""))):
+            out["target"] = ""
+        if out.get("type") == "Image" and not is_safe_image_src(str(out.get("src", ""))):
+            out["src"] = ""
+        return out
     return data
 
 

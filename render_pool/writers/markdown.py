@@ -58,34 +58,13 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
+from render_pool.slugs import slugify
+from render_pool.url_safety import is_safe_image_src, is_safe_link
 from render_pool.writers import ImageResolver, data_uri_resolver
-from render_pool.writers.html import HtmlRenderer, NoteNumbering, placeholder_label, slugify
+from render_pool.writers.common import NoteNumbering, is_tight_list, placeholder_label, table_grid
+from render_pool.writers.html_render import HtmlRenderer
 
-__all__ = ["table_grid", "write_markdown"]
-
-
-# ----------------------------------------------------------------- table layout
-def table_grid(table: Table) -> list[list[tuple[int, int, TableCell] | None]]:
-    """Lay ``table`` out on a rectangular grid, resolving row and column spans.
-
-    Each position holds ``(origin_row, origin_col, cell)`` for the cell covering it, or
-    ``None`` where a ragged row leaves a hole. Spans reaching past the last row are clipped.
-    """
-    n_rows = len(table.rows)
-    taken: dict[tuple[int, int], tuple[int, int, TableCell]] = {}
-    for r, row in enumerate(table.rows):
-        c = 0
-        for cell in row.cells:
-            while (r, c) in taken:
-                c += 1
-            rs = max(1, min(cell.rowspan, n_rows - r))
-            cs = max(1, cell.colspan)
-            for dr in range(rs):
-                for dc in range(cs):
-                    taken.setdefault((r + dr, c + dc), (r, c, cell))
-            c += cs
-    width = max((k[1] + 1 for k in taken), default=0)
-    return [[taken.get((r, c)) for c in range(width)] for r in range(n_rows)]
+__all__ = ["write_markdown"]
 
 
 # ----------------------------------------------------------------- inline helpers
@@ -338,10 +317,14 @@ class _MarkdownWriter:
                 return self.inlines(node.children, ctx)
             inner = _Ctx(ctx.in_table, True, ctx.in_heading)
             text = self.inlines(_strip_breaks(node.children), inner) or _escape_text(node.target)
+            if not is_safe_link(node.target):
+                return text
             return (f"[{text}]({_link_dest(node.target, ctx.in_table)}"
                     f"{_link_title(node.title, ctx.in_table)})")
         if isinstance(node, Image):
             src = self.resolve_image(node.src)
+            if not is_safe_image_src(src):
+                return _escape_text(node.alt)
             return (f"![{_escape_text(node.alt)}]({_link_dest(src, ctx.in_table)}"
                     f"{_link_title(node.title, ctx.in_table)})")
         if isinstance(node, LineBreak):
@@ -432,7 +415,7 @@ class _MarkdownWriter:
         return ""
 
     def list_block(self, node: ListBlock, ch: str) -> str:
-        tight = _is_tight(node.items)
+        tight = is_tight_list(node.items)
         start = max(0, min(node.start, 999_999_999))
         items = []
         for i, item in enumerate(node.items):
@@ -502,35 +485,19 @@ class _MarkdownWriter:
 
     # ------------------------------------------------------------- notes
     def footnotes(self) -> str:
-        defs: list[tuple[int, str]] = []
-        done: set[str] = set()
-        while True:
-            pending = [(n, nid) for n, nid in self.notes.ordered() if nid not in done]
-            if not pending:
-                break
-            for n, nid in pending:
-                done.add(nid)
-                body = self.blocks(self.doc.notes.get(nid, []))
-                lines = body.split("\n") if body else [""]
-                text = f"[^{n}]: {lines[0]}".rstrip()
-                rest = ["    " + line if line else "" for line in lines[1:]]
-                defs.append((n, "\n".join([text, *rest])))
-        defs.sort()
-        return "\n\n".join(d for _, d in defs)
+        def definition(n: int, nid: str) -> str:
+            body = self.blocks(self.doc.notes.get(nid, []))
+            lines = body.split("\n") if body else [""]
+            text = f"[^{n}]: {lines[0]}".rstrip()
+            rest = ["    " + line if line else "" for line in lines[1:]]
+            return "\n".join([text, *rest])
+
+        return "\n\n".join(self.notes.render_all(definition))
 
 
 def _attr(value: str) -> str:
     return (value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
             .replace(">", "&gt;"))
-
-
-def _is_tight(items: list[ListItem]) -> bool:
-    for item in items:
-        blocks = item.blocks
-        rest = blocks[1:] if blocks and isinstance(blocks[0], Paragraph) else blocks
-        if any(not isinstance(b, ListBlock) for b in rest):
-            return False
-    return True
 
 
 def _can_interrupt(node: ListBlock) -> bool:

@@ -87,7 +87,7 @@ def _pdf_options(options: PdfOptions) -> dict[str, Any]:
 
 
 def _body_fragment(doc: Document) -> str:
-    from render_pool.writers.html import html_body  # written in parallel; imported lazily
+    from render_pool.writers.html_render import html_body
 
     return highlight_code(html_body(doc, resolve_image=data_uri_resolver(doc)))
 

@@ -4,11 +4,11 @@ Chromium's header/footer templates. Pure string building; no browser here.
 
 from __future__ import annotations
 
-import base64
 import html
 import re
 from dataclasses import dataclass
 
+from render_pool.data_uri import encode_data_uri
 from render_pool.model import Resource
 
 # Page content may only use inline styles and data: URLs (the browser also blocks the network).
@@ -87,7 +87,7 @@ def toc_html(entries: list[HeadingRef], pages: dict[str, int], title: str) -> st
 
 
 def _data_uri(res: Resource) -> str:
-    return f"data:{res.mime};base64,{base64.b64encode(res.data).decode('ascii')}"
+    return encode_data_uri(res.data, res.mime)
 
 
 def cover_body(cover: object) -> str:

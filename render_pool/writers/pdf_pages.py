@@ -25,15 +25,6 @@ def _open(data: bytes) -> pdfium.PdfDocument:
         raise ConversionFailed(f"rendered PDF cannot be read: {exc}") from exc
 
 
-def page_count(data: bytes) -> int:
-    """Number of pages of a PDF."""
-    pdf = _open(data)
-    try:
-        return len(pdf)
-    finally:
-        pdf.close()
-
-
 def first_page_size_in(data: bytes) -> tuple[float, float]:
     """Width and height of page 1 in inches (the cover is printed at the body's page size)."""
     pdf = _open(data)

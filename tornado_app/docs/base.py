@@ -14,7 +14,6 @@ from store.booleans import NotABoolean, parse_bool
 from store.storage_errors import StorageError
 from tornado_app.callers import Caller
 from tornado_app.docs.fetch import FetchFailed, FetchRefused
-from tornado_app.docs.storage import request_company
 from tornado_app.http import BaseHandler
 
 
@@ -112,7 +111,6 @@ class DocsHandler(BaseHandler):
         from tornado_app.callers import identify
 
         self.caller = await identify(self.services, self.request.headers.get("Authorization"))
-        request_company.set(self.caller.company_id)
 
     @property
     def company_id(self) -> str:

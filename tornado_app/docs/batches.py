@@ -18,6 +18,7 @@ from typing import Any
 
 from render_pool import archives, batch, links
 from render_pool.errors import ConversionError
+from render_pool.html_markdown import html_to_markdown
 from store.jobs import JobRecords
 from store.keys import clean_prefix, object_key
 from store.objects import ObjectStore
@@ -111,7 +112,7 @@ async def _process_document(ctx: _Context, plan: batch.DocumentPlan, text: str
             ok += 1
         html = links.rewrite_html(text, mapping)
         # phase 2: HTML to Markdown (pool); phase 3: links left in the Markdown rewritten
-        markdown = await ctx.svc.pool.run(links.html_to_markdown, html)
+        markdown = await ctx.svc.pool.run(html_to_markdown, html)
         again = batch.plan_document(final_name(plan.source), markdown, ctx.files)
         second, ok2, failed2 = _mapping_for(ctx, again)
         final = links.rewrite_markdown(markdown, second)

@@ -9,6 +9,7 @@ from typing import Any
 
 from render_pool import jobs
 from tornado_app.docs.base import DocsError, UploadHandler, bool_field, choice_field
+from tornado_app.docs.conversion import convert
 from tornado_app.docs.fetch import fetch
 
 
@@ -25,20 +26,6 @@ async def fetch_remote(svc: Any, url: str) -> bytes:
     fetched = await fetch(url, allow_private=st.allow_private_urls,
                           max_bytes=st.max_upload_bytes, timeout=st.fetch_timeout_seconds)
     return fetched.data
-
-
-async def convert(svc: Any, data: bytes, *, export: str, engine: str, save: bool,
-                  filename: str, options: dict[str, Any]) -> dict[str, Any]:
-    """Convert ``data``; when ``save``, store the output (and its images) and link them."""
-    if not save:
-        result: jobs.Converted = await svc.pool.run(jobs.convert_document, data, export, engine,
-                                                    options)
-        return {"content": result.content, "media_type": result.media_type,
-                "warnings": result.warnings}
-    if svc.storage is None:
-        raise DocsError(50201, "storage not configured")
-    return await svc.storage.save_conversion(svc, data, export=export, engine=engine,
-                                             filename=filename, options=options)
 
 
 class ConvertHandler(UploadHandler):
@@ -62,5 +49,6 @@ class ConvertHandler(UploadHandler):
             data = await fetch_remote(self.services, source_url)
             original = source_url.rsplit("/", 1)[-1].split("?", 1)[0]
         stem = safe_basename(fields.get("filename") or original.rsplit(".", 1)[0], "document")
-        self.success(await convert(self.services, data, export=export, engine=engine,
+        self.success(await convert(self.services, self.company_id, data, export=export,
+                                   engine=engine,
                                    save=save, filename=stem, options=options))

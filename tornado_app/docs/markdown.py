@@ -19,6 +19,7 @@ from tornado_app.docs.base import (
     bool_field,
     choice_field,
 )
+from tornado_app.docs.conversion import save_rendered
 from tornado_app.docs.convert import safe_basename
 from tornado_app.docs.fetch import FetchFailed, FetchRefused, fetch
 from tornado_app.services import Services
@@ -175,10 +176,7 @@ class MarkdownConvertHandler(UploadHandler):
         self.services.metrics.observe_browser(rendered.worker_pid, rendered.browser_launches)
         name = f"{safe_basename(fields.get('filename') or stem, 'document')}.{rendered.extension}"
         if save:
-            if self.services.storage is None:
-                raise DocsError(50201, "storage not configured")
-            self.success(await self.services.storage.save_rendered(self.company_id, rendered,
-                                                                   name))
+            self.success(await save_rendered(self.services, self.company_id, rendered, name))
             return
         self.set_header("Content-Type", rendered.media_type)
         self.set_header("Content-Disposition", content_disposition(name))

@@ -6,8 +6,8 @@ import logging
 
 from render_pool.pool import RenderPool
 from store.storage_config import StorageConfig
+from store.storage_io import StorageIO
 from store.storage_settings import EMBEDDED_PROFILE, SERVICE
-from tornado_app.docs.storage import StorageManager
 from tornado_app.embedded.servers import Embedded, ensure_dir
 from tornado_app.services import Services
 from tornado_app.settings import Settings
@@ -34,11 +34,11 @@ def storage_from_settings(st: Settings) -> StorageConfig | None:
         "prefix": st.s3_prefix, "public_read": st.s3_public_read, "region": st.s3_region})
 
 
-async def open_storage(svc: Services, embedded: Embedded | None) -> StorageManager:
+async def open_storage(svc: Services, embedded: Embedded | None) -> StorageIO:
     """Attach the storage manager. ``S3_*`` settings become the active configuration; with
     none, an embedded SeaweedFS starts (when ``embedded`` is given), is saved as the
     ``embedded`` profile and is active unless another storage was configured since."""
-    manager = StorageManager(svc.db)
+    manager = StorageIO(svc.db)
     svc.storage = manager
     svc.extras.setdefault("closers", []).append(_closer(manager))
     env_config = storage_from_settings(svc.settings)
@@ -71,7 +71,7 @@ async def open_storage(svc: Services, embedded: Embedded | None) -> StorageManag
     return manager
 
 
-def _closer(manager: StorageManager):  # type: ignore[no-untyped-def]
+def _closer(manager: StorageIO):  # type: ignore[no-untyped-def]
     async def close() -> None:
         manager.close()
 

@@ -1,11 +1,13 @@
-"""The ``alt_engine``: DOCX -> semantic HTML -> Markdown (via markdownify).
+"""The ``alt_engine`` reader: DOCX -> semantic HTML -> the HTML reader -> the document model.
 
 Why a second engine: when the structured ``word2markdown`` reader gives an odd result for an
 unusual document, a simpler, more forgiving route is useful. This walk looks only at
 paragraphs, headings (by style), lists (by numbering), tables (with spans), links, basic
 formatting, images (inlined as data URIs) and notes; every element it fails on is reported
-as a warning and skipped instead of failing the whole conversion. Input safety (zip bombs,
-encrypted or non-DOCX files) is shared with the main reader through ``docx_package``.
+as a warning and skipped instead of failing the whole conversion. The HTML then goes through
+the same HTML reader as any HTML, so every export is written by the ordinary writers (with
+their link allow-list). Input safety (zip bombs, encrypted or non-DOCX files) is shared with
+the main reader through ``docx_package``.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ import html as htmlmod
 from lxml import etree
 
 from render_pool.errors import CorruptDocument
+from render_pool.model import Document
 from render_pool.readers.docx_numbering import Numbering
 from render_pool.readers.docx_package import NS, Package, mime_for
 from render_pool.readers.docx_styles import Styles
+from render_pool.readers.html import read_html
 from render_pool.readers.omml import omml_to_latex
 
 _W = f"{{{NS['w']}}}"
@@ -329,18 +333,11 @@ def docx_to_html(data: bytes) -> tuple[str, list[str]]:
     return html, walker.warnings
 
 
-def docx_to_markdown(data: bytes) -> tuple[str, list[str]]:
-    """Markdown of a DOCX through :func:`docx_to_html` and markdownify, plus warnings.
-
-    The HTML-to-Markdown step is the one the batch pipeline uses (images kept in table cells
-    and links, unsafe destinations dropped)."""
-    from render_pool.links import html_to_markdown
-
+def read_docx_alt(data: bytes) -> Document:
+    """The document model of a DOCX through :func:`docx_to_html` and the HTML reader, with
+    the lenient walk's warnings."""
     html, warnings = docx_to_html(data)
-    md = html_to_markdown(html)
-    lines = [line.rstrip() for line in md.splitlines()]
-    out: list[str] = []
-    for line in lines:  # collapse runs of blank lines
-        if line or (out and out[-1]):
-            out.append(line)
-    return "\n".join(out).strip() + "\n", warnings
+    doc = read_html(html)
+    for w in warnings:
+        doc.warn(w)
+    return doc

@@ -1,0 +1,74 @@
+"""HTML to Markdown with markdownify, for HTML files of a batch (``render_pool.batch``).
+
+Images stay everywhere (in links and table cells), fenced code keeps its language, and link
+and image destinations pass the allow-list of ``render_pool.url_safety`` (a refused link keeps
+its text only).
+"""
+
+from __future__ import annotations
+
+import re
+
+from render_pool.links import AUTOLINK, markdown_destination
+from render_pool.url_safety import is_safe_image_src, is_safe_link
+
+
+def _markdown_url(url: str) -> str:
+    return markdown_destination(url, angle=False)
+
+
+def _converter():  # imported lazily: markdownify pulls in BeautifulSoup
+    from markdownify import MarkdownConverter, chomp
+
+    class Converter(MarkdownConverter):
+        """markdownify with safe destinations and images kept everywhere (links, cells)."""
+
+        def convert_head(self, el, text, parent_tags):
+            return ""
+
+        def convert_title(self, el, text, parent_tags):
+            return ""
+
+        def convert_img(self, el, text, parent_tags):
+            alt = (el.attrs.get("alt") or "").replace("[", r"\[").replace("]", r"\]")
+            src = el.attrs.get("src") or ""
+            if "_noformat" in parent_tags or not src or not is_safe_image_src(src):
+                return alt
+            title = el.attrs.get("title") or ""
+            title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
+            return f"![{alt}]({_markdown_url(src)}{title_part})"
+
+        def convert_a(self, el, text, parent_tags):
+            if "_noformat" in parent_tags:
+                return text
+            prefix, suffix, text = chomp(text)
+            href = el.get("href")
+            if not text:
+                return ""
+            if not href or not is_safe_link(href):
+                return text
+            title = el.get("title")
+            if text.replace(r"\_", "_") == href and not title and AUTOLINK.fullmatch(
+                    f"<{href}>"):
+                return f"{prefix}<{href}>{suffix}"
+            title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
+            return f"{prefix}[{text}]({_markdown_url(href)}{title_part}){suffix}"
+
+    return Converter
+
+
+def html_to_markdown(html: str) -> str:
+    """Convert HTML to Markdown with markdownify (ATX headings, ``-`` bullets, fenced code
+    with the language from ``class="language-x"``); ``<head>``, scripts and styles dropped."""
+
+    def language(el) -> str:
+        for node in (el, *el.find_all("code", limit=1)):
+            for cls in node.get("class") or []:
+                if cls.startswith(("language-", "lang-")):
+                    return cls.split("-", 1)[1]
+        return ""
+
+    converter = _converter()(heading_style="ATX", bullets="-", code_language_callback=language,
+                             escape_underscores=False, escape_misc=False)
+    text = converter.convert(html)
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

@@ -1,0 +1,128 @@
+"""Which reader reads which input and which writer writes which export: one line each.
+
+Adding a reader or a writer means writing its module and adding one line here; the pool
+jobs (``render_pool.jobs``), the request checks (the ``engine``/``export`` choices) and the
+API answers all read these tables. Entries name their function as ``"module:function"`` so
+a job imports only the reader and writer it uses (the PDF stack is heavy).
+
+- A reader is ``fn(data: bytes, **options) -> Document``; it receives only the request
+  options its signature names (``include_furniture``, ``track_changes``...).
+- A writer is ``fn(doc: Document, resolve_image: ImageResolver) -> str``; its entry says
+  how the export quotes an image link (used to fill in links after an upload).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from render_pool.errors import CorruptDocument, UnsupportedFormat
+from render_pool.link_fill import (
+    LinkQuoter,
+    quote_html_attribute,
+    quote_json_string,
+    quote_markdown_destination,
+    quote_nothing,
+)
+from render_pool.model import Document
+
+DEFAULT_ENGINE = "word2markdown"
+
+
+@dataclass(frozen=True)
+class ReaderEntry:
+    """A reader of one input kind for one engine; ``signature`` found within the first
+    ``window`` bytes identifies the kind (never the file name)."""
+
+    kind: str
+    engine: str
+    target: str
+    signature: bytes
+    window: int
+
+
+@dataclass(frozen=True)
+class WriterEntry:
+    """A writer of one export with the media type and file extension of its output, and
+    how the export quotes an image link (see ``render_pool.link_fill``)."""
+
+    target: str
+    media_type: str
+    extension: str
+    quote_link: LinkQuoter = quote_nothing
+
+
+READERS: tuple[ReaderEntry, ...] = (
+    ReaderEntry("pdf", "word2markdown", "render_pool.readers.pdf:read_pdf", b"%PDF-", 1024),
+    ReaderEntry("docx", "word2markdown", "render_pool.readers.docx:read_docx", b"PK\x03\x04", 4),
+    ReaderEntry("docx", "alt_engine", "render_pool.readers.docx_alt:read_docx_alt",
+                b"PK\x03\x04", 4),
+)
+
+WRITERS: dict[str, WriterEntry] = {
+    "markdown": WriterEntry("render_pool.writers.markdown:write_markdown",
+                            "text/markdown; charset=utf-8", "md", quote_markdown_destination),
+    "html": WriterEntry("render_pool.writers.html:write_html", "text/html; charset=utf-8",
+                        "html", quote_html_attribute),
+    "json": WriterEntry("render_pool.writers.json:write_json", "application/json", "json",
+                        quote_json_string),
+    "doctags": WriterEntry("render_pool.writers.doctags:write_doctags",
+                           "text/plain; charset=utf-8", "doctags.txt"),
+}
+
+ENGINES: tuple[str, ...] = tuple(dict.fromkeys(r.engine for r in READERS))
+EXPORTS: dict[str, str] = {name: w.media_type for name, w in WRITERS.items()}
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+def load(target: str) -> Callable[..., Any]:
+    """The function a ``"module:function"`` entry names."""
+    module, name = target.split(":", 1)
+    return getattr(importlib.import_module(module), name)
+
+
+def sniff_kind(data: bytes) -> str:
+    """The input kind of ``data`` from the bytes themselves (never from the file name)."""
+    if not data:
+        raise CorruptDocument("the file is empty")
+    for entry in READERS:
+        if entry.signature in data[:entry.window]:
+            return entry.kind
+    if data[:8] == _OLE_MAGIC:
+        raise UnsupportedFormat(
+            "legacy .doc or password-protected Office file: save it as .docx without a password")
+    kinds = " and ".join(sorted(dict.fromkeys(r.kind.upper() for r in READERS)))
+    raise UnsupportedFormat(f"unsupported file type: only {kinds} can be converted")
+
+
+def read(data: bytes, engine: str = DEFAULT_ENGINE, options: dict[str, Any] | None = None
+         ) -> Document:
+    """The document model of ``data`` by the reader registered for its kind and ``engine``.
+
+    An engine without a reader for this kind falls back to the default engine's reader and
+    says so in a warning (``alt_engine`` reads DOCX only)."""
+    kind = sniff_kind(data)
+    readers = [r for r in READERS if r.kind == kind]
+    entry = next((r for r in readers if r.engine == engine), None)
+    fallback = entry is None
+    if entry is None:
+        entry = next(r for r in readers if r.engine == DEFAULT_ENGINE)
+    fn = load(entry.target)
+    accepted = inspect.signature(fn).parameters
+    doc: Document = fn(data, **{k: v for k, v in (options or {}).items() if k in accepted})
+    if fallback:
+        kinds = "/".join(dict.fromkeys(r.kind.upper() for r in READERS if r.engine == engine))
+        doc.warn(f"{engine} applies to {kinds} only; the {kind.upper()} reader was used")
+    return doc
+
+
+def writer(export: str) -> tuple[Callable[..., str], WriterEntry]:
+    """The writer function of ``export`` and its entry; UnsupportedFormat when unknown."""
+    entry = WRITERS.get(export)
+    if entry is None:
+        raise UnsupportedFormat(f"unsupported export {export!r}")
+    return load(entry.target), entry

@@ -1,0 +1,54 @@
+"""The reader/writer registry: one line adds a writer or an engine, and the pool job uses it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from render_pool import registry
+from render_pool.errors import UnsupportedFormat
+from render_pool.jobs import convert_document
+from render_pool.model import Document, Heading, plain_text
+from tests.docx_fixtures import build_feature_docx
+
+
+def write_headings(doc: Document, resolve_image) -> str:
+    """A toy writer: one line per heading."""
+    return "".join(f"{'=' * b.level} {plain_text(b.children)}\n" for b in doc.blocks
+                   if isinstance(b, Heading))
+
+
+def read_nothing(data: bytes, track_changes: str = "accept") -> Document:
+    """A toy reader: only checks it got the one option it names."""
+    return Document(blocks=[Heading(1, [], "x")], meta={"track": track_changes})
+
+
+def test_a_writer_is_one_registry_line(monkeypatch):
+    monkeypatch.setitem(registry.WRITERS, "headings", registry.WriterEntry(
+        "tests.test_registry:write_headings", "text/plain; charset=utf-8", "txt"))
+    out = convert_document(build_feature_docx(), "headings")
+    assert out.content.startswith("= Introduction\n== Custom styled section\n")
+    assert out.media_type == "text/plain; charset=utf-8"
+
+
+def test_an_engine_is_one_registry_line(monkeypatch):
+    monkeypatch.setattr(registry, "READERS", (*registry.READERS, registry.ReaderEntry(
+        "docx", "toy", "tests.test_registry:read_nothing", b"PK\x03\x04", 4)))
+    doc = registry.read(build_feature_docx(), "toy",
+                        {"track_changes": "all", "include_furniture": True})
+    assert doc.meta == {"track": "all"}  # only the options its signature names
+
+
+def test_engine_without_a_reader_for_the_kind_falls_back_with_a_warning():
+    pdf = (Path(__file__).parent / "data" / "pdf" / "multi_page.pdf").read_bytes()
+    doc = registry.read(pdf, "alt_engine")
+    assert "alt_engine applies to DOCX only; the PDF reader was used" in doc.warnings
+    assert "Christopher Latham Sholes" in plain_text(doc.blocks)
+
+
+def test_unknown_inputs_and_exports_are_refused():
+    with pytest.raises(UnsupportedFormat):
+        registry.writer("rtf")
+    with pytest.raises(UnsupportedFormat, match="only DOCX and PDF"):
+        registry.sniff_kind(b"plain text")
