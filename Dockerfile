@@ -1,28 +1,84 @@
-# Production image: the service with Debian's chromium and fonts baked in.
+# Production image: the service with Debian's python3, chromium, fonts and redis-server baked in.
 # Real MongoDB, Redis and S3 are given through MONGO_URL, REDIS_URL and S3_* (see
-# docker-compose.yml); without them the embedded servers start inside the container.
-FROM python:3.11-slim-bookworm
+# docker-compose.yml); without them the embedded servers (redis-server, SecantusDB, SeaweedFS)
+# start inside the container with their data under /data.
+#
+#   just image          (buildah, else docker/podman; makes a local debian:bookworm-slim
+#                        stand-in with debootstrap when no registry can be reached)
+#   docker build -t docservice .
+#
+# Build as docker format (`buildah bud --format docker`): OCI images have no HEALTHCHECK.
+ARG BASE_IMAGE=debian:bookworm-slim
 
-ENV DEBIAN_FRONTEND=noninteractive PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
-    CHROMIUM_PATH=/usr/bin/chromium DATA_DIR=/data
+# ---- deps: a virtualenv with the locked runtime packages (rebuilt when the lock changes) ----
+FROM ${BASE_IMAGE} AS deps
+ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-wqy-microhei fonts-dejavu-core \
-      fonts-noto-core redis-server ca-certificates tini \
+ && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates binutils \
  && rm -rf /var/lib/apt/lists/*
+RUN python3 -m venv /opt/venv
+WORKDIR /src
+COPY requirements.lock pyproject.toml deploy/lockcheck.py ./
+# Wheels only (no compiler anywhere). The optional build secret `pip_ca` is a CA bundle for pip
+# where a TLS-inspecting egress proxy sits between the builder and PyPI (deploy/build-image.sh
+# passes the host's bundle); it is never written to a layer. Playwright's bundled node loses its
+# symbols and debug info (33 MB) and numpy its own test suite (17 MB).
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=pip_ca \
+    if [ -s /run/secrets/pip_ca ]; then export PIP_CERT=/run/secrets/pip_ca; fi \
+ && python3 lockcheck.py requirements pyproject.toml >runtime.txt \
+ && /opt/venv/bin/pip install --only-binary=:all: -c requirements.lock -r runtime.txt \
+ && /opt/venv/bin/python lockcheck.py verify requirements.lock \
+ && strip --strip-all /opt/venv/lib/python3*/site-packages/playwright/driver/node \
+ && find /opt/venv/lib -type d -name tests -path '*/numpy/*' -prune -exec rm -rf {} +
 
-WORKDIR /app
-COPY requirements.lock pyproject.toml openapi.json ./
-RUN pip install --no-cache-dir -r requirements.lock
+# ---- venv: the same without pip and setuptools, as it goes into the image ----
+FROM deps AS venv
+RUN /opt/venv/bin/pip uninstall -q -y pip setuptools
+
+# ---- project: `pip install --no-deps .` into a tree of its own, laid over the venv below ----
+FROM deps AS project
 COPY tornado_app ./tornado_app
 COPY render_pool ./render_pool
 COPY store ./store
 COPY ui ./ui
-RUN pip install --no-cache-dir --no-deps . \
- && useradd --system --home /data --create-home app \
- && mkdir -p /data && chown app /data
+# ui/ is served from beside the installed package (tornado_app/ui.py), so it goes there too.
+RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=pip_ca \
+    if [ -s /run/secrets/pip_ca ]; then export PIP_CERT=/run/secrets/pip_ca; fi \
+ && site="$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
+ && /opt/venv/bin/pip install --no-deps --no-compile --target "/out$site" . \
+ && cp -r ui "/out$site/ui" \
+ && /opt/venv/bin/python -m compileall -q -s /out /out
+
+# ---- runtime ----
+FROM ${BASE_IMAGE}
+ENV DEBIAN_FRONTEND=noninteractive
+# Files a headless Chromium never loads are not unpacked (dpkg path-exclude, as the slim base
+# does for docs, so the package database stays consistent): Mesa's GPU drivers with LLVM and
+# Z3 (chromium-common depends on them; with --disable-gpu Chromium never opens them), the
+# Vulkan validation layer, and GTK's Adwaita icons. About 220 MB.
+COPY deploy/dpkg-headless.cfg /etc/dpkg/dpkg.cfg.d/headless
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 chromium fonts-wqy-microhei \
+      fonts-dejavu-core fonts-noto-core redis-server tini ca-certificates \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old \
+      /var/log/apt /var/log/dpkg.log /var/log/alternatives.log
+# The service user: no login shell, no root. /data is its volume (the embedded servers' data).
+RUN groupadd --gid 10001 app \
+ && useradd --uid 10001 --gid app --no-log-init --create-home --home-dir /home/app \
+      --shell /usr/sbin/nologin app \
+ && install -d -o app -g app -m 0750 /data
+# The locked packages (a large layer, cached until the lock changes), then the project's own.
+COPY --from=venv /opt/venv /opt/venv
+COPY --from=project /out/ /
+
+ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 \
+    DATA_DIR=/data CHROMIUM_PATH=/usr/bin/chromium HOME=/home/app
 USER app
+WORKDIR /home/app
 VOLUME ["/data"]
 EXPOSE 8080
-HEALTHCHECK --interval=30s --timeout=3s CMD python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:8080/health', timeout=2)"
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8080/health', timeout=4)"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["python", "-m", "tornado_app", "serve", "--host", "0.0.0.0", "--port", "8080"]

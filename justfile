@@ -6,15 +6,35 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 venv := ".venv"
 py := venv / "bin/python"
 apt_packages := "redis-server chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core poppler-utils pandoc"
+image_name := env_var_or_default("IMAGE", "localhost/docservice:latest")
 
 # Start the service on embedded defaults (private redis-server, SecantusDB, SeaweedFS).
 run *ARGS: setup
     {{py}} -m tornado_app serve {{ARGS}}
 
-# Run the whole test suite.
+# Create a company and its ADMIN from a terminal: asks what --company/--name/--username omit, the password without echo.
+create-admin *ARGS: setup
+    {{py}} -m tornado_app create-admin {{ARGS}}
+
+# With no ARGS the run ends with `just image-test` where this machine can build images (root
+# and buildah present; IMAGE_TEST=0 skips it), and says clearly when it skipped it.
+# Run the whole test suite (ruff, pytest, then the container image test when possible).
 test *ARGS: setup
     {{venv}}/bin/ruff check .
     {{py}} -m pytest {{ARGS}}
+    @[ -n "{{ARGS}}" ] || {{just_executable()}} _image-test-if-possible
+
+_image-test-if-possible:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [ "${IMAGE_TEST:-1}" = 0 ]; then
+        echo "image test SKIPPED: IMAGE_TEST=0"
+    elif [ "$(id -u)" -ne 0 ] || ! command -v buildah >/dev/null; then
+        echo "image test SKIPPED: this machine cannot build images (needs root and buildah;" \
+             "apt-get install buildah debootstrap, then: just image-test)"
+    else
+        {{just_executable()}} image-test
+    fi
 
 # Install system packages (when missing) and the locked Python packages into .venv.
 setup: apt-deps venv
@@ -58,6 +78,33 @@ bench *ARGS: setup
 # Soak: mixed load on one service for SOAK_SECONDS (300) s; errors, p50/p99, memory (--faults).
 soak *ARGS: setup
     {{py}} -m bench.soak {{ARGS}}
+
+# Uses buildah (installed with debootstrap from Debian when no builder is present), else podman
+# or docker. Without a reachable registry the base is a local debian:bookworm-slim stand-in
+# made once with debootstrap. Layers are cached.
+# Build the container image localhost/docservice:latest (IMAGE=... to rename).
+image:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    need=""
+    if ! command -v buildah >/dev/null && ! command -v podman >/dev/null \
+       && ! { command -v docker >/dev/null && docker info >/dev/null 2>&1; }; then
+        need="buildah debootstrap"
+    elif command -v buildah >/dev/null && ! command -v debootstrap >/dev/null; then
+        need="debootstrap"
+    fi
+    if [ -n "$need" ]; then
+        sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+        $sudo_cmd apt-get update -q
+        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q $need
+    fi
+    IMAGE={{image_name}} deploy/build-image.sh
+
+# deploy/image_test.py: health, ready, login, DOCX and PDF conversions, CJK fonts, non-root,
+# SIGTERM; prints the image size. Needs root and buildah.
+# Build the image, run it on the embedded defaults and check it from outside over HTTP.
+image-test: venv image
+    {{py}} deploy/image_test.py {{image_name}}
 
 # Lint and format check only.
 lint: venv

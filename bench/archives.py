@@ -16,7 +16,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from bench.common import machine, multipart, table
+from bench.common import AUTH_HEADER, SERVICE_ENV, machine, multipart, table
 from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ def _run(concurrency: int, archive: bytes, data_dir: Path) -> tuple[float, int]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("S3_", "MONGO_", "REDIS_"))}
     env.update(DATA_DIR=str(data_dir), UPLOAD_CONCURRENCY=str(concurrency), LOG_LEVEL="WARNING",
-               PYTHONPATH=str(ROOT))
+               PYTHONPATH=str(ROOT), **SERVICE_ENV)
     proc = subprocess.Popen([sys.executable, "-m", "tornado_app", "serve", "--port", str(port),
                              "--services", "docs"], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -68,7 +68,7 @@ def _run(concurrency: int, archive: bytes, data_dir: Path) -> tuple[float, int]:
         body, ctype = multipart({"prefix": f"run-{uuid.uuid4().hex[:8]}"},
                                 {"file": ("book.zip", archive)}, "application/zip")
         req = urllib.request.Request(f"http://127.0.0.1:{port}/api/upload-archive", data=body,
-                                     headers={"Content-Type": ctype}, method="POST")
+                                     headers={"Content-Type": ctype, **AUTH_HEADER}, method="POST")
         t0 = time.perf_counter()
         with urllib.request.urlopen(req, timeout=1200) as r:
             result = json.load(r)

@@ -1,8 +1,10 @@
-"""Server process for the auth benchmark: the real app plus a trivial baseline handler."""
+"""Server process for the auth benchmark: the real app (as ``serve`` builds it, auth
+routes) plus one baseline handler that does exactly one Redis GET."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 
 import tornado.web
@@ -13,20 +15,25 @@ from tornado_app.services import open_services
 from tornado_app.settings import Settings
 
 
-class Trivial(tornado.web.RequestHandler):
-    def get(self) -> None:
-        self.write({"code": "SUCCESS", "data": None})
+class OneRedisGet(tornado.web.RequestHandler):
+    """The floor for an authenticated request: one Redis round trip, a small JSON answer."""
+
+    async def get(self) -> None:
+        svc = self.application.settings["services"]
+        value = await svc.redis.get("ds:bench:probe")
+        self.write({"code": "SUCCESS", "data": value})
 
 
 async def main(port: int, mongo_url: str, redis_url: str) -> None:
+    logging.getLogger().setLevel(logging.WARNING)  # no access log lines: the same for all
     svc = await open_services(Settings(), mongo_url=mongo_url, redis_url=redis_url)
     company = await ensure_company(svc, "BENCH", "Bench")
     for i in range(20):
         await ensure_user(svc, company, {"username": f"user{i}", "password": "bench password",
                                          "role": "ADMIN"})
     app = make_app(svc, ("auth",))
-    app.add_handlers(r".*", [(r"/trivial", Trivial)])
-    app.listen(port, address="127.0.0.1")
+    app.add_handlers(r".*", [(r"/bench/redis-get", OneRedisGet)])
+    app.listen(port, address="127.0.0.1", xheaders=False)
     print("ready", flush=True)
     await asyncio.Event().wait()
 

@@ -11,6 +11,12 @@ from collections.abc import Awaitable, Callable
 
 import urllib3
 
+# The benches' services run on loopback with this operator token (DOCS_API_TOKEN) as their
+# docs caller, and without a metrics listener (several may run at once).
+OPERATOR_TOKEN = "bench-operator-token"
+SERVICE_ENV = {"DOCS_API_TOKEN": OPERATOR_TOKEN, "METRICS_ADDRESS": "off"}
+AUTH_HEADER = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+
 
 def percentile(values: list[float], p: float) -> float:
     if not values:

@@ -30,7 +30,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.common import machine, multipart, percentile, table
+from bench.common import AUTH_HEADER, machine, multipart, percentile, table
 from bench.fidelity import CATEGORIES, Score, elements
 from bench.peers import KINDS, ensure_peers, peer_version, run_peer
 
@@ -246,8 +246,8 @@ async def _http(base: str, docs: list[Doc], passes: int) -> list[HttpResult]:
     async def post(i: int) -> bool:
         ctype, body = bodies[i]
         resp = await client.fetch(f"{base}/api/convert", method="POST", body=body,
-                                  headers={"Content-Type": ctype}, request_timeout=300,
-                                  raise_error=False)
+                                  headers={"Content-Type": ctype, **AUTH_HEADER},
+                                  request_timeout=300, raise_error=False)
         try:
             return resp.code == 200 and json.loads(resp.body)["code"] == 0
         except (ValueError, KeyError, TypeError):

@@ -27,7 +27,7 @@ from unittest import mock
 import psutil
 from tornado.httpclient import AsyncHTTPClient
 
-from bench.common import machine, multipart, percentile, table
+from bench.common import AUTH_HEADER, SERVICE_ENV, machine, multipart, percentile, table
 from render_pool.procfs import descendants
 from tornado_app.embedded.servers import free_port
 
@@ -150,7 +150,7 @@ class Service:
         # Recycling after N jobs would hide growth in the memory figure: turn it off here
         # (the memory bound, CHROMIUM_MAX_RSS_MB, stays at its default).
         env.update(DATA_DIR=str(tmp / "data"), LOG_LEVEL="WARNING", PYTHONPATH=str(ROOT),
-                   CHROMIUM_MAX_JOBS="1000000")
+                   CHROMIUM_MAX_JOBS="1000000", **SERVICE_ENV)
         self.port = free_port()
         self.log = tmp / "service.log"
         self.proc = subprocess.Popen(
@@ -185,7 +185,8 @@ async def convert(client: AsyncHTTPClient, base: str, markdown: str, target: str
     body, ctype = multipart({"target": target}, {"md_file": ("bench.md", markdown.encode())},
                             "text/markdown")
     resp = await client.fetch(f"{base}/md/convert", method="POST", body=body,
-                              headers={"Content-Type": ctype}, request_timeout=300)
+                              headers={"Content-Type": ctype, **AUTH_HEADER},
+                              request_timeout=300)
     got = resp.headers.get("Content-Type", "")
     if got.startswith("application/json"):
         raise RuntimeError(f"/md/convert failed: {resp.body[:300]!r}")

@@ -40,7 +40,7 @@ from typing import Any
 import psutil
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest, HTTPResponse
 
-from bench.common import machine, multipart, percentile, table
+from bench.common import AUTH_HEADER, SERVICE_ENV, machine, multipart, percentile, table
 from render_pool.procfs import descendants, rss_kb
 from tornado_app.embedded.servers import Child, free_port, start_redis
 
@@ -202,6 +202,8 @@ class Client:
         data: bytes | None = None
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        elif not path.startswith("/api/auth/"):
+            headers.update(AUTH_HEADER)  # the docs caller: the service's operator token
         if form is not None:
             data, headers["Content-Type"] = form
         elif body is not None:
@@ -382,7 +384,7 @@ async def start_service(work: Path, env_extra: dict[str, str]) -> Service:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("MONGO_", "REDIS_", "S3_", "SEED_"))}
     env.update(DATA_DIR=str(work / "data"), LOG_LEVEL="WARNING", PYTHONPATH=str(ROOT),
-               **env_extra)
+               **SERVICE_ENV, **env_extra)
     port = free_port()
     log_path = work / "service.log"
     with open(log_path, "wb") as out:

@@ -43,3 +43,18 @@ async def get_by_code(db: AsyncIOMotorDatabase, code: str) -> Company | None:
 
 async def get_by_id(db: AsyncIOMotorDatabase, company_id: int) -> Company | None:
     return _company(await db.companies.find_one({"_id": company_id}))
+
+
+async def rename(db: AsyncIOMotorDatabase, company_id: int, name: str) -> Company | None:
+    """Set the display name; None when there is no such company. Callers evict the cached
+    profiles afterwards (``SessionStore.evict_company``)."""
+    if type(company_id) is not int or type(name) is not str:
+        raise TypeError("company_id must be an int and name a str")
+    doc = await db.companies.find_one_and_update(
+        {"_id": company_id}, {"$set": {"name": name}}, return_document=True)
+    return _company(doc)
+
+
+async def count(db: AsyncIOMotorDatabase) -> int:
+    """How many companies exist (0 on a first run)."""
+    return await db.companies.count_documents({})

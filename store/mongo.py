@@ -26,6 +26,11 @@ async def ensure_indexes(db: AsyncIOMotorDatabase) -> None:
     await db.users.create_index([("companyId", ASCENDING), ("username", ASCENDING)], unique=True)
     await db.users.create_index([("companyId", ASCENDING), ("role", ASCENDING),
                                  ("status", ASCENDING)])
+    from store import api_keys, audit, users  # they import this module's helpers
+
+    await users.ensure_indexes(db)
+    await audit.ensure_indexes(db)
+    await api_keys.ensure_indexes(db)
 
 
 async def next_id(db: AsyncIOMotorDatabase, sequence: str) -> int:

@@ -3,17 +3,22 @@
 Keys (all under ``PREFIX``):
 - ``sess:{token}``      hash userId, companyId, loginAt; TTL = session lifetime
 - ``usess:{userId}``    set of the user's tokens; its TTL slides forward at each login
-- ``perm:{userId}``     hash role, status; short TTL; evicted on every role/status change
+- ``perm:{userId}``     hash role, status and the profile ``me`` shows (username, realName,
+                        companyName) plus ``cv``, the company version it was filled under;
+                        short TTL; evicted on every change that can alter it
 - ``permv:{userId}``    eviction counter: a cache fill that raced an eviction is dropped
-- ``fail:a:{company}:{user}`` / ``fail:ip:{addr}``  failure counters with a window TTL
+- ``compv:{companyId}`` company version: a company rename bumps it, which turns every cached
+                        profile of the company into a miss at once (no scan of its users)
+- ``fail:*``            failure counters with a window TTL (see ``Throttle``)
 
-Validating a request is one round trip: a Lua script reads the session and the cached
-permissions together.
+Validating a request is one round trip: a Lua script reads the session, the cached
+profile and both versions together. A warm request needs no MongoDB read at all.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from dataclasses import dataclass
@@ -26,15 +31,22 @@ _VALIDATE = """
 local s = redis.call('HMGET', KEYS[1], 'userId', 'companyId', 'loginAt')
 if not s[1] then return false end
 local uid = s[1]
-local p = redis.call('HMGET', ARGV[1] .. 'perm:' .. uid, 'role', 'status')
+local p = redis.call('HMGET', ARGV[1] .. 'perm:' .. uid, 'role', 'status', 'username',
+                     'realName', 'companyName', 'cv')
 local v = redis.call('GET', ARGV[1] .. 'permv:' .. uid) or '0'
-return {s[1], s[2], s[3], p[1] or '', p[2] or '', v}
+local cv = redis.call('GET', ARGV[1] .. 'compv:' .. s[2]) or '0'
+if p[6] ~= cv then p = {} end
+return cjson.encode({s[1], s[2], s[3], p[1] or '', p[2] or '', v, p[3] or '', p[4] or '',
+                     p[5] or '', cv})
 """
 
 _FILL = """
 local v = redis.call('GET', KEYS[2]) or '0'
 if v ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'role', ARGV[2], 'status', ARGV[3])
+local cv = redis.call('GET', KEYS[3]) or '0'
+if cv ~= ARGV[5] then return 0 end
+redis.call('HSET', KEYS[1], 'role', ARGV[2], 'status', ARGV[3], 'cv', cv,
+           'username', ARGV[6], 'realName', ARGV[7], 'companyName', ARGV[8])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return 1
 """
@@ -51,6 +63,22 @@ class SessionInfo:
     role: str
     status: str
     perm_version: str
+    username: str = ""
+    real_name: str = ""
+    company_name: str = ""
+    company_version: str = "0"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the per-user cache holds: role and status (checked on every request) and the
+    profile ``GET /api/auth/me`` shows."""
+
+    role: str
+    status: str
+    username: str
+    real_name: str
+    company_name: str
 
 
 class SessionStore:
@@ -91,18 +119,37 @@ class SessionStore:
 
     async def lookup(self, token: str) -> SessionInfo | None:
         """Resolve a token (already checked to be a canonical UUID) in one round trip."""
-        row = await self._validate(keys=[f"{PREFIX}sess:{token}"], args=[PREFIX])
-        if not row:
+        raw = await self._validate(keys=[f"{PREFIX}sess:{token}"], args=[PREFIX])
+        if not raw:
             return None
-        uid, cid, login_at, role, status, version = row
-        return SessionInfo(token, int(uid), int(cid), float(login_at), role, status, version)
+        # one JSON string rather than a ten-element reply: far cheaper to parse
+        uid, cid, login_at, role, status, version, username, real_name, cname, cv = \
+            json.loads(raw)
+        return SessionInfo(token, int(uid), int(cid), float(login_at), role, status, version,
+                           username, real_name, cname, cv)
 
-    async def cache_permissions(self, user_id: int, version: str, role: str, status: str) -> None:
-        """Fill the permission cache unless an eviction happened since ``version`` was read."""
-        await self._fill(
-            keys=[f"{PREFIX}perm:{user_id}", f"{PREFIX}permv:{user_id}"],
-            args=[version, role, status, self.perm_ttl],
-        )
+    async def cache_profile(self, user_id: int, company_id: int, version: str,
+                            company_version: str, profile: Profile) -> bool:
+        """Fill the per-user cache unless the user was evicted since ``version`` was read or
+        the company changed since ``company_version`` was read (a fill that raced a change
+        is dropped, so the cache never holds data older than the last eviction)."""
+        return bool(await self._fill(
+            keys=[f"{PREFIX}perm:{user_id}", f"{PREFIX}permv:{user_id}",
+                  f"{PREFIX}compv:{company_id}"],
+            args=[version, profile.role, profile.status, self.perm_ttl, company_version,
+                  profile.username, profile.real_name, profile.company_name],
+        ))
+
+    async def cache_permissions(self, user_id: int, version: str, role: str, status: str,
+                                company_id: int = 0, company_version: str = "0") -> None:
+        """Fill role and status only (the profile fields stay empty). Kept for callers that
+        have no profile at hand; :meth:`cache_profile` is the complete form."""
+        await self.cache_profile(user_id, company_id, version, company_version,
+                                 Profile(role, status, "", "", ""))
+
+    async def evict_company(self, company_id: int) -> None:
+        """Every cached profile of the company becomes a miss (after a company rename)."""
+        await self.redis.incr(f"{PREFIX}compv:{company_id}")
 
     async def evict_permissions(self, user_id: int) -> None:
         """Drop the cached role/status so the next request reads MongoDB."""
@@ -118,16 +165,17 @@ class SessionStore:
             pipe.srem(f"{PREFIX}usess:{user_id}", token)
             await pipe.execute()
 
-    async def delete_all_for_user(self, user_id: int) -> int:
-        """End every session of a user (on disable); returns how many were live."""
+    async def delete_all_for_user(self, user_id: int, keep: str | None = None) -> int:
+        """End every session of a user (on disable or a password change), except the
+        token ``keep`` when given; returns how many were live."""
         user_set = f"{PREFIX}usess:{user_id}"
-        tokens = await self.redis.smembers(user_set)
+        tokens = [t for t in await self.redis.smembers(user_set) if t != keep]
         if not tokens:
             return 0
         async with self.redis.pipeline(transaction=True) as pipe:
             for t in tokens:
                 pipe.delete(f"{PREFIX}sess:{t}")
-            pipe.delete(user_set)
+            pipe.srem(user_set, *tokens)
             results = await pipe.execute()
         return sum(int(r) for r in results[:-1])
 
@@ -158,6 +206,23 @@ class Throttle:
 
     async def reset(self, key: str) -> None:
         await self.redis.delete(PREFIX + key)
+
+    async def counts(self, *keys: str) -> list[tuple[int, int]]:
+        """(failures, seconds left in the window) of each key, in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.get(PREFIX + key)
+                pipe.ttl(PREFIX + key)
+            raw = await pipe.execute()
+        return [(int(raw[i] or 0), max(int(raw[i + 1]), 0)) for i in range(0, len(raw), 2)]
+
+    async def record_failures(self, keys: dict[str, int]) -> None:
+        """Count one failure on each key (key -> window seconds), in one round trip."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for key, window in keys.items():
+                pipe.incr(PREFIX + key)
+                pipe.expire(PREFIX + key, window, nx=True)
+            await pipe.execute()
 
 
 class CompanyLock:

@@ -7,6 +7,7 @@ and the functions assert that again so an operator object can never become a fil
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,9 @@ from pymongo import ASCENDING, ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from store.mongo import next_id
+from store.usernames import username_key
+
+log = logging.getLogger("store.users")
 
 ROLES = ("ADMIN", "REVIEWER", "ANNOTATOR")
 STATUSES = ("ACTIVE", "DISABLED")
@@ -64,11 +68,13 @@ async def create_user(
     db: AsyncIOMotorDatabase, *, company_id: int, username: str, password_hash: str,
     real_name: str, role: str, status: str = "ACTIVE",
 ) -> User:
-    """Insert a user; :class:`UsernameExists` when the name is taken in this company."""
+    """Insert a user; :class:`UsernameExists` when the name, or one that looks like it
+    (same :func:`store.usernames.username_key`), is taken in this company."""
     _check(company_id, username, real_name, role, status)
     user_id = await next_id(db, "users")
     doc = {
         "_id": user_id, "companyId": company_id, "username": username,
+        "usernameKey": username_key(username),
         "realName": real_name, "role": role, "status": status, "passwordHash": password_hash,
     }
     try:
@@ -89,8 +95,35 @@ async def get_user(db: AsyncIOMotorDatabase, company_id: int, user_id: int) -> U
 async def find_by_username(
     db: AsyncIOMotorDatabase, company_id: int, username: str
 ) -> User | None:
+    """The user whose name is ``username`` or looks like it (``Admin``, fullwidth letters)."""
     _check(company_id, username)
-    return _user(await db.users.find_one({"companyId": company_id, "username": username}))
+    return _user(await db.users.find_one(
+        {"companyId": company_id, "usernameKey": username_key(username)}))
+
+
+async def ensure_indexes(db: AsyncIOMotorDatabase) -> None:
+    """The unique canonical-key index; users stored before it existed get their key first.
+    Two old users whose names fold together keep working: the later one's key gets its id
+    appended (and a warning is logged), so the index can still be built."""
+    seen: set[tuple[int, str]] = set()
+    async for doc in db.users.find({"usernameKey": {"$exists": False}}).sort("_id", ASCENDING):
+        key = username_key(doc["username"])
+        if (doc["companyId"], key) in seen or await db.users.find_one(
+                {"companyId": doc["companyId"], "usernameKey": key}):
+            log.warning("username folds onto another one; kept apart by id",
+                        extra={"user_id": doc["_id"]})
+            key = f"{key}\x00{doc['_id']}"
+        seen.add((doc["companyId"], key))
+        await db.users.update_one({"_id": doc["_id"]}, {"$set": {"usernameKey": key}})
+    await db.users.create_index([("companyId", ASCENDING), ("usernameKey", ASCENDING)],
+                                unique=True)
+
+
+async def set_password_hash(
+    db: AsyncIOMotorDatabase, company_id: int, user_id: int, password_hash: str
+) -> User | None:
+    """Store a new password hash; None when no such user in this company."""
+    return await update_fields(db, company_id, user_id, {"passwordHash": password_hash})
 
 
 async def list_users(

@@ -73,17 +73,44 @@ class Reply:
     raw: bytes = b""
 
 
-class Api:
-    """Small JSON client over the test server."""
+AUTH_FACE_PATHS = ("/api/auth/", "/api/users", "/api/keys")
+DOCS_CALLER_COMPANY = "DOCSCALLER"
 
-    def __init__(self, client: Any) -> None:
+
+class Api:
+    """Small JSON client over the test server.
+
+    Requests to the conversion face that name no credential (no ``token``, no
+    ``Authorization`` header, not ``anon=True``) carry the test's docs caller: an ADMIN API
+    key of company ``DOCSCALLER``, made on first use. This is the one place that lets the
+    suite call docs endpoints as an authenticated caller; auth-face paths never get it."""
+
+    def __init__(self, client: Any, services: Any = None) -> None:
         self.client = client
+        self.services = services
+        self._docs_key = ""
+
+    async def docs_key(self) -> str:
+        """The default docs caller's key (an ADMIN key of its own company)."""
+        if not self._docs_key:
+            from store import api_keys
+            from tornado_app.seed import ensure_company
+
+            company = await ensure_company(self.services, DOCS_CALLER_COMPANY, "Docs caller")
+            _, self._docs_key = await api_keys.create_key(
+                self.services.db, company_id=company.id, name="test suite", role="ADMIN",
+                created_by=None, expires_at=None)
+        return self._docs_key
 
     async def call(self, method: str, path: str, body: Any = None, *, token: str | None = None,
-                   raw: bytes | str | None = None, headers: dict[str, str] | None = None) -> Reply:
+                   raw: bytes | str | None = None, headers: dict[str, str] | None = None,
+                   anon: bool = False) -> Reply:
         hdrs = dict(headers or {})
         if token:
             hdrs["Authorization"] = f"Bearer {token}"
+        elif (not anon and "Authorization" not in hdrs and self.services is not None
+              and not path.startswith(AUTH_FACE_PATHS)):
+            hdrs["Authorization"] = f"Bearer {await self.docs_key()}"
         data: bytes | str | None = raw
         if body is not None:
             data = json.dumps(body)
@@ -103,9 +130,17 @@ class Api:
         return Reply(resp.code, parsed, resp.headers, raw_body)
 
 
+async def docs_caller_company(svc: Services) -> str:
+    """The company id of the suite's default docs caller (see :class:`Api`): the tenant whose
+    objects the docs requests of a test store."""
+    from tornado_app.seed import ensure_company
+
+    return str((await ensure_company(svc, DOCS_CALLER_COMPANY, "Docs caller")).id)
+
+
 @pytest.fixture
-def api(http_server_client) -> Api:
-    return Api(http_server_client)
+def api(http_server_client, app) -> Api:
+    return Api(http_server_client, app.settings.get("services"))
 
 
 PASSWORD = "correct horse battery"

@@ -22,15 +22,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _env(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MONGO_", "REDIS_", "S3_"))}
-    env.update(DATA_DIR=str(data_dir), LOG_LEVEL="INFO", PYTHONPATH=str(ROOT))
+    env.update(DATA_DIR=str(data_dir), LOG_LEVEL="INFO", PYTHONPATH=str(ROOT),
+               METRICS_ADDRESS="off", DOCS_API_TOKEN=OPERATOR_TOKEN)
     return env
 
 
-def _start(data_dir: Path | None, *args: str, cwd: Path = ROOT
-           ) -> tuple[subprocess.Popen[str], int]:
+OPERATOR_TOKEN = "operator-token-of-the-cli-tests"
+
+
+def _start(data_dir: Path | None, *args: str, cwd: Path = ROOT,
+           extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], int]:
     """Start ``serve``; ``data_dir=None`` leaves DATA_DIR unset (the default ./data)."""
     port = free_port()
-    env = _env(data_dir or Path("unused"))
+    env = {**_env(data_dir or Path("unused")), **(extra_env or {})}
     if data_dir is None:
         del env["DATA_DIR"]
     proc = subprocess.Popen(
@@ -160,7 +164,8 @@ def test_sigterm_during_conversion_finishes_it_then_exits(tmp_path):
     def convert() -> None:
         req = urllib.request.Request(
             f"http://127.0.0.1:{port}/md/convert", data=body, method="POST",
-            headers={"Content-Type": content_type})
+            headers={"Content-Type": content_type,
+                     "Authorization": f"Bearer {OPERATOR_TOKEN}"})
         try:
             with urllib.request.urlopen(req, timeout=60) as r:
                 result["status"], result["type"] = r.status, r.headers["Content-Type"]
@@ -189,3 +194,149 @@ def test_default_data_dir_is_relative_to_the_working_directory(tmp_path):
         _stop(proc)
     assert (tmp_path / "data" / "redis" / "appendonlydir").is_dir()
     assert (tmp_path / "data" / "mongo").is_dir()
+
+
+def _get(url: str, token: str = "") -> tuple[int, bytes]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
+                                    timeout=10) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def test_metrics_listener_and_single_user_mode(tmp_path):
+    # DOCS_AUTH=none is refused unless the service listens on loopback only
+    r = subprocess.run([sys.executable, "-m", "tornado_app", "serve", "--host", "0.0.0.0",
+                        "--port", str(free_port())],
+                       env={**_env(tmp_path / "d0"), "DOCS_AUTH": "none"}, capture_output=True,
+                       text=True, timeout=30, cwd=ROOT)
+    assert r.returncode == 2 and "DOCS_AUTH=none" in r.stderr
+    assert not (tmp_path / "d0").exists()  # refused before anything started
+
+    metrics_port = free_port()
+    proc, port = _start(tmp_path / "data", "--services", "docs", extra_env={
+        "DOCS_AUTH": "none", "METRICS_ADDRESS": f"127.0.0.1:{metrics_port}"})
+    try:
+        main, side = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{metrics_port}"
+        # /metrics and /ready: open on the loopback listener, operator token on the main port
+        status, text = _get(side + "/metrics")
+        assert status == 200 and b"http_requests_total" in text
+        assert _get(side + "/ready")[0] in (200, 503)
+        assert _get(main + "/metrics")[0] == 401 and _get(main + "/ready")[0] == 401
+        assert _get(main + "/metrics", OPERATOR_TOKEN)[0] == 200
+        assert _get(side + "/api/convert")[0] == 404  # only the ops routes there
+        # single-user mode: no credential needed, but a form post needs this origin
+        assert _get(main + "/md/themes")[0] == 200
+        form = b"--b\r\nContent-Disposition: form-data; name=\"markdown_text\"\r\n\r\n# T\r\n--b--\r\n"
+
+        def post(headers: dict[str, str]) -> int:
+            req = urllib.request.Request(main + "/md/convert", data=form, method="POST", headers={
+                "Content-Type": "multipart/form-data; boundary=b", **headers})
+            try:
+                with urllib.request.urlopen(req, timeout=60) as resp:
+                    return resp.status
+            except urllib.error.HTTPError as e:
+                return e.code
+
+        assert post({}) == 403  # what a cross-site HTML form in an old browser sends
+        assert post({"Origin": "http://evil.example"}) == 403
+        assert post({"Origin": main, "X-Request-Id": "cli-origin"}) == 200
+    finally:
+        _stop(proc)
+
+
+def _first_line_with(proc: subprocess.Popen[str], needle: str, timeout: float = 60) -> str:
+    """Read ``proc``'s stdout (in a thread) until a line holds ``needle``."""
+    import queue
+    import threading
+
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if needle in line:
+            return line
+    raise AssertionError(f"no line with {needle!r}")
+
+
+def test_first_run_prints_a_setup_address_that_works_once(tmp_path):
+    import re
+
+    data = tmp_path / "data"
+    port = free_port()
+    log_file = (tmp_path / "stderr.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tornado_app", "serve", "--port", str(port), "--services",
+         "auth"], env=_env(data), stdout=subprocess.PIPE, stderr=log_file, text=True, cwd=ROOT)
+    try:
+        line = _first_line_with(proc, "First run")
+        match = re.search(rf"http://127\.0\.0\.1:{port}/ui/#/setup\?token=([A-Za-z0-9_-]+) ", line)
+        assert match, line
+        token = match.group(1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as r:
+            assert r.url.endswith("/ui/")  # GET / leads to the app
+        status, body = _post(port, "/api/setup", {
+            "token": token, "companyCode": "NEW", "companyName": "New Co",
+            "username": "owner", "password": "owner password", "realName": "Olive"})
+        assert status == 201 and body["data"]["role"] == "ADMIN"
+        status, _ = _post(port, "/api/setup", {
+            "token": token, "companyCode": "NEW2", "companyName": "Again",
+            "username": "owner2", "password": "owner password"})
+        assert status == 404
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        log_file.close()
+    logs = (tmp_path / "stderr.log").read_text()
+    assert token not in logs  # the address goes to the person, not into the log
+    assert all(x.startswith("{") for x in logs.splitlines() if x.strip())  # JSON: no tty
+    proc, port = _start(data, "--services", "auth")  # a company exists: no setup line
+    out = "\n".join(_stop_output(proc))
+    assert "First run" not in out
+
+
+def _stop_output(proc: subprocess.Popen[str]) -> list[str]:
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
+    return out.splitlines()
+
+
+def test_create_admin_reads_the_password_from_stdin_and_console_logs(tmp_path):
+    data = tmp_path / "data"
+    env = {**_env(data), "LOG_FORMAT": "console"}
+    r = subprocess.run(
+        [sys.executable, "-m", "tornado_app", "create-admin", "--company", "ADM", "--name",
+         "Admin Co", "--username", "root"], input="root password\n", env=env,
+        capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "ADMIN root created in company ADM" in r.stdout
+    assert "root password" not in r.stdout + r.stderr
+    log_lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert log_lines and not any(x.startswith("{") for x in log_lines)
+    assert any(" INFO " in x for x in log_lines)
+    short = subprocess.run(
+        [sys.executable, "-m", "tornado_app", "create-admin", "--company", "ADM",
+         "--username", "root2"], input="short\n", env=env, capture_output=True, text=True,
+        timeout=60, cwd=ROOT)
+    assert short.returncode == 1 and "8-128" in short.stderr
+    proc, port = _start(data, "--services", "auth")
+    try:
+        status, body = _post(port, "/api/auth/login", {"companyCode": "ADM",
+                                                       "username": "root",
+                                                       "password": "root password"})
+        assert status == 200 and body["data"]["role"] == "ADMIN"
+    finally:
+        out = _stop_output(proc)
+    assert not any("First run" in x for x in out)

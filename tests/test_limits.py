@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from render_pool import archives
-from tests.conftest import post_form
+from tests.conftest import docs_caller_company, post_form
 from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,8 @@ def served(redis_server, mongo_server, tmp_path):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MONGO_", "REDIS_", "S3_"))}
     env.update(MONGO_URL=mongo_server.url, REDIS_URL=redis_server.url,
-               MONGO_DB=f"t_limits_{port}", DATA_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+               MONGO_DB=f"t_limits_{port}", DATA_DIR=str(tmp_path), PYTHONPATH=str(ROOT),
+               METRICS_ADDRESS="off")
     proc = subprocess.Popen([sys.executable, "-m", "tornado_app", "serve", "--port", str(port),
                              "--services", "auth"], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -168,7 +169,8 @@ async def test_file_swapped_for_a_link_after_listing_is_not_uploaded(
     assert sources == ["a.md"]  # b.md became a link: left out
     entry = reply.body["files"][0]
     assert entry["asset_ok"] == 0 and any("pic.png" in f["ref"] for f in entry["failed"])
-    store = await storage_services.storage.store("_local")
+    store = await storage_services.storage.store(
+        await docs_caller_company(storage_services))
     for obj in store.client.list_objects(store.config.bucket, prefix=store.config.prefix + "/",
                                          recursive=True):
         assert b"TOP SECRET" not in store.get_bytes(obj.object_name), obj.object_name

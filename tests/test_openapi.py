@@ -16,6 +16,7 @@ What the run changes so that it stays local and meaningful:
   ``markdown_url``, ``cover_url``, ``logo_url``) and storage endpoints that pass validation
   are pointed at loopback servers: fuzzing never sends traffic elsewhere;
 - ``POST /api/auth/logout`` gets a fresh session of its own (the ADMIN session stays valid);
+- half the ``DELETE /api/keys/{id}`` requests name a key made for them (the rest: 404);
 - a status or role change aimed at the ADMIN itself is aimed at another user instead;
 - after an operation that replaces the active storage configuration, the working one is
   restored;
@@ -140,7 +141,8 @@ def test_every_failure_code_is_described() -> None:
     text = SPEC_PATH.read_text(encoding="utf-8")
     auth = ["VALIDATION_ERROR", "INVALID_ROLE", "USER_NOT_FOUND", "UNAUTHORIZED",
             "USER_DISABLED", "FORBIDDEN", "NOT_FOUND", "USERNAME_EXISTS", "LAST_ADMIN",
-            "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "SERVICE_UNAVAILABLE", "INTERNAL_ERROR"]
+            "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "SERVICE_UNAVAILABLE", "INTERNAL_ERROR",
+            "WRONG_PASSWORD", "SETUP_TOKEN_INVALID"]
     docs = [40001, 40002, 40003, 40004, 40401, 41301, 42201, 50001, 50201, 50301, 50401]
     missing = [c for c in auth if f'"{c}"' not in text] + \
               [c for c in docs if not re.search(rf"\b{c}\b", text)]
@@ -328,6 +330,24 @@ class Live:
     def fresh_token(self) -> str:
         return self.run(self.svc.sessions.create(self.admin_id, self.company_id))
 
+    def fresh_key_id(self) -> str:
+        """The id of a new API key of the fuzz company (for a revoke that finds its key)."""
+        from store import api_keys
+
+        async def make() -> Any:
+            async def create() -> Any:
+                return await api_keys.create_key(self.svc.db, company_id=self.company_id,
+                                                 name="fuzz", role="ANNOTATOR",
+                                                 created_by=None, expires_at=None)
+            try:
+                return await create()
+            except api_keys.TooManyKeys:  # generated creates filled the company: make room
+                await self.svc.db.api_keys.delete_one({"companyId": self.company_id})
+                return await create()
+
+        key, _ = self.run(make())
+        return key.id
+
     def restore_storage(self) -> None:
         self.run(self.svc.storage.configs.set_active(SERVICE, self.storage_config))
 
@@ -420,7 +440,8 @@ def _stage(live: Live) -> str:
     import requests
 
     reply = requests.post(f"{live.url}/api/archive/stage",
-                          files={"file": ("sample.zip", live.archive)}, timeout=30)
+                          files={"file": ("sample.zip", live.archive)}, timeout=30,
+                          headers={"Authorization": f"Bearer {live.token}"})
     body = reply.json()
     assert body["code"] == 0, body
     return body["data"]["id"]
@@ -458,6 +479,8 @@ def adjust(case: Any, live: Live) -> dict[str, str]:
     params = case.path_parameters or {}
     if path.startswith("/api/users/{id}/") and str(params.get("id")) == str(live.admin_id):
         params["id"] = live.victim_id
+    if (method, path) == ("DELETE", "/api/keys/{id}") and _pick(params.get("id"), 2):
+        params["id"] = live.fresh_key_id()  # half the revokes find a real key of the company
     for container in (case.body, case.query):
         if not isinstance(container, dict):
             continue

@@ -34,6 +34,8 @@ from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 ROOT = Path(__file__).resolve().parents[1]
 COMPANY, ADMIN, ADMIN_PASSWORD = "REPL", "admin", "replica admin pw"
 USER_PASSWORD = "replica user pw"
+OPERATOR = "replica-operator-token"  # the docs caller of calls that name none
+AUTH_FACE = ("/api/auth/", "/api/users", "/api/keys", "/health")
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -61,6 +63,8 @@ class Replica:
         data: bytes | None = None
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        elif token is None and not path.startswith(AUTH_FACE):
+            headers["Authorization"] = f"Bearer {OPERATOR}"
         if form is not None or files is not None:
             data, headers["Content-Type"] = multipart(form or {}, files)
         elif body is not None:
@@ -93,7 +97,8 @@ class Cluster:
 def _env(base: Path, name: str, urls: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MONGO_", "REDIS_", "S3_"))}
     env.update(urls, DATA_DIR=str(base / f"data-{name}"), LOG_LEVEL="INFO",
-               PYTHONPATH=str(ROOT), POOL_WORKERS="1")
+               PYTHONPATH=str(ROOT), POOL_WORKERS="1", METRICS_ADDRESS="off",
+               DOCS_API_TOKEN=OPERATOR)
     return env
 
 
@@ -325,7 +330,7 @@ def test_archive_staged_on_one_is_processed_on_other(cluster):
     assert done["count"] == 1
     entry = done["files"][0]
     assert entry["source"] == "book/intro.md" and entry["asset_ok"] == 1
-    assert entry["storage_url"].endswith(f"/{cluster.bucket}/t/_local/rep/v1/book/intro.md")
+    assert entry["storage_url"].endswith(f"/{cluster.bucket}/t/_operator/rep/v1/book/intro.md")
     text = _download(entry["storage_presigned_url"]).decode()
     assert text.startswith("# Intro") and "../img/pic.png" not in text
     pic_url = entry["mappings"][0]["to"]
@@ -345,6 +350,24 @@ def test_archive_staged_on_one_is_processed_on_other(cluster):
     for replica in (cluster.a, cluster.b):
         r = replica.call("POST", "/api/archive/process", form={"id": uuid.uuid4().hex})
         assert r.body["code"] == 40401
+
+
+def test_api_key_made_on_one_works_on_other_and_a_revoke_applies_on_both(cluster):
+    admin = _login(cluster.a)
+    made = cluster.a.call("POST", "/api/keys", {"name": "replica script", "role": "ADMIN"},
+                          token=admin)
+    assert made.status == 201, made.body
+    key = made.body["data"]
+    for replica in (cluster.a, cluster.b):
+        assert replica.call("GET", "/md/themes", token=key["key"]).status == 200, replica.name
+        assert replica.call("GET", "/api/users", token=key["key"]).status == 200
+    listed = cluster.b.call("GET", "/api/keys", token=admin).body["data"]["items"]
+    assert [k["prefix"] for k in listed] == [key["prefix"]]
+    assert cluster.b.call("DELETE", f"/api/keys/{key['id']}", token=admin).status == 200
+    for replica in (cluster.a, cluster.b):  # no replica keeps it alive in a cache
+        r = replica.call("GET", "/md/themes", token=key["key"])
+        assert r.status == 401 and r.body["code"] == 40101, replica.name
+        assert replica.call("GET", "/api/users", token=key["key"]).status == 401
 
 
 def test_replicas_exit_cleanly_on_sigterm(cluster):

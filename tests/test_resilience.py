@@ -67,3 +67,41 @@ async def test_shutdown_wait_wakes_when_the_last_request_ends():
     assert not waiter.done()
     inflight.ended()
     assert await waiter is True and inflight.count == 0
+
+
+async def test_audit_store_down_never_changes_an_answer(app, http_server_client):
+    """The audit trail writes to a MongoDB that is not there: every request answers exactly
+    as it does with the audit trail working, and the lost records are counted."""
+    from motor.motor_asyncio import AsyncIOMotorClient
+
+    from tornado_app.embedded.servers import free_port
+
+    api = Api(http_server_client)
+    svc = app.settings["services"]
+    await add_user(svc, "ACME", "boss", role="ADMIN")
+    uid = await add_user(svc, "ACME", "pia")
+    dead = AsyncIOMotorClient(f"mongodb://127.0.0.1:{free_port()}",
+                              serverSelectionTimeoutMS=200, connectTimeoutMS=200)
+    svc.audit.db = dead["gone"]
+    try:
+        admin = await login(api, "ACME", "boss")
+        bad = await api.call("POST", "/api/auth/login", {"companyCode": "ACME",
+                                                         "username": "pia", "password": "x" * 9})
+        assert bad.status == 401 and bad.body["code"] == "USER_NOT_FOUND"
+        for method, path, body in [
+            ("PUT", f"/api/users/{uid}", {"realName": "Pia P"}),
+            ("PUT", f"/api/users/{uid}/role", {"role": "REVIEWER"}),
+            ("PUT", f"/api/users/{uid}/password", {"password": "a fresh password"}),
+            ("PUT", f"/api/users/{uid}/status", {"status": "DISABLED"}),
+        ]:
+            r = await api.call(method, path, body, token=admin)
+            assert (r.status, r.body) == (200, {"code": "SUCCESS", "data": None}), path
+        r = await api.call("POST", "/api/auth/logout", token=admin)
+        assert r.status == 200
+        await svc.audit.flush(10)
+        metrics = (await api.call("GET", "/metrics")).raw.decode()
+        line = next(x for x in metrics.splitlines()
+                    if x.startswith('audit_records_dropped_total{reason="store_error"}'))
+        assert float(line.rsplit(" ", 1)[1]) >= 6
+    finally:
+        dead.close()

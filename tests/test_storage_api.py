@@ -16,11 +16,10 @@ import zipfile
 import pytest
 
 from store.storage_settings import SERVICE
-from tests.conftest import post_form
+from tests.conftest import docs_caller_company, post_form
 from tests.docx_fixtures import build_feature_docx
 from tests.pdf_fixtures import tiny_png
 from tornado_app.app import make_app
-from tornado_app.callers import LOCAL_COMPANY
 
 
 @pytest.fixture
@@ -96,7 +95,8 @@ async def test_upload_archive_uploads_assets_and_rewrites_links(api):
 async def test_same_asset_is_stored_once(api, storage_services):
     await post_form(api, "/api/upload-archive", {"prefix": "once"},
                     {"file": ("a.zip", make_zip(ARCHIVE))})
-    store = await storage_services.storage.store(LOCAL_COMPANY)
+    store = await storage_services.storage.store(
+        await docs_caller_company(storage_services))
     keys = [o.object_name for o in store.client.list_objects(
         store.config.bucket, prefix=f"{store.config.prefix}/once/", recursive=True)]
     assets = sorted(k.rsplit("/", 1)[-1] for k in keys if "/assets/" in k)
@@ -166,7 +166,8 @@ async def test_link_map_rewrites_without_upload(api, storage_services):
         "file": ("a.zip", make_zip({"a.md": b"![l](img/logo.png)", "img/logo.png": PNG}))}))
     entry = data["files"][0]
     assert entry["mappings"] == [{"from": "img/logo.png", "to": "https://cdn.example.com/logo.png"}]
-    store = await storage_services.storage.store(LOCAL_COMPANY)
+    store = await storage_services.storage.store(
+        await docs_caller_company(storage_services))
     keys = [o.object_name for o in store.client.list_objects(
         store.config.bucket, prefix=f"{store.config.prefix}/lm/", recursive=True)]
     assert keys == [f"{store.config.prefix}/lm/a.md"]
@@ -284,10 +285,11 @@ async def test_staged_archives_expire(api, storage_services):
 
     staged = _ok(await post_form(api, "/api/archive/stage", {},
                                  {"file": ("s.zip", make_zip({"a.md": b"# a"}))}))
-    store = await storage_services.storage.store(LOCAL_COMPANY)
+    store = await storage_services.storage.store(
+        await docs_caller_company(storage_services))
     names = [o.object_name for o in store.client.list_objects(
         store.config.bucket, prefix=f"{store.config.prefix}/_staging/", recursive=True)]
-    assert names == [f"t/{LOCAL_COMPANY}/_staging/{staged['id']}"]
+    assert names == [f"{store.config.prefix}/_staging/{staged['id']}"]
     assert purge_expired(store) == 0  # fresh: kept
     assert purge_expired(store, max_age_seconds=-1) == 1  # past its lifetime: removed
     reply = await post_form(api, "/api/archive/process", {"id": staged["id"]})

@@ -10,7 +10,7 @@ import urllib.error
 import urllib.request
 import zipfile
 
-from tests.conftest import post_form
+from tests.conftest import docs_caller_company, post_form
 
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00"
        b"\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N"
@@ -66,7 +66,8 @@ async def test_loopback_and_mapped_endpoints_refused_everywhere(api, storage_ser
 
 
 async def test_connection_test_never_opens_an_existing_bucket(api, storage_services, s3):
-    store = await storage_services.storage.store("_local")
+    store = await storage_services.storage.store(
+        await docs_caller_company(storage_services))
     links = store.put_bytes(f"{store.config.prefix}/private.txt", b"private", "text/plain")
     assert _get(links.storage_url)[0] == 403
     fields = {**_own(s3, store.config.bucket), "public_read": "true"}

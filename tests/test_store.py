@@ -102,3 +102,88 @@ async def test_update_and_admin_count(db):
 async def test_counter_is_atomic_under_concurrency(db):
     ids = await asyncio.gather(*(mongo.next_id(db, "users") for _ in range(50)))
     assert sorted(ids) == list(range(1, 51))
+
+
+async def test_api_keys_are_hashed_scoped_to_their_company_and_die_on_revoke(db):
+    import datetime as dt
+
+    from store import api_keys
+
+    a, b = await _company(db, "KA"), await _company(db, "KB")
+    key, secret = await api_keys.create_key(db, company_id=a.id, name="ci", role="REVIEWER",
+                                            created_by=None, expires_at=None)
+    assert secret.startswith("dsk_") and key.prefix == secret[:12]
+    found = await api_keys.find_by_secret(db, secret)
+    assert found is not None and (found.company_id, found.role) == (a.id, "REVIEWER")
+    assert (await api_keys.list_keys(db, a.id))[0].last_used_at is not None
+    for wrong in (secret + "x", secret[:-1] + ("A" if secret[-1] != "A" else "B"), "dsk_",
+                  "", secret.replace("dsk_", "DSK_"), "dsk_" + "\x00" * 43):
+        assert await api_keys.find_by_secret(db, wrong) is None
+    assert await api_keys.list_keys(db, b.id) == []
+    assert not await api_keys.revoke_key(db, b.id, key.id)  # not another company's to revoke
+    assert await api_keys.find_by_secret(db, secret) is not None
+    assert await api_keys.revoke_key(db, a.id, key.id)
+    assert await api_keys.find_by_secret(db, secret) is None
+    _, old = await api_keys.create_key(
+        db, company_id=a.id, name="old", role="ADMIN", created_by=None,
+        expires_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1))
+    assert await api_keys.find_by_secret(db, old) is None
+    docs = await db.api_keys.find({}).to_list(None)
+    assert docs and all(secret not in str(d) and old not in str(d) for d in docs)
+
+
+async def test_look_alike_usernames_collide_on_the_canonical_key(db):
+    c = await _company(db)
+    await users.create_user(db, company_id=c.id, username="Admin", password_hash="h",
+                            real_name="", role="ADMIN")
+    for name in ("admin", "ADMIN", "\uff41\uff44\uff4d\uff49\uff4e", "\u0430dmin"):
+        with pytest.raises(users.UsernameExists):
+            await users.create_user(db, company_id=c.id, username=name, password_hash="h",
+                                    real_name="", role="ADMIN")
+    found = await users.find_by_username(db, c.id, "aDmIn")
+    assert found is not None and found.username == "Admin"  # the display form as typed
+
+
+async def test_users_stored_before_the_key_get_one(db):
+    c = await _company(db)
+    await db.users.drop_index("companyId_1_usernameKey_1")
+    for i, name in enumerate(("old", "Old", "other")):  # two fold together
+        await db.users.insert_one({"_id": 100 + i, "companyId": c.id, "username": name,
+                                   "realName": "", "role": "ADMIN", "status": "ACTIVE",
+                                   "passwordHash": "h"})
+    await users.ensure_indexes(db)
+    keys = {d["username"]: d["usernameKey"] async for d in db.users.find({})}
+    assert keys["old"] == "old" and keys["other"] == "other"
+    assert keys["Old"].startswith("old\x00")  # kept apart, the index could be built
+    assert (await users.find_by_username(db, c.id, "OLD")).username == "old"
+
+
+async def test_audit_query_filters_pages_and_tenants(db):
+    from datetime import UTC, datetime, timedelta
+
+    from store import audit
+
+    await audit.ensure_indexes(db)
+    now = datetime.now(UTC)
+    docs = []
+    for i in range(7):
+        docs.append({"time": now - timedelta(minutes=i), "companyId": 1,
+                     "action": "login" if i % 2 else "user.role", "outcome": "success",
+                     "actor": {"id": 1, "username": "Boss", "key": "boss"},
+                     "target": {"id": i, "username": f"u{i}", "key": f"u{i}"},
+                     "address": "127.0.0.1", "detail": {}})
+    docs.append({**docs[0], "companyId": 2})
+    await db.audit.insert_many(docs)
+    items, total = await audit.query(db, 1, page=1, page_size=3)
+    assert total == 7 and [d["target"]["id"] for d in items] == [0, 1, 2]  # newest first
+    items, total = await audit.query(db, 1, page=3, page_size=3)
+    assert [d["target"]["id"] for d in items] == [6]
+    _, total = await audit.query(db, 1, page=1, page_size=10, action="login")
+    assert total == 3
+    items, total = await audit.query(db, 1, page=1, page_size=10, actor="BOSS", target="U4")
+    assert total == 1 and items[0]["target"]["id"] == 4
+    _, total = await audit.query(db, 1, page=1, page_size=10,
+                                 since=now - timedelta(minutes=2, seconds=30))
+    assert total == 3
+    _, total = await audit.query(db, 2, page=1, page_size=10)
+    assert total == 1

@@ -68,7 +68,12 @@ class ServerThread:
         from tornado_app.docs.setup import open_storage
 
         await open_storage(svc, None)  # storage manager, nothing configured yet
-        await add_user(svc, COMPANY, "admin", role="ADMIN", real_name="Ada Admin")
+        admin_id = await add_user(svc, COMPANY, "admin", role="ADMIN", real_name="Ada Admin")
+        from store import companies
+
+        company = await companies.get_by_code(svc.db, COMPANY)
+        assert company is not None
+        self.admin_token = await svc.sessions.create(admin_id, company.id)  # for http()
         for name, role, real in [("rita", "REVIEWER", "Rita Reviewer"),
                                  ("noah", "ANNOTATOR", "Noah Annotator"),
                                  ("mei", "ANNOTATOR", "Mei Chen")]:
@@ -121,6 +126,7 @@ def base_url(redis_server, mongo_server, render_pool) -> Iterator[str]:
                         storage_allowed_endpoints=("127.0.0.1",))  # the loopback test S3
     server = ServerThread(settings, mongo_server.url, redis_server.url, render_pool)
     url = server.start()
+    ADMIN_TOKENS[url] = server.admin_token
     yield url
     server.stop()
 
@@ -156,10 +162,16 @@ def page(browser, base_url) -> Iterator[Any]:
 
 
 # ------------------------------------------------------------------------------ helpers
+ADMIN_TOKENS: dict[str, str] = {}  # base URL -> a session of ACME's admin, for http()
+
+
 def http(base_url: str, method: str, path: str, body: bytes | None = None,
-         headers: dict[str, str] | None = None) -> tuple[int, Any]:
-    """A plain HTTP call from the test (not the browser)."""
-    req = urllib.request.Request(base_url + path, data=body, method=method, headers=headers or {})
+         headers: dict[str, str] | None = None, anon: bool = False) -> tuple[int, Any]:
+    """A plain HTTP call from the test (not the browser), as ACME's admin unless ``anon``."""
+    headers = dict(headers or {})
+    if not anon and base_url in ADMIN_TOKENS:
+        headers.setdefault("Authorization", f"Bearer {ADMIN_TOKENS[base_url]}")
+    req = urllib.request.Request(base_url + path, data=body, method=method, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
             raw = resp.read()
@@ -385,6 +397,69 @@ def test_users_admin_flow(page):
 
 
 # ------------------------------------------------------------------------------ convert
+def test_api_keys_flow(page, base_url):
+    sign_in(page)
+    page.get_by_role("link", name="API keys").click()
+    page.get_by_role("heading", name="API keys", level=1).wait_for()
+    page.get_by_role("button", name="New key").click()
+    dialog = page.get_by_role("dialog", name="New API key")
+    # error path: a name is needed, said next to the field
+    dialog.get_by_role("button", name="Create key").click()
+    expect(field_error(page, "Name")).to_contain_text("name")
+    page.get_by_label("Name", exact=True).fill("Nightly CI")
+    page.get_by_label("Role", exact=True).select_option("REVIEWER")
+    page.get_by_label("Expires", exact=True).select_option("30")
+    dialog.get_by_role("button", name="Create key").click()
+    shown = dialog.get_by_label(re.compile("Key \"Nightly CI\""))
+    shown.wait_for()
+    secret = shown.input_value()
+    assert secret.startswith("dsk_") and "only time it is shown" in dialog.inner_text()
+    shot(page, "14-keys-created", full_page=False)
+    # the key works for a script, with its role's rights
+    auth = {"Authorization": f"Bearer {secret}"}
+    assert http(base_url, "GET", "/md/themes", headers=auth)[0] == 200
+    assert http(base_url, "GET", "/config", headers=auth)[0] == 403
+    dialog.get_by_role("button", name="Done").click()
+    row = page.locator("tr[data-key-name='Nightly CI']")
+    expect(row).to_contain_text(secret[:12])
+    expect(row).to_contain_text("Reviewer")
+    assert secret not in page.content()  # the list never shows the key
+    shot(page, "15-keys")
+    row.get_by_role("button", name="Revoke").click()
+    page.get_by_role("dialog").get_by_role("button", name="Revoke key").click()
+    expect(page.locator(".page-message")).to_contain_text("revoked")
+    expect(row).to_have_count(0)
+    assert http(base_url, "GET", "/md/themes", headers=auth)[0] == 401
+    # another role sees no keys screen
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, "rita")
+    assert page.get_by_role("link", name="API keys").count() == 0
+    page.goto("/ui/#/keys")
+    page.locator("#view").get_by_text("Administrators only").wait_for()
+
+
+def test_sanitizer_allows_only_safe_link_schemes(page):
+    page.goto("/ui/#/signin")
+    verdicts = page.evaluate(r"""async () => {
+        const { safeHref } = await import('/ui/js/sanitize.js');
+        const cases = ['https://example.org/a', 'http://x.test', 'mailto:a@b.test', '#top',
+          'docs/page.md', '../up.png', '/abs', '?q=1', 'java\tscript:alert(1)',
+          ' javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'java\nscript:alert(1)',
+          '\u0001javascript:alert(1)', 'java\u0000script:alert(1)', 'vbscript:x',
+          'data:text/html,<script>alert(1)</script>', 'file:///etc/passwd', 'ftp://x.test/'];
+        return cases.map((c) => [c, safeHref(c, false) !== '']);
+    }""")
+    allowed = {case for case, ok in verdicts if ok}
+    assert allowed == {"https://example.org/a", "http://x.test", "mailto:a@b.test", "#top",
+                       "docs/page.md", "../up.png", "/abs", "?q=1"}, verdicts
+    images = page.evaluate(r"""async () => {
+        const { safeHref } = await import('/ui/js/sanitize.js');
+        return [safeHref('data:image/png;base64,AAAA', true), safeHref('data:image/svg+xml,<svg/>', true),
+                safeHref('data:image/png;base64,AAAA', false)];
+    }""")
+    assert images == ["data:image/png;base64,AAAA", "", ""]
+
+
 def test_convert_document_flow(page):
     sign_in(page)
     page.get_by_role("heading", name="Convert a document").wait_for()

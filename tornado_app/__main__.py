@@ -1,4 +1,8 @@
-"""Command line: ``serve``, ``create-company`` and ``create-user``.
+"""Command line: ``serve``, ``create-admin``, ``create-company`` and ``create-user``.
+
+``serve`` with no company at all prints one line with a one-time setup address (the UI's
+setup screen creates the first company and its ADMIN); ``create-admin`` does the same from
+a terminal.
 
 ``serve`` with no ``MONGO_URL``/``REDIS_URL`` starts private SecantusDB and redis-server
 children under ``DATA_DIR`` and stops them on exit (also on Ctrl-C and SIGTERM).
@@ -54,6 +58,11 @@ async def _with_services(settings: Settings, embedded: Embedded, fn):  # type: i
 
 async def serve(settings: Settings, port: int, host: str, services: tuple[str, ...],
                 seed: Path | None, embedded: Embedded) -> None:
+    from tornado_app.callers import check_listen_address
+    from tornado_app.ops import listen_metrics, parse_address
+
+    check_listen_address(settings, host)  # DOCS_AUTH=none: loopback only
+    parse_address(settings.metrics_address)  # a malformed METRICS_ADDRESS stops start-up
     mongo_url, redis_url = start_embedded(settings, embedded)
     svc: Services = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
     if "docs" in services:
@@ -66,11 +75,14 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
         await load_seed(svc, seed)
     app = make_app(svc, services)
     server = tornado.httpserver.HTTPServer(
-        app, xheaders=True, max_body_size=settings.max_upload_bytes + 1024 * 1024,
+        app, xheaders=False, max_body_size=settings.max_upload_bytes + 1024 * 1024,
         idle_connection_timeout=60, body_timeout=300,
     )
     server.listen(port, address=host)
+    metrics_server = listen_metrics(svc, settings.metrics_address)
     log.info("serving", extra={"port": port, "host": host, "services": ",".join(services)})
+    if "auth" in services:
+        await announce_first_run(svc, host, port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -78,6 +90,8 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
     await stop.wait()
     log.info("shutting down: no new connections; waiting for requests in flight")
     server.stop()
+    if metrics_server is not None:
+        metrics_server.stop()
     drained = await app.settings["inflight"].wait_idle(SHUTDOWN_GRACE_SECONDS)
     tasks = list(svc.extras.get("batch_tasks", ()))
     if tasks:
@@ -86,6 +100,80 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
     with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(server.close_all_connections(), 5)
     await svc.close()
+
+
+def setup_address(host: str, port: int, token: str) -> str:
+    """The address a person opens to create the first company (wildcard hosts become
+    127.0.0.1, IPv6 addresses get brackets)."""
+    if host in ("", "0.0.0.0", "::"):  # noqa: S104 - a comparison, not a bind
+        host = "127.0.0.1"
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/ui/#/setup?token={token}"
+
+
+async def announce_first_run(svc: Services, host: str, port: int) -> None:
+    """With no company yet: print the one-time setup address (on stdout, for the person
+    who started the service; the log says only that it was printed)."""
+    from tornado_app.auth.setup import first_run_token
+
+    token = await first_run_token(svc)
+    if token is None:
+        return
+    minutes = max(1, svc.settings.setup_token_ttl_seconds // 60)
+    print(f"First run: no company yet. Open {setup_address(host, port, token)} within "
+          f"{minutes} minutes to create the first company and its administrator "
+          f"(or run: just create-admin).", flush=True)
+    log.info("first run: setup address printed on stdout (valid once)")
+
+
+def _ask(prompt: str, given: str | None) -> str:
+    if given:
+        return given
+    if not sys.stdin.isatty():
+        raise ValueError(f"{prompt.strip(': ')} is needed (pass it as an option)")
+    return input(prompt).strip()
+
+
+def _read_password() -> str:
+    """Twice without echo at a terminal; the first line of stdin otherwise (scripts)."""
+    import getpass
+
+    if not sys.stdin.isatty():
+        return sys.stdin.readline().rstrip("\r\n")
+    first = getpass.getpass("Password (8-128 characters): ")
+    if getpass.getpass("Password again: ") != first:
+        raise ValueError("the two passwords differ")
+    return first
+
+
+async def _create_admin(svc: Services, args: argparse.Namespace) -> int:
+    from store import companies
+    from tornado_app.auth.fields import check_password, check_real_name, check_username
+    from tornado_app.auth.setup import (
+        check_company_code,
+        check_company_name,
+        create_first_admin,
+    )
+    from tornado_app.http import ApiError
+
+    try:
+        code = check_company_code(_ask("Company code: ", args.company))
+        existing = await companies.get_by_code(svc.db, code)
+        name = existing.name if existing else check_company_name(
+            _ask("Company name: ", args.name))
+        username = check_username(_ask("Username: ", args.username))
+        real_name = check_real_name(args.real_name or "")
+        password = check_password(_read_password())
+        company, user = await create_first_admin(
+            svc, company_code=code, company_name=name, username=username, password=password,
+            real_name=real_name)
+    except ApiError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    print(f"ADMIN {user.username} created in company {company.code} ({company.name}); "
+          f"sign in at /ui/ with company code {company.code}")
+    return 0
 
 
 async def _create_company(svc: Services, code: str, name: str) -> int:
@@ -120,6 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     p_serve.add_argument("--host", default="127.0.0.1")
     p_serve.add_argument("--seed", type=Path, default=None)
     p_serve.add_argument("--services", default="all", help="all, auth, docs or auth,docs")
+    p_admin = sub.add_parser("create-admin", help="create a company (if new) and an ADMIN; "
+                             "asks for what is not given, the password without echo")
+    p_admin.add_argument("--company", help="company code")
+    p_admin.add_argument("--name", help="company name (for a new company)")
+    p_admin.add_argument("--username")
+    p_admin.add_argument("--real-name", default="")
     p_company = sub.add_parser("create-company", help="create a company (tenant)")
     p_company.add_argument("--code", required=True)
     p_company.add_argument("--name", required=True)
@@ -132,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
-    setup_logging(settings.log_level)
+    setup_logging(settings.log_level, settings.log_format)
     embedded = Embedded()
     try:
         if args.command == "serve":
@@ -140,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(serve(settings, args.port, args.host, parse_services(args.services),
                               seed, embedded))
             return 0
+        if args.command == "create-admin":
+            return asyncio.run(_with_services(settings, embedded,
+                                              lambda s: _create_admin(s, args)))
         if args.command == "create-company":
             return asyncio.run(_with_services(
                 settings, embedded, lambda s: _create_company(s, args.code, args.name)))

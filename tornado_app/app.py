@@ -7,6 +7,7 @@ from typing import Any
 import tornado.web
 
 from tornado_app.auth.handlers import ROUTES as AUTH_ROUTES
+from tornado_app.guards import GuardedApplication
 from tornado_app.http import BaseHandler, InFlight, NotFoundHandler, log_request
 from tornado_app.openapi import openapi_routes
 from tornado_app.ops import ROUTES as OPS_ROUTES
@@ -39,13 +40,15 @@ def make_app(services: Services, mounted: tuple[str, ...] = SERVICE_SETS,
     """Build the Tornado application for ``services`` with the chosen route sets."""
     routes: list[Any] = [(r"/health", HealthHandler), *OPS_ROUTES, *openapi_routes()]
     if "auth" in mounted:
-        routes += AUTH_ROUTES
+        from tornado_app.keys import ROUTES as KEY_ROUTES
+
+        routes += AUTH_ROUTES + KEY_ROUTES
     if "docs" in mounted:
         from tornado_app.docs.routes import docs_routes
 
         routes += docs_routes()
     routes += ui_routes(default_static_dir())
-    return tornado.web.Application(
+    return GuardedApplication(
         routes, services=services, default_handler_class=NotFoundHandler,
         log_function=log_request, xsrf_cookies=False, compress_response=True,
         inflight=InFlight(), **extra,

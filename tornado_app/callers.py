@@ -1,18 +1,31 @@
-"""Who is calling the docs face (minimal version of the tenancy branch; the identity branch
-brings the full one: API keys, DOCS_AUTH, roles on routes). The contract both keep:
-``DocsHandler.caller`` is set in ``prepare()`` before any handler code runs, and
-``caller.company_id`` is the tenant handlers pass to services and stores."""
+"""Who is calling: one identity model for both faces of the service.
+
+A caller of the conversion face is a session (the same Bearer token as the auth face,
+validated the same way, so a disabled user or a changed role applies at the next request),
+a company API key (``dsk_...``), the operator token (``DOCS_API_TOKEN``, service to service)
+or, with ``DOCS_AUTH=none`` on a loopback-only service, the single local user. The auth
+face accepts sessions and API keys (:func:`auth_principal`).
+
+Contract with the tenancy work: ``DocsHandler.caller`` is set in ``prepare()`` before any
+handler code runs; ``company_id`` is the tenant handlers pass to services and stores.
+"""
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 from dataclasses import dataclass
+from typing import Any
 
+from store import api_keys
 from tornado_app.http import ApiError
-from tornado_app.services import Services
 
+ROLES = ("ADMIN", "REVIEWER", "ANNOTATOR")
 OPERATOR_COMPANY = "_operator"
 LOCAL_COMPANY = "_local"
+
+NO_CALLER = ApiError(401, "UNAUTHORIZED",
+                     "sign in or send Authorization: Bearer <session token or API key>")
 
 
 @dataclass(frozen=True)
@@ -30,23 +43,86 @@ class Caller:
         return self.role == "ADMIN"
 
 
-async def identify(svc: Services, header: str | None) -> Caller:
-    """The caller behind an ``Authorization`` header: the operator token, else a session
-    (its company is the tenant); with no header and no operator token configured, the local
-    caller. 401 otherwise."""
+def bearer_value(header: str | None) -> str:
+    """The credential of an ``Authorization: Bearer ...`` header ('' when there is none)."""
+    scheme, _, value = (header or "").strip().partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
+
+
+def _is_operator(svc: Any, value: str) -> bool:
+    expected = svc.settings.docs_api_token
+    return bool(expected) and hmac.compare_digest(value.encode("utf-8", "replace"),
+                                                  expected.encode("utf-8"))
+
+
+async def key_caller(svc: Any, value: str) -> Caller | None:
+    """The caller behind an API key, or None when ``value`` is not a live key."""
+    key = await api_keys.find_by_secret(svc.db, value)
+    if key is None:
+        return None
+    return Caller("api_key", str(key.company_id), key.role, key_id=key.id)
+
+
+async def identify(svc: Any, header: str | None) -> Caller:
+    """Resolve the caller of a docs request from its Authorization header; 401 otherwise."""
+    if svc.settings.docs_auth == "none":
+        return Caller("local", LOCAL_COMPANY, "ADMIN")
+    value = bearer_value(header)
+    if not value:
+        raise NO_CALLER
+    if _is_operator(svc, value):
+        return Caller("operator", OPERATOR_COMPANY, "ADMIN")
+    if value.startswith(api_keys.KEY_PREFIX):
+        caller = await key_caller(svc, value)
+        if caller is None:
+            raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
+        return caller
     from tornado_app.auth.service import authenticate
 
-    expected = svc.settings.docs_api_token
-    scheme, _, value = (header or "").strip().partition(" ")
-    value = value.strip() if scheme.lower() == "bearer" else ""
-    if expected and value and hmac.compare_digest(value.encode("utf-8", "replace"),
-                                                  expected.encode("utf-8")):
-        return Caller("operator", OPERATOR_COMPANY, "ADMIN")
-    if not header and not expected:
-        return Caller("local", LOCAL_COMPANY, "ADMIN")
     try:
         principal = await authenticate(svc, header)
     except ApiError as exc:
-        raise ApiError(401, "UNAUTHORIZED", "a valid API token or session is needed") from exc
+        if exc.status == 401:
+            raise NO_CALLER from exc
+        raise
     return Caller("session", str(principal.company_id), principal.role,
                   user_id=str(principal.user_id))
+
+
+def require_admin(caller: Caller) -> None:
+    """403 unless the caller acts as ADMIN."""
+    if not caller.is_admin:
+        raise ApiError(403, "FORBIDDEN", "this action needs role ADMIN")
+
+
+async def auth_principal(svc: Any, header: str | None) -> Any:
+    """The principal of an auth-face request: a session, or an API key acting with its
+    role in its company (``user_id`` 0, ``key_id`` set)."""
+    from tornado_app.auth.service import Principal, authenticate
+
+    value = bearer_value(header)
+    if value.startswith(api_keys.KEY_PREFIX):
+        key = await api_keys.find_by_secret(svc.db, value)
+        if key is None:
+            raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
+        return Principal("", 0, key.company_id, key.role, key_id=key.id)
+    return await authenticate(svc, header)
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for addresses that only this machine can reach (``localhost``, 127/8, ::1)."""
+    host = host.strip().strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_listen_address(settings: Any, host: str) -> None:
+    """Refuse to start with ``DOCS_AUTH=none`` unless the service listens on loopback only."""
+    if settings.docs_auth == "none" and not is_loopback_host(host):
+        raise ValueError(
+            f"DOCS_AUTH=none turns caller auth off and is for a single user on this machine "
+            f"only: listen on 127.0.0.1 or ::1 (--host), not {host or 'all addresses'!r}")

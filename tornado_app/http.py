@@ -17,6 +17,7 @@ import tornado.web
 from pymongo.errors import PyMongoError
 from redis.exceptions import RedisError
 
+from tornado_app.clientaddr import client_address
 from tornado_app.logs import request_id_var
 
 if TYPE_CHECKING:
@@ -108,6 +109,11 @@ class BaseHandler(tornado.web.RequestHandler):
 
     def initialize(self, **kwargs: Any) -> None:
         self.services: Services = self.application.settings["services"]
+        networks = self.services.settings.trusted_networks
+        if networks:  # X-Forwarded-For counts only from a trusted proxy (TRUSTED_PROXIES)
+            self.request.remote_ip = client_address(
+                self.request.remote_ip or "", self.request.headers.get("X-Forwarded-For"),
+                networks)
         self._inflight: InFlight | None = self.application.settings.get("inflight")
         if self._inflight is not None:
             self._inflight.started()
@@ -137,6 +143,11 @@ class BaseHandler(tornado.web.RequestHandler):
         self.set_header("X-Request-Id", self.request_id)
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Cache-Control", "no-store")
+        services = self.application.settings.get("services")
+        if services is not None:
+            from tornado_app.guards import add_cors_headers
+
+            add_cors_headers(self, services.settings)
 
     # ------------------------------------------------------------ body parsing
     def json_body(self) -> dict[str, Any]:
@@ -158,6 +169,7 @@ class BaseHandler(tornado.web.RequestHandler):
         return data
 
     def prepare(self) -> None:
+        self.check_origin()
         length = self.request.headers.get("Content-Length")
         if (
             self.request.method in {"POST", "PUT", "PATCH"}
@@ -167,6 +179,14 @@ class BaseHandler(tornado.web.RequestHandler):
         ):
             raise ApiError(413, "PAYLOAD_TOO_LARGE",
                            f"request body is larger than {self.body_limit()} bytes")
+
+    def check_origin(self) -> None:
+        """403 for a state-changing request from another site (see ``tornado_app.guards``)."""
+        from tornado_app.guards import ORIGIN_REFUSED, origin_refused
+
+        services = self.application.settings.get("services")
+        if services is not None and origin_refused(self.request, services.settings):
+            raise ApiError(403, "FORBIDDEN", ORIGIN_REFUSED)
 
     def body_limit(self) -> int:
         """The largest body this route reads (the JSON limit unless a route says more)."""

@@ -1,4 +1,6 @@
-"""Structured JSON logs with the request id of the request being served."""
+"""Logs with the request id of the request being served: JSON lines for machines (when
+stderr is not a terminal), short coloured lines for people (when it is); ``LOG_FORMAT``
+(``json`` or ``console``) overrides the choice. Secrets never reach either form."""
 
 from __future__ import annotations
 
@@ -41,10 +43,65 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False)
 
 
-def setup_logging(level: str = "INFO") -> None:
-    """Send every logger to stderr as JSON lines at ``level``."""
+def _extras(record: logging.LogRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in vars(record).items():
+        if key in _STANDARD or key == "request_id":
+            continue
+        out[key] = "****" if any(w in key.lower() for w in _SECRET_WORDS) else value
+    return out
+
+
+_COLOURS = {"DEBUG": "\033[2m", "INFO": "\033[32m", "WARNING": "\033[33m",
+            "ERROR": "\033[31m", "CRITICAL": "\033[1;31m"}
+_RESET, _DIM = "\033[0m", "\033[2m"
+
+
+class ConsoleFormatter(logging.Formatter):
+    """One short line per record for a person at a terminal: ``12:00:01 INFO message
+    key=value``; access lines read ``GET /api/auth/me 200 1.3ms``. Colours when
+    ``colour`` (a terminal)."""
+
+    def __init__(self, colour: bool = True) -> None:
+        super().__init__()
+        self.colour = colour
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
+        extras = _extras(record)
+        if record.name == "tornado_app.access" and "path" in extras:
+            text = (f"{extras.pop('method', '')} {extras.pop('path', '')} "
+                    f"{extras.pop('status', '')} {extras.pop('duration_ms', '')}ms")
+            extras.pop("request_id", None)
+        else:
+            text = record.getMessage()
+        tail = " ".join(f"{k}={v}" for k, v in extras.items())
+        level = f"{record.levelname:<5}"
+        if self.colour:
+            level = f"{_COLOURS.get(record.levelname, '')}{level}{_RESET}"
+            tail = f"{_DIM}{tail}{_RESET}" if tail else ""
+        line = f"{stamp} {level} {text}" + (f" {tail}" if tail else "")
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def pick_format(setting: str, stream: Any) -> str:
+    """``json`` or ``console``: the setting when given, else by whether ``stream`` is a
+    terminal."""
+    if setting in ("json", "console"):
+        return setting
+    isatty = getattr(stream, "isatty", None)
+    return "console" if isatty is not None and isatty() else "json"
+
+
+def setup_logging(level: str = "INFO", log_format: str = "auto") -> None:
+    """Send every logger to stderr at ``level``, as JSON lines or console lines."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
+    if pick_format(log_format, sys.stderr) == "console":
+        handler.setFormatter(ConsoleFormatter(colour=sys.stderr.isatty()))
+    else:
+        handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -34,6 +34,9 @@ class Metrics:
         self.logins_failed = Counter("login_failures_total", "Failed logins", registry=r)
         self.logins_throttled = Counter("login_throttled_total", "Logins refused by throttling",
                                         registry=r)
+        self.audit_dropped = Counter("audit_records_dropped_total",
+                                     "Audit records dropped: queue full or store down",
+                                     ["reason"], registry=r)
         self.browser_restarts = Counter("browser_restarts_total",
                                         "Chromium launches after a worker's first", registry=r)
         self.pool_queue = Gauge("render_pool_queue_depth", "Jobs waiting for a worker",

@@ -1,21 +1,53 @@
 """Operations endpoints: ``/metrics`` (Prometheus) and ``/ready`` (dependency checks).
-``/health`` stays the spec's liveness answer (see ``tornado_app.app``)."""
+``/health`` stays the spec's liveness answer (see ``tornado_app.app``).
+
+Both reveal internals (routes, dependency errors), so they are served openly only on the
+``METRICS_ADDRESS`` listener (default ``127.0.0.1:9108``, loopback only). On the main port
+they answer only to the operator token (``DOCS_API_TOKEN``): 401 without it, and 404 (as
+if not mounted) when no operator token is configured."""
 
 from __future__ import annotations
 
 import asyncio
+import hmac
+import logging
 import os
 import shutil
 from typing import Any
 
+import tornado.web
+
 from store.storage_settings import SERVICE
-from tornado_app.http import BaseHandler
+from tornado_app.http import ApiError, BaseHandler
 from tornado_app.metrics import CONTENT_TYPE
 
 CHECK_TIMEOUT = 3.0
+log = logging.getLogger("tornado_app.ops")
 
 
-class MetricsHandler(BaseHandler):
+class OpsHandler(BaseHandler):
+    """Open on the metrics listener; operator token only on the main port."""
+
+    def initialize(self, open_access: bool = False, **kwargs: Any) -> None:
+        super().initialize(**kwargs)
+        self.open_access = open_access
+
+    def prepare(self) -> None:
+        super().prepare()
+        if self.open_access:
+            return
+        from tornado_app.callers import bearer_value
+
+        expected = self.services.settings.docs_api_token
+        if not expected:
+            raise ApiError(404, "NOT_FOUND", "no such endpoint")
+        given = bearer_value(self.request.headers.get("Authorization"))
+        if not hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode("utf-8")):
+            raise ApiError(401, "UNAUTHORIZED", "this endpoint needs the operator token",
+                           {"WWW-Authenticate": 'Bearer realm="operator"'})
+
+
+class MetricsHandler(OpsHandler):
     def get(self) -> None:
         self.set_header("Content-Type", CONTENT_TYPE)
         self.finish(self.services.metrics.render(self.services.pool))
@@ -29,7 +61,7 @@ async def _check(name: str, probe: Any) -> tuple[str, dict[str, Any]]:
         return name, {"ok": False, "detail": f"{type(exc).__name__}: {exc}"[:300]}
 
 
-class ReadyHandler(BaseHandler):
+class ReadyHandler(OpsHandler):
     """200 when every dependency this process uses answers, else 503 with the details."""
 
     async def get(self) -> None:
@@ -70,4 +102,46 @@ class ReadyHandler(BaseHandler):
                         {"status": "ok" if ready else "degraded", "checks": checks})
 
 
-ROUTES = [(r"/metrics", MetricsHandler), (r"/ready", ReadyHandler)]
+ROUTES = [(r"/metrics", MetricsHandler), (r"/ready", ReadyHandler)]  # main port: operator only
+
+
+def make_metrics_app(services: Any) -> tornado.web.Application:
+    """The application of the ``METRICS_ADDRESS`` listener: ``/metrics``, ``/ready`` and
+    ``/health``, open (bind it to loopback or an internal network only)."""
+    from tornado_app.app import HealthHandler
+    from tornado_app.http import NotFoundHandler, log_request
+
+    return tornado.web.Application(
+        [(r"/metrics", MetricsHandler, {"open_access": True}),
+         (r"/ready", ReadyHandler, {"open_access": True}), (r"/health", HealthHandler)],
+        services=services, default_handler_class=NotFoundHandler, log_function=log_request)
+
+
+def parse_address(value: str) -> tuple[str, int] | None:
+    """``METRICS_ADDRESS`` as (host, port); None for ``off``. ValueError when malformed."""
+    value = value.strip()
+    if value.lower() in ("", "off", "none", "0"):
+        return None
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"METRICS_ADDRESS must be host:port or off, got {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def listen_metrics(services: Any, address: str) -> Any:
+    """Start the metrics listener; None when it is off or its port is taken (logged: the
+    service itself keeps running, only the metrics are missing)."""
+    import tornado.httpserver
+
+    where = parse_address(address)
+    if where is None:
+        return None
+    server = tornado.httpserver.HTTPServer(make_metrics_app(services))
+    try:
+        server.listen(where[1], address=where[0])
+    except OSError as exc:
+        log.error("metrics listener not started", extra={"address": address,
+                                                         "error": str(exc)})
+        return None
+    log.info("metrics listener", extra={"address": f"{where[0]}:{where[1]}"})
+    return server

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from redis.asyncio import Redis
 
 from store import mongo
+from store.audit import AuditLog
 from store.sessions import SessionStore, Throttle
 from tornado_app.auth.passwords import PasswordService
 from tornado_app.metrics import Metrics
@@ -36,8 +37,11 @@ class Services:
     storage: StorageIO | None = None  # likewise
     metrics: Metrics = field(default_factory=Metrics)
     extras: dict[str, Any] = field(default_factory=dict)
+    audit: Any = None  # store.audit.AuditLog: the audit trail's background writer
 
     async def close(self) -> None:
+        if self.audit is not None:
+            await self.audit.close()
         for closer in self.extras.get("closers", []):
             await closer()
         if self.pool is not None:
@@ -57,10 +61,16 @@ async def open_services(settings: Settings, *, mongo_url: str, redis_url: str) -
         time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib,
         parallelism=settings.argon2_parallelism, workers=settings.hash_workers,
         queue_limit=settings.hash_queue_limit, wait_seconds=settings.hash_wait_seconds,
+        nice=settings.hash_thread_nice,
     )
-    return Services(
+    svc = Services(
         settings=settings, mongo_client=client, db=db, redis=redis,
         sessions=SessionStore(redis, ttl_seconds=settings.session_ttl_seconds,
                               perm_ttl_seconds=settings.permission_cache_seconds),
         throttle=Throttle(redis), passwords=passwords,
     )
+    dropped = svc.metrics.audit_dropped
+    svc.audit = AuditLog(db, queue_limit=settings.audit_queue_limit,
+                         on_drop=dropped.labels("queue_full").inc,
+                         on_error=lambda n: dropped.labels("store_error").inc(n))
+    return svc

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -29,6 +31,32 @@ def _env_int(env: dict[str, str], name: str, default: int) -> int:
         raise SystemExit(f"{name} must be an integer, got {value!r}") from exc
 
 
+def _docs_auth(value: str) -> str:
+    """``DOCS_AUTH``: ``required`` (default) or ``none``; anything else stops start-up."""
+    value = (value or "required").strip().lower()
+    if value not in ("required", "none"):
+        raise SystemExit(f"DOCS_AUTH must be 'required' or 'none', got {value!r}")
+    return value
+
+
+def _env_networks(env: dict[str, str], name: str) -> tuple[str, ...]:
+    """A comma/space list of addresses or CIDRs, checked (a typo stops the start)."""
+    out = []
+    for part in env.get(name, "").replace(",", " ").split():
+        try:
+            out.append(str(ipaddress.ip_network(part, strict=False)))
+        except ValueError as exc:
+            raise SystemExit(f"{name}: {part!r} is not an address or CIDR") from exc
+    return tuple(out)
+
+
+def _log_format(value: str) -> str:
+    value = value.strip().lower() or "auto"
+    if value not in ("auto", "json", "console"):
+        raise SystemExit(f"LOG_FORMAT must be json or console, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every tunable of the service. Secrets here are never logged (see ``public_view``)."""
@@ -40,6 +68,7 @@ class Settings:
     session_ttl_seconds: int = 86400
     permission_cache_seconds: int = 60
     log_level: str = "INFO"
+    log_format: str = "auto"  # auto: console on a terminal, JSON lines otherwise
     # request limits
     max_json_body_bytes: int = 64 * 1024
     max_upload_bytes: int = 50 * 1024 * 1024
@@ -51,11 +80,21 @@ class Settings:
     hash_workers: int = 2
     hash_queue_limit: int = 64
     hash_wait_seconds: float = 5.0
-    # login throttling
-    account_failure_limit: int = 5
+    hash_thread_nice: int = 10  # hashing threads yield the CPU to the event loop
+    # login throttling: a block needs account AND client address together; across
+    # addresses an account is only slowed down (a growing, capped wait), never locked
+    account_failure_limit: int = 5  # failures of one account from one address -> 429
     account_failure_window_seconds: int = 900
     address_failure_limit: int = 100
     address_failure_window_seconds: int = 900
+    account_slowdown_after: int = 5  # failures of an account from anywhere before waits
+    account_slowdown_base_seconds: float = 0.5  # first wait; doubles per further failure
+    account_slowdown_max_seconds: float = 10.0
+    # X-Forwarded-For is read only from these peers (addresses/CIDRs); none by default
+    trusted_proxies: tuple[str, ...] = ()
+    # first run and audit trail
+    setup_token_ttl_seconds: int = 3600
+    audit_queue_limit: int = 1000
     # conversion pool
     pool_workers: int = 0  # 0: from the CPU count
     pool_queue_limit: int = 16
@@ -84,6 +123,11 @@ class Settings:
     docs_api_token: str = field(default="", repr=False)
     seed_file: Path | None = None  # a JSON seed applied at start-up (``serve --seed``)
     weed_bin: str = ""  # the SeaweedFS ``weed`` binary; empty: the embedded extra's, or PATH
+    # callers and browsers (see README "Security model")
+    docs_auth: str = "required"  # "none": no caller auth (single user, loopback only)
+    allowed_origins: tuple[str, ...] = ()  # extra origins for state changes; enables CORS
+    public_hosts: tuple[str, ...] = ()  # accepted Host header values (empty: any)
+    metrics_address: str = "127.0.0.1:9108"  # listener of /metrics and /ready ("off": none)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -97,6 +141,8 @@ class Settings:
             redis_url=env.get("REDIS_URL", ""),
             session_ttl_seconds=_env_int(env, "SESSION_TTL_SECONDS", 86400),
             log_level=(env.get("LOG_LEVEL") or "INFO").upper(),
+            log_format=_log_format(env.get("LOG_FORMAT", "")),
+            trusted_proxies=_env_networks(env, "TRUSTED_PROXIES"),
             max_upload_bytes=_env_int(env, "MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
@@ -121,7 +167,18 @@ class Settings:
             docs_api_token=env.get("DOCS_API_TOKEN", ""),
             seed_file=Path(env["SEED_FILE"]) if env.get("SEED_FILE") else None,
             weed_bin=env.get("WEED_BIN", ""),
+            docs_auth=_docs_auth(env.get("DOCS_AUTH", "")),
+            allowed_origins=tuple(o.strip().rstrip("/").lower()
+                                  for o in env.get("ALLOWED_ORIGINS", "").split(",") if o.strip()),
+            public_hosts=tuple(h.strip().lower()
+                               for h in env.get("PUBLIC_HOSTS", "").split(",") if h.strip()),
+            metrics_address=(env.get("METRICS_ADDRESS") or "127.0.0.1:9108").strip(),
         )
+
+    @functools.cached_property
+    def trusted_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        """``trusted_proxies`` as network objects."""
+        return tuple(ipaddress.ip_network(n) for n in self.trusted_proxies)
 
     def public_view(self) -> dict[str, object]:
         """Settings safe to log: secrets and URL credentials masked."""

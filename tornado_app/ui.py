@@ -58,11 +58,12 @@ class UiStaticHandler(tornado.web.StaticFileHandler):
 def ui_routes(static_dir: str | Path) -> list[Any]:
     """Tornado routes serving the app in ``static_dir`` at ``/ui/``.
 
-    ``/ui`` redirects to ``/ui/``, ``/ui/`` answers ``index.html``, ``/ui/<file>`` answers
+    ``/`` and ``/ui`` redirect to ``/ui/``, ``/ui/`` answers ``index.html``, ``/ui/<file>`` answers
     that file; all with :data:`CONTENT_SECURITY_POLICY`.
     """
     root = str(Path(static_dir).resolve())
     return [
+        (r"/", tornado.web.RedirectHandler, {"url": "/ui/", "permanent": False}),
         (r"/ui", tornado.web.RedirectHandler, {"url": "/ui/", "permanent": False}),
         (r"/ui/(.*)", UiStaticHandler, {"path": root, "default_filename": "index.html"}),
     ]

@@ -7,8 +7,14 @@ import convert from './js/screens/convert.js';
 import markdown from './js/screens/markdown.js';
 import batches from './js/screens/batches.js';
 import storage from './js/screens/storage.js';
+import keys from './js/screens/keys.js';
+import setup from './js/screens/setup.js';
+import activity from './js/screens/activity.js';
+import { openChangePassword } from './js/screens/password.js';
 
-const SCREENS = { signin, users, convert, markdown, batches, storage };
+const SCREENS = { signin, users, convert, markdown, batches, storage, keys, setup, activity };
+const PUBLIC_ROUTES = ['signin', 'setup'];   // shown without a session, without the top bar
+const SETUP_TOKEN_KEY = 'docservice.setupToken';
 const DEFAULT_ROUTE = 'convert';
 const GUEST_KEY = 'docservice.guest';
 
@@ -42,6 +48,8 @@ const ctx = {
     updateShell();
   },
   takeFlash() { const f = flash; flash = ''; return f; },
+  setFlash(text) { flash = text; },
+  get setupToken() { return sessionStorage.getItem(SETUP_TOKEN_KEY) || ''; },
 };
 
 function updateShell() {
@@ -58,6 +66,7 @@ function updateShell() {
     who.append(h('span', { class: 'who-meta' }, 'Not signed in'));
   }
   document.getElementById('signout').textContent = user ? 'Sign out' : 'Sign in';
+  document.getElementById('change-password').hidden = !user;
   for (const li of document.querySelectorAll('[data-admin]')) li.hidden = !(user && user.role === 'ADMIN');
 }
 
@@ -74,9 +83,14 @@ async function signOut() {
 
 function render() {
   let route = currentRoute();
+  if (route === 'setup') {
+    // the one-time token of the setup address: kept for this tab, taken out of the address bar
+    const m = location.hash.match(/[?&]token=([^&]*)/);
+    if (m) sessionStorage.setItem(SETUP_TOKEN_KEY, decodeURIComponent(m[1]));
+  }
   const authed = Boolean(session.token) || isGuest();
   if (!route) route = authed ? DEFAULT_ROUTE : 'signin';
-  if (!authed && route !== 'signin') {
+  if (!authed && !PUBLIC_ROUTES.includes(route)) {
     sessionStorage.setItem('docservice.next', route);
     route = 'signin';
   }
@@ -85,8 +99,8 @@ function render() {
 
   if (cleanup) { try { cleanup(); } catch { /* ignore */ } cleanup = null; }
   const screen = SCREENS[route];
-  topbar.hidden = route === 'signin';
-  document.body.classList.toggle('is-signin', route === 'signin');
+  topbar.hidden = PUBLIC_ROUTES.includes(route);
+  document.body.classList.toggle('is-signin', PUBLIC_ROUTES.includes(route));
   for (const a of document.querySelectorAll('[data-route]')) {
     if (a.dataset.route === route) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
@@ -103,11 +117,13 @@ function render() {
   }
   // focus: the page heading after a navigation (so screen readers hear where they are)
   const target = view.querySelector('[data-autofocus]') || view.querySelector('h1');
-  if (target && !(firstRender && route !== 'signin')) target.focus({ preventScroll: false });
+  if (target && !(firstRender && !PUBLIC_ROUTES.includes(route))) target.focus({ preventScroll: false });
   if (!firstRender) announce(`${screen.title} page`);
   firstRender = false;
   window.scrollTo(0, 0);
 }
+
+document.getElementById('change-password').addEventListener('click', (e) => openChangePassword(e.currentTarget));
 
 document.getElementById('signout').addEventListener('click', () => {
   if (session.user) signOut();

@@ -23,6 +23,11 @@ def _storable(value: str, name: str) -> str:
     return value
 
 
+def storable(value: str, name: str) -> str:
+    """``value`` unchanged, or 400 when it holds NUL or lone surrogates."""
+    return _storable(value, name)
+
+
 def string_field(
     body: dict[str, Any], name: str, *, required: bool = True, default: str = "",
     max_len: int = 256,

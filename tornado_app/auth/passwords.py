@@ -2,18 +2,33 @@
 
 A login flood cannot starve other requests: at most ``workers`` hashes run at once, at
 most ``queue_limit`` wait, and a waiter gives up after ``wait_seconds`` (the caller then
-answers 429). Unknown users are verified against a dummy hash with the same parameters,
+answers 429). The hashing threads run at a lower CPU priority (``nice``, Linux applies it
+per thread), so when the cores are busy the event loop serving every other request wins.
+Unknown users are verified against a dummy hash with the same parameters,
 so a miss costs the same time as a wrong password.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import secrets
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from argon2 import PasswordHasher, Type
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+
+def _lower_priority(increment: int) -> None:
+    """Run in each hashing thread as it starts: raise its nice value by ``increment``."""
+    if increment <= 0 or not hasattr(os, "setpriority"):
+        return
+    with contextlib.suppress(OSError):
+        tid = threading.get_native_id()
+        current = os.getpriority(os.PRIO_PROCESS, tid)
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, current + increment))
 
 
 class HasherBusy(Exception):
@@ -25,13 +40,14 @@ class PasswordService:
 
     def __init__(
         self, *, time_cost: int, memory_kib: int, parallelism: int, workers: int,
-        queue_limit: int, wait_seconds: float,
+        queue_limit: int, wait_seconds: float, nice: int = 0,
     ) -> None:
         self.hasher = PasswordHasher(
             time_cost=time_cost, memory_cost=memory_kib, parallelism=parallelism,
             type=Type.ID,
         )
-        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="argon2")
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="argon2",
+                                           initializer=_lower_priority, initargs=(nice,))
         self.workers = workers
         self.queue_limit = queue_limit
         self.wait_seconds = wait_seconds

@@ -7,12 +7,14 @@ user of another company; such a user answers exactly like a missing one.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from store import companies, users
-from store.sessions import CompanyLock
+from store.audit import Who
+from store.sessions import CompanyLock, Profile
+from store.usernames import mixed_scripts
+from tornado_app.auth import activity, throttling
 from tornado_app.auth.fields import is_canonical_uuid
 from tornado_app.auth.passwords import HasherBusy
 from tornado_app.http import ApiError
@@ -22,12 +24,22 @@ UNAUTHORIZED = ApiError(401, "UNAUTHORIZED", "missing, invalid or expired sessio
 
 @dataclass(frozen=True)
 class Principal:
-    """The caller behind a valid session, with role/status as of this request."""
+    """The caller behind a valid session, with role/status and profile as of this request."""
 
     token: str
     user_id: int
     company_id: int
     role: str
+    username: str = ""
+    real_name: str = ""
+    company_name: str = ""
+    key_id: str | None = None  # set for a company API key (then user_id is 0, token '')
+
+    def who(self) -> Who:
+        """The actor as the audit trail records it (an API key by its id)."""
+        if self.key_id:
+            return Who(None, f"api-key:{self.key_id}")
+        return Who(self.user_id, self.username)
 
 
 def token_from_header(header: str | None) -> str:
@@ -42,22 +54,30 @@ def token_from_header(header: str | None) -> str:
 
 
 async def authenticate(svc: Any, header: str | None) -> Principal:
-    """Resolve the caller; role and status come from the permission cache or MongoDB."""
+    """Resolve the caller. Warm: one Redis round trip (session, cached role, status and
+    profile, and their versions), no MongoDB read. Cold: the user and the company are read
+    from MongoDB and cached, unless a change evicted them meanwhile."""
     token = token_from_header(header)
     info = await svc.sessions.lookup(token)
     if info is None:
         raise UNAUTHORIZED
-    role, status = info.role, info.status
-    if not role:
-        user = await users.get_user(svc.db, info.company_id, info.user_id)
-        if user is None:
+    if info.role and info.username:
+        profile = Profile(info.role, info.status, info.username, info.real_name,
+                          info.company_name)
+    else:
+        user, company = await asyncio.gather(
+            users.get_user(svc.db, info.company_id, info.user_id),
+            companies.get_by_id(svc.db, info.company_id))
+        if user is None or company is None:
             await svc.sessions.delete(token, info.user_id)
             raise UNAUTHORIZED
-        role, status = user.role, user.status
-        await svc.sessions.cache_permissions(user.id, info.perm_version, role, status)
-    if status != "ACTIVE":
+        profile = Profile(user.role, user.status, user.username, user.real_name, company.name)
+        await svc.sessions.cache_profile(user.id, info.company_id, info.perm_version,
+                                         info.company_version, profile)
+    if profile.status != "ACTIVE":
         raise UNAUTHORIZED
-    return Principal(token, info.user_id, info.company_id, role)
+    return Principal(token, info.user_id, info.company_id, profile.role, profile.username,
+                     profile.real_name, profile.company_name)
 
 
 def require_role(principal: Principal, role: str) -> None:
@@ -65,9 +85,9 @@ def require_role(principal: Principal, role: str) -> None:
         raise ApiError(403, "FORBIDDEN", f"this action needs role {role}")
 
 
-def _throttle_keys(company_code: str, username: str, address: str) -> tuple[str, str]:
-    account = hashlib.sha256(f"{company_code}\x00{username}".encode()).hexdigest()[:32]
-    return f"fail:a:{account}", f"fail:ip:{address}"
+def _busy(exc: HasherBusy) -> ApiError:
+    return ApiError(429, "RATE_LIMITED", "too many logins at once; try again shortly",
+                    {"Retry-After": "1"})
 
 
 async def login(
@@ -75,53 +95,65 @@ async def login(
 ) -> dict[str, Any]:
     """Check the credentials and start a session. Wrong company, user or password all
     answer the same 401 after the same amount of work."""
-    st = svc.settings
-    account_key, address_key = _throttle_keys(company_code, username, address)
-    for key, limit in ((account_key, st.account_failure_limit),
-                       (address_key, st.address_failure_limit)):
-        wait = await svc.throttle.blocked_for(key, limit)
-        if wait:
-            svc.metrics.logins_throttled.inc()
-            raise ApiError(429, "RATE_LIMITED", "too many failed logins; try again later",
-                           {"Retry-After": str(wait)})
+    keys = throttling.keys_for(company_code, username, address)
+    company = user = None
+
+    def audit(outcome: str) -> None:
+        who = Who(user.id, user.username) if user else Who(None, username)
+        activity.record(svc, company_id=company.id if company else None, action="login",
+                        outcome=outcome, actor=who, target=who, address=address)
+
+    try:
+        await throttling.check(svc, keys)
+    except ApiError:
+        company = await companies.get_by_code(svc.db, company_code)
+        audit("throttled")
+        raise
     company = await companies.get_by_code(svc.db, company_code)
     user = await users.find_by_username(svc.db, company.id, username) if company else None
     try:
         ok = await svc.passwords.verify(user.password_hash if user else None, password)
     except HasherBusy as exc:
-        raise ApiError(429, "RATE_LIMITED", "too many logins at once; try again shortly",
-                       {"Retry-After": "1"}) from exc
+        raise _busy(exc) from exc
     if not ok or user is None or company is None:
-        await svc.throttle.record_failure(account_key, st.account_failure_window_seconds)
-        await svc.throttle.record_failure(address_key, st.address_failure_window_seconds)
-        svc.metrics.logins_failed.inc()
+        await throttling.failed(svc, keys)
+        audit("wrong_password")
         raise ApiError(401, "USER_NOT_FOUND", "wrong username or password")
     if user.status != "ACTIVE":
+        audit("disabled")
         raise ApiError(403, "USER_DISABLED", "this account is disabled")
-    await svc.throttle.reset(account_key)
+    await throttling.succeeded(svc, keys)
     if svc.passwords.needs_rehash(user.password_hash):
         new_hash = await svc.passwords.hash(password)
         await users.update_fields(svc.db, company.id, user.id, {"passwordHash": new_hash})
     token = await svc.sessions.create(user.id, company.id)
+    audit("success")
     return {
         "token": token, "userId": user.id, "username": user.username, "role": user.role,
-        "expiresIn": st.session_ttl_seconds,
+        "expiresIn": svc.settings.session_ttl_seconds,
     }
 
 
-async def logout(svc: Any, principal: Principal) -> None:
+async def logout(svc: Any, principal: Principal, address: str = "") -> None:
     await svc.sessions.delete(principal.token, principal.user_id)
+    activity.record(svc, company_id=principal.company_id, action="logout", outcome="success",
+                    actor=principal.who(), target=principal.who(), address=address)
 
 
 async def me(svc: Any, principal: Principal) -> dict[str, Any]:
-    user, company = await asyncio.gather(
-        users.get_user(svc.db, principal.company_id, principal.user_id),
-        companies.get_by_id(svc.db, principal.company_id))
-    if user is None or company is None:
-        raise UNAUTHORIZED
+    """The caller's profile, straight from the principal (the per-user cache)."""
+    if not principal.username:  # a principal built without a profile: read it
+        user, company = await asyncio.gather(
+            users.get_user(svc.db, principal.company_id, principal.user_id),
+            companies.get_by_id(svc.db, principal.company_id))
+        if user is None or company is None:
+            raise UNAUTHORIZED
+        return {"id": user.id, "username": user.username, "realName": user.real_name,
+                "role": user.role, "companyId": company.id, "companyName": company.name}
     return {
-        "id": user.id, "username": user.username, "realName": user.real_name,
-        "role": user.role, "companyId": company.id, "companyName": company.name,
+        "id": principal.user_id, "username": principal.username,
+        "realName": principal.real_name, "role": principal.role,
+        "companyId": principal.company_id, "companyName": principal.company_name,
     }
 
 
@@ -142,8 +174,24 @@ async def list_users(
 
 
 async def create_user(
-    svc: Any, principal: Principal, *, username: str, password: str, real_name: str, role: str
+    svc: Any, principal: Principal, *, username: str, password: str, real_name: str,
+    role: str, address: str = "",
 ) -> dict[str, Any]:
+    """Create a user of the caller's company. A name that looks like a taken one (same
+    canonical key: ``Admin``, fullwidth or Cyrillic look-alikes) is 409 ``USERNAME_EXISTS``;
+    a name mixing writing systems is 400 even when nothing looks like it yet."""
+    def audit(outcome: str, user_id: int | None = None) -> None:
+        activity.record(svc, company_id=principal.company_id, action="user.create",
+                        outcome=outcome, actor=principal.who(), target=Who(user_id, username),
+                        address=address, detail={"role": role})
+
+    if await users.find_by_username(svc.db, principal.company_id, username):
+        audit("username_exists")
+        raise ApiError(409, "USERNAME_EXISTS", "this username (or one that looks like it) "
+                                               "is taken")
+    if mixed_scripts(username):
+        raise ApiError(400, "VALIDATION_ERROR",
+                       "username mixes writing systems (for example Latin and Cyrillic)")
     try:
         password_hash = await svc.passwords.hash(password)
     except HasherBusy as exc:
@@ -154,7 +202,10 @@ async def create_user(
             svc.db, company_id=principal.company_id, username=username,
             password_hash=password_hash, real_name=real_name, role=role)
     except users.UsernameExists as exc:
-        raise ApiError(409, "USERNAME_EXISTS", "this username is taken") from exc
+        audit("username_exists")
+        raise ApiError(409, "USERNAME_EXISTS", "this username (or one that looks like it) "
+                                               "is taken") from exc
+    audit("success", user.id)
     return user.public()
 
 
@@ -165,23 +216,40 @@ async def _existing(svc: Any, principal: Principal, user_id: int) -> users.User:
     return user
 
 
-async def rename_user(svc: Any, principal: Principal, user_id: int, real_name: str) -> None:
-    if await users.update_fields(
-        svc.db, principal.company_id, user_id, {"realName": real_name}
-    ) is None:
+async def rename_user(svc: Any, principal: Principal, user_id: int, real_name: str,
+                      address: str = "") -> None:
+    updated = await users.update_fields(
+        svc.db, principal.company_id, user_id, {"realName": real_name})
+    if updated is None:
         raise ApiError(404, "NOT_FOUND", "no such user")
+    await svc.sessions.evict_permissions(user_id)
+    activity.record(svc, company_id=principal.company_id, action="user.rename",
+                    outcome="success", actor=principal.who(),
+                    target=Who(user_id, updated.username), address=address)
 
 
 async def _change_admin_state(
-    svc: Any, principal: Principal, user_id: int, changes: dict[str, str]
+    svc: Any, principal: Principal, user_id: int, changes: dict[str, str], address: str = ""
 ) -> users.User:
     """Apply a role/status change under the company lock, refusing to remove the last
     active ADMIN; then evict the permission cache (MongoDB first, cache second)."""
+    action = "user.role" if "role" in changes else "user.status"
+    target = Who(user_id, "")
     try:
-        return await _apply_admin_change(svc, principal, user_id, changes)
+        target = Who(user_id, (await _existing(svc, principal, user_id)).username)
+        updated = await _apply_admin_change(svc, principal, user_id, changes)
     except TimeoutError as exc:  # another admin change of this company holds the lock
         raise ApiError(503, "SERVICE_UNAVAILABLE", "another change is in progress; retry",
                        {"Retry-After": "1"}) from exc
+    except ApiError as exc:
+        if exc.status != 404:  # another company's user stays invisible, even here
+            activity.record(svc, company_id=principal.company_id, action=action,
+                            outcome=exc.code.lower(), actor=principal.who(), target=target,
+                            address=address, detail=changes)
+        raise
+    activity.record(svc, company_id=principal.company_id, action=action, outcome="success",
+                    actor=principal.who(), target=target, address=address, detail=changes)
+    return updated
 
 
 async def _apply_admin_change(
@@ -202,11 +270,20 @@ async def _apply_admin_change(
     return updated
 
 
-async def set_status(svc: Any, principal: Principal, user_id: int, status: str) -> None:
-    await _change_admin_state(svc, principal, user_id, {"status": status})
+async def set_status(svc: Any, principal: Principal, user_id: int, status: str,
+                     address: str = "") -> None:
+    await _change_admin_state(svc, principal, user_id, {"status": status}, address)
     if status == "DISABLED":
         await svc.sessions.delete_all_for_user(user_id)
 
 
-async def set_role(svc: Any, principal: Principal, user_id: int, role: str) -> None:
-    await _change_admin_state(svc, principal, user_id, {"role": role})
+async def set_role(svc: Any, principal: Principal, user_id: int, role: str,
+                   address: str = "") -> None:
+    await _change_admin_state(svc, principal, user_id, {"role": role}, address)
+
+
+async def rename_company(svc: Any, company_id: int, name: str) -> None:
+    """A new display name; every cached profile of the company is a miss at once."""
+    if await companies.rename(svc.db, company_id, name) is None:
+        raise ApiError(404, "NOT_FOUND", "no such company")
+    await svc.sessions.evict_company(company_id)

@@ -14,7 +14,7 @@ from store.booleans import NotABoolean, parse_bool
 from store.storage_errors import StorageError
 from tornado_app.callers import Caller
 from tornado_app.docs.fetch import FetchFailed, FetchRefused
-from tornado_app.http import BaseHandler
+from tornado_app.http import ApiError, BaseHandler
 
 
 class DocsError(Exception):
@@ -60,6 +60,7 @@ class DocsHandler(BaseHandler):
 
     conversion: tuple[str, str] | None = None  # (kind, format) once a conversion is known
     caller: Caller  # set by prepare() before any handler code runs
+    admin_methods: frozenset[str] = frozenset()  # HTTP methods that need role ADMIN
     result_code = 0
 
     def success(self, data: Any) -> None:
@@ -107,10 +108,18 @@ class DocsHandler(BaseHandler):
         await self.check_caller()
 
     async def check_caller(self) -> None:
-        """Set ``self.caller`` before any handler code runs (401 without a caller)."""
-        from tornado_app.callers import identify
+        """Set ``self.caller`` (the one place the docs face authenticates, before any
+        handler code): 401 without a caller, 403 when the method needs ADMIN or a browser
+        sends the request from a site that is not allowed."""
+        from tornado_app.callers import identify, require_admin
+        from tornado_app.guards import cross_site_refused
 
+        self.check_origin()
+        if cross_site_refused(self.request, self.services.settings):
+            raise ApiError(403, "FORBIDDEN", "cross-site request refused")
         self.caller = await identify(self.services, self.request.headers.get("Authorization"))
+        if self.request.method in self.admin_methods:
+            require_admin(self.caller)
 
     @property
     def company_id(self) -> str:

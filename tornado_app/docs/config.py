@@ -12,6 +12,7 @@ from store.storage_config import StorageConfig, normalize_endpoint, parse_bool
 from store.storage_errors import StorageConfigError, StorageError
 from store.storage_settings import EMBEDDED_PROFILE
 from tornado_app.address_policy import EndpointRefused, check_endpoint, policy_from
+from tornado_app.callers import require_admin
 from tornado_app.docs.base import DocsError, UploadHandler
 from tornado_app.http import JsonTooDeep, load_json
 
@@ -93,6 +94,8 @@ class PlainHandler(UploadHandler):
 
 
 class StorageConfigHandler(PlainHandler):
+    admin_methods = frozenset({"POST"})
+
     async def post(self) -> None:
         fields, _ = self.form()
         config = await self.config_from_form(fields)
@@ -101,6 +104,8 @@ class StorageConfigHandler(PlainHandler):
 
 
 class StorageTestHandler(PlainHandler):
+    admin_methods = frozenset({"POST"})
+
     async def post(self) -> None:
         fields, _ = self.form()
         config = await self.config_from_form(fields)
@@ -113,6 +118,8 @@ class TimeCheckHandler(PlainHandler):
     async def get(self) -> None:
         endpoint = self.get_query_argument("endpoint", "") or self.get_query_argument("public", "")
         secure_raw = self.get_query_argument("secure", None)
+        if endpoint:
+            require_admin(self.caller)  # a custom endpoint probes the network: ADMIN only
         if not endpoint:
             config = await self.storage.configs.active_config(self.company_id)
             if config is None:
@@ -127,6 +134,8 @@ class TimeCheckHandler(PlainHandler):
 
 
 class ConfigSnapshotHandler(PlainHandler):
+    admin_methods = frozenset({"GET"})
+
     async def get(self) -> None:
         config = await self.storage.configs.active_config(self.company_id)
         st = self.services.settings
@@ -144,6 +153,8 @@ class ConfigSnapshotHandler(PlainHandler):
 
 
 class ProfilesHandler(PlainHandler):
+    admin_methods = frozenset({"GET"})
+
     async def get(self) -> None:
         self.reply({"ok": True, "profiles": await self.storage.configs.profiles(self.company_id)})
 
@@ -156,6 +167,8 @@ def _profile_name(raw: str | None) -> str:
 
 
 class SaveProfileHandler(PlainHandler):
+    admin_methods = frozenset({"POST"})
+
     async def post(self) -> None:
         fields, _ = self.form()
         name = _profile_name(fields.get("name"))
@@ -171,6 +184,8 @@ class SaveProfileHandler(PlainHandler):
 
 
 class LoadProfileHandler(PlainHandler):
+    admin_methods = frozenset({"GET"})
+
     async def get(self) -> None:
         name = _profile_name(self.get_query_argument("name", ""))
         config = await self.storage.configs.load_profile(self.company_id, name)
@@ -208,6 +223,8 @@ def _parse_linkmap(raw: Any) -> dict[str, str]:
 
 
 class LinkMapHandler(PlainHandler):
+    admin_methods = frozenset({"GET", "POST"})
+
     async def get(self) -> None:
         mapping = await self.storage.linkmap.get(self.company_id)
         self.reply({"ok": True, "count": len(mapping), "map": mapping})

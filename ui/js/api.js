@@ -53,6 +53,8 @@ const AUTH_MESSAGES = {
   INVALID_ROLE: 'Choose one of the roles ADMIN, REVIEWER or ANNOTATOR.',
   PAYLOAD_TOO_LARGE: 'What you sent is too large.',
   SERVICE_UNAVAILABLE: 'The service is briefly unavailable. Try again in a moment.',
+  WRONG_PASSWORD: 'This is not your current password.',
+  SETUP_TOKEN_INVALID: 'This setup address is not valid any more (used, expired or mistyped). Restart the service for a new one, or run "just create-admin".',
   INTERNAL_ERROR: 'Something went wrong on the server. Try again; if it keeps happening, tell an administrator.',
 };
 
@@ -72,7 +74,7 @@ const DOCS_PREFIX = {
   50401: 'The conversion took too long and was stopped. ',
 };
 
-const FIELD_WORDS = ['companyCode', 'username', 'password', 'realName', 'role', 'status'];
+const FIELD_WORDS = ['companyCode', 'companyName', 'username', 'password', 'realName', 'role', 'status', 'oldPassword', 'newPassword'];
 
 function sentence(text) {
   const t = String(text || '').trim();
@@ -82,7 +84,7 @@ function sentence(text) {
 }
 
 function humanField(name) {
-  return { companyCode: 'Company code', realName: 'Real name' }[name] || name;
+  return { companyCode: 'Company code', companyName: 'Company name', realName: 'Real name', oldPassword: 'Current password', newPassword: 'New password' }[name] || name;
 }
 
 /** Words for an annotation-API failure, and the field it names (if any). */

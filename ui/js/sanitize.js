@@ -17,13 +17,25 @@ const ALLOWED = {
 };
 const DROP_WITH_CONTENT = new Set(['script', 'style', 'iframe', 'object', 'embed', 'template', 'noscript', 'svg', 'math', 'form', 'textarea', 'select', 'button', 'link', 'meta', 'base', 'title', 'head', 'frame', 'frameset', 'audio', 'video', 'canvas']);
 
-function safeHref(url, image) {
-  const u = String(url || '').trim();
-  if (!u) return '';
-  if (/^(https?:|mailto:|#|\/|\.\/|\.\.\/)/i.test(u)) return u;
-  if (!/^[a-z][a-z0-9+.-]*:/i.test(u)) return u;          // relative
-  if (image && /^data:image\/(png|jpe?g|gif|webp|bmp);/i.test(u)) return u;
-  if (image && /^blob:/i.test(u)) return u;
+const LINK_SCHEMES = new Set(['http', 'https', 'mailto']);
+const IMAGE_DATA = /^data:image\/(png|jpe?g|gif|webp|bmp);/i;
+
+/**
+ * The address if it is allowed, else ''. Allow-list: http, https, mailto, relative paths and
+ * `#fragments` (images also raster data: URIs and blob:). Browsers drop tabs and newlines
+ * anywhere in a URL and control characters and spaces at its ends ("java\tscript:" runs as
+ * javascript:), so they are removed before the scheme is read; any other control character
+ * refuses the address.
+ */
+export function safeHref(url, image = false) {
+  const u = String(url || '').replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
+  if (!u || /[\u0000-\u001f\u007f-\u009f]/.test(u)) return '';
+  if (u.startsWith('#')) return u;
+  const scheme = u.match(/^([^:/?#]*):/);
+  if (!scheme) return u;                                   // relative (path, ?query, //host)
+  const name = scheme[1].toLowerCase();
+  if (LINK_SCHEMES.has(name)) return u;
+  if (image && (IMAGE_DATA.test(u) || name === 'blob')) return u;
   return '';
 }
 

@@ -29,6 +29,10 @@ function render(view, ctx) {
 
   const flash = ctx.takeFlash();
   if (flash) message.append(notice('info', null, h('p', {}, flash)));
+  // first run: no company yet, so nobody can sign in; say how to get in
+  authApi('GET', '/api/setup').then(() => {
+    message.prepend(notice('info', 'No company yet', h('p', {}, 'This service was just installed. Open the setup address printed in the terminal where it was started (it ends in #/setup?token=…), or create the first administrator there with "just create-admin".')));
+  }).catch(() => { /* 404: set up already, or no sign-in on this server */ });
 
   const fields = { companyCode: company, username, password };
   form.addEventListener('submit', async (e) => {

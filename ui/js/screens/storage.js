@@ -342,4 +342,4 @@ function render(view) {
   })();
 }
 
-export default { id: 'storage', title: 'Storage', render };
+export default { id: 'storage', title: 'Storage', admin: true, render };

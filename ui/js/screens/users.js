@@ -1,5 +1,7 @@
-// Users (ADMIN): paged, filterable list; create, rename, enable/disable, change role.
+// Users (ADMIN): paged, filterable list; create, rename, enable/disable, change role,
+// reset a password.
 import { authApi, session, Unavailable } from '../api.js';
+import { passwordPair } from '../dialog.js';
 import { announce, card, clear, field, h, newId, notice, pageHeader, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
 
 const ROLES = ['ADMIN', 'REVIEWER', 'ANNOTATOR'];
@@ -45,6 +47,8 @@ function render(view, ctx) {
     pageMessage,
     body);
   body.append(card(null, filters, listMessage, h('div', { class: 'table-scroll' }, table), pager));
+  const flash = ctx.takeFlash ? ctx.takeFlash() : '';
+  if (flash) pageMessage.append(notice('success', null, h('p', {}, flash)));
 
   newButton.addEventListener('click', () => openCreate());
 
@@ -130,6 +134,9 @@ function render(view, ctx) {
     const renameButton = h('button', { type: 'button', class: 'btn btn-sm btn-secondary', dataset: { action: 'rename' } },
       'Rename', h('span', { class: 'visually-hidden' }, ` ${displayName(u)}`));
     renameButton.addEventListener('click', () => openRename(u, renameButton));
+    const resetButton = h('button', { type: 'button', class: 'btn btn-sm btn-secondary', dataset: { action: 'reset-password' } },
+      'Reset password', h('span', { class: 'visually-hidden' }, ` of ${displayName(u)}`));
+    resetButton.addEventListener('click', () => openReset(u, resetButton));
 
     const tr = h('tr', { dataset: { userId: String(u.id), username: u.username }, class: u.status === 'DISABLED' ? 'is-disabled' : '' },
       h('td', { dataset: { label: 'User' } },
@@ -140,7 +147,7 @@ function render(view, ctx) {
       h('td', { dataset: { label: 'Role' } },
         h('label', { for: roleId, class: 'visually-hidden' }, `Role of ${displayName(u)}`), roleSelect),
       h('td', { dataset: { label: 'Status' } }, h('span', { class: `badge ${active ? 'badge-success' : 'badge-muted'}` }, titleCase(u.status))),
-      h('td', { class: 'actions-cell', dataset: { label: 'Actions' } }, h('div', { class: 'row-actions' }, renameButton, statusButton)));
+      h('td', { class: 'actions-cell', dataset: { label: 'Actions' } }, h('div', { class: 'row-actions' }, renameButton, resetButton, statusButton)));
     const msgRow = h('tr', { class: 'message-row' }, h('td', { colspan: '4' }, message));
     tr.messageRow = msgRow;
     return [tr, msgRow];
@@ -255,6 +262,43 @@ function render(view, ctx) {
       } catch (err) {
         setBusy(submit, false);
         if (err.field === 'realName' || err.code === 'VALIDATION_ERROR') { setFieldError(realName, err.message); realName.input.focus(); } else showError(message, err);
+        announce(err.message, true);
+      }
+    });
+  }
+
+  function openReset(u, opener) {
+    const me = session.user && session.user.id === u.id;
+    const pair = passwordPair(field, setFieldError);
+    const message = h('div', { class: 'form-message' });
+    const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Set password');
+    const cancel = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Cancel');
+    const form = h('form', { class: 'stack', novalidate: true },
+      h('p', { class: 'muted small' }, me
+        ? 'This is your own account: all your sessions end, this one too, and you sign in again with the new password.'
+        : `${displayName(u)} is signed out everywhere and signs in with this password. Share it safely.`),
+      pair.first.wrap, pair.again.wrap, message, h('div', { class: 'dialog-actions' }, cancel, submit));
+    let saved = false;
+    const dlg = dialog(`Reset password of ${u.username}`, form, () => {
+      const again = saved ? tbody.querySelector(`tr[data-user-id="${u.id}"] [data-action="reset-password"]`) : opener;
+      if (again) again.focus();
+    });
+    cancel.addEventListener('click', () => dlg.close());
+    pair.first.input.focus();
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      clear(message);
+      const password = pair.value();
+      if (password === null) { announce('Some fields need attention.', true); return; }
+      setBusy(submit, true, 'Setting…');
+      try {
+        await authApi('PUT', `/api/users/${u.id}/password`, { password });
+        saved = true;
+        dlg.close();
+        replaceRow(u, 'reset-password', `The password of ${displayName(u)} was reset; their sessions ended.`);
+      } catch (err) {
+        setBusy(submit, false);
+        if (err.code === 'VALIDATION_ERROR') { setFieldError(pair.first, err.message); pair.first.input.focus(); } else showError(message, err);
         announce(err.message, true);
       }
     });

@@ -1,0 +1,131 @@
+"""The audit trail: who did what to whom, when, from where, and how it ended.
+
+Records go to the ``audit`` collection (kept 90 days by a TTL index on ``time``). Writing
+one never delays or fails the request it describes: :meth:`AuditLog.record` only puts the
+record on a bounded in-process queue, and one background task writes batches to MongoDB.
+A full queue drops the record (``on_drop`` is called, a metric counts it); a failed write
+drops the batch (``on_error``), logged without the records' contents. Records never hold a
+password or token: callers pass names, ids, an action, an outcome and small details only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from motor.motor_asyncio import AsyncIOMotorDatabase
+from pymongo import ASCENDING, DESCENDING
+
+from store.usernames import username_key
+
+log = logging.getLogger("store.audit")
+
+RETENTION_SECONDS = 90 * 24 * 3600
+ACTIONS = ("login", "logout", "setup", "user.create", "user.rename", "user.status",
+           "user.role", "password.change", "password.reset")
+
+
+async def ensure_indexes(db: AsyncIOMotorDatabase,
+                         retention_seconds: int = RETENTION_SECONDS) -> None:
+    """TTL index (records expire after ``retention_seconds``) and the listing index."""
+    await db.audit.create_index([("time", ASCENDING)], expireAfterSeconds=retention_seconds,
+                                name="time_ttl")
+    await db.audit.create_index([("companyId", ASCENDING), ("time", DESCENDING)])
+
+
+@dataclass(frozen=True)
+class Who:
+    """An actor or target: the user id when known, the username as shown or typed."""
+
+    id: int | None
+    username: str
+
+
+def _who(who: Who | None) -> dict[str, Any] | None:
+    if who is None:
+        return None
+    return {"id": who.id, "username": who.username, "key": username_key(who.username)}
+
+
+class AuditLog:
+    """A bounded queue drained by one background task into MongoDB."""
+
+    def __init__(self, db: AsyncIOMotorDatabase, *, queue_limit: int = 1000,
+                 batch_size: int = 100, on_drop: Callable[[], None] | None = None,
+                 on_error: Callable[[int], None] | None = None) -> None:
+        self.db = db
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=queue_limit)
+        self.batch_size = batch_size
+        self.on_drop = on_drop or (lambda: None)
+        self.on_error = on_error or (lambda n: None)
+        self._task: asyncio.Task[None] | None = None
+        self.dropped = 0
+
+    def record(self, *, company_id: int | None, action: str, outcome: str,
+               actor: Who | None, target: Who | None = None, address: str = "",
+               detail: dict[str, str] | None = None) -> None:
+        """Queue one record; returns at once (a full queue drops it and counts it)."""
+        doc = {
+            "time": datetime.now(UTC), "companyId": company_id, "action": action,
+            "outcome": outcome, "actor": _who(actor), "target": _who(target),
+            "address": address, "detail": detail or {},
+        }
+        try:
+            self.queue.put_nowait(doc)
+        except asyncio.QueueFull:
+            self.dropped += 1
+            self.on_drop()
+            return
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while not self.queue.empty():
+            batch = [self.queue.get_nowait()]
+            while len(batch) < self.batch_size and not self.queue.empty():
+                batch.append(self.queue.get_nowait())
+            try:
+                await self.db.audit.insert_many(batch, ordered=False)
+            except Exception as exc:  # the store is down: drop, count, keep serving
+                self.on_error(len(batch))
+                log.warning("audit records not written", extra={
+                    "records": len(batch), "error": type(exc).__name__})
+
+    async def flush(self, timeout: float = 5.0) -> None:
+        """Wait (at most ``timeout`` s) until the queued records are written."""
+        if self._task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(self._task), timeout)
+
+    async def close(self) -> None:
+        await self.flush()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+
+async def query(db: AsyncIOMotorDatabase, company_id: int, *, page: int, page_size: int,
+                action: str | None = None, actor: str | None = None,
+                target: str | None = None, since: datetime | None = None,
+                until: datetime | None = None) -> tuple[list[dict[str, Any]], int]:
+    """One page of the company's records, newest first, and the total matching.
+    ``actor``/``target`` are usernames, compared like usernames are (look-alikes match)."""
+    if type(company_id) is not int:
+        raise TypeError("company_id must be an int")
+    filt: dict[str, Any] = {"companyId": company_id}
+    if action is not None:
+        filt["action"] = str(action)
+    if actor is not None:
+        filt["actor.key"] = username_key(str(actor))
+    if target is not None:
+        filt["target.key"] = username_key(str(target))
+    if since is not None or until is not None:
+        filt["time"] = {k: v for k, v in (("$gte", since), ("$lt", until)) if v is not None}
+    total = await db.audit.count_documents(filt)
+    cursor = db.audit.find(filt).sort([("time", DESCENDING), ("_id", DESCENDING)]) \
+        .skip((page - 1) * page_size).limit(page_size)
+    return await cursor.to_list(length=page_size), total

@@ -1,0 +1,156 @@
+"""Browser safety in one place (see README "Security model"):
+
+- ``Host`` must be one of ``PUBLIC_HOSTS`` when that is set (DNS rebinding), checked before
+  routing (HTTP 421);
+- a state-changing request (POST/PUT/PATCH/DELETE) with an ``Origin`` must come from this
+  origin or one of ``ALLOWED_ORIGINS``; without ``Origin``, a request with an
+  ``Authorization`` header (a script) passes, and a form-style body (what a cross-site HTML
+  form can send) is refused when no credential protects it (``DOCS_AUTH=none``; with caller
+  auth on it has no credential and is answered 401);
+- a docs request a browser marks ``Sec-Fetch-Site: cross-site`` needs an allowed origin;
+- CORS headers only for ``ALLOWED_ORIGINS`` (none by default), including preflights.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any
+
+import tornado.httputil
+import tornado.web
+
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
+CORS_METHODS = "GET, POST, PUT, DELETE, OPTIONS"
+CORS_HEADERS = "Authorization, Content-Type, X-Request-Id"
+CORS_EXPOSE = "X-Request-Id, X-Conversion-Warnings, Content-Disposition, Retry-After"
+DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def _split_host(host: str) -> tuple[str, str]:
+    """``host[:port]`` (IPv6 in brackets) as (hostname, port); port '' when absent."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name, _, rest = host[1:].partition("]")
+        return name, rest[1:] if rest.startswith(":") else ""
+    name, _, port = host.partition(":") if host.count(":") == 1 else (host, "", "")
+    return name, port
+
+
+def host_allowed(host: str, public_hosts: tuple[str, ...]) -> bool:
+    """True when ``PUBLIC_HOSTS`` is empty, or lists this host name or host:port."""
+    if not public_hosts:
+        return True
+    name, port = _split_host(host)
+    full = f"{name}:{port}" if port else name
+    return any(entry in (full, name) or _split_host(entry) == (name, port)
+               for entry in public_hosts)
+
+
+def normalise_origin(origin: str) -> str:
+    return origin.strip().rstrip("/").lower()
+
+
+def same_origin(origin: str, host: str) -> bool:
+    """``Origin`` names the host the request was sent to (default ports ignored)."""
+    parts = urllib.parse.urlsplit(normalise_origin(origin))
+    if parts.scheme not in DEFAULT_PORTS or not parts.netloc or not host:
+        return False
+    o_name, o_port = _split_host(parts.netloc)
+    h_name, h_port = _split_host(host)
+    default = DEFAULT_PORTS[parts.scheme]
+    return o_name == h_name and (o_port or default) == (h_port or default)
+
+
+def origin_allowed(origin: str, host: str, settings: Any) -> bool:
+    return normalise_origin(origin) in settings.allowed_origins or same_origin(origin, host)
+
+
+def host_refused(request: tornado.httputil.HTTPServerRequest, settings: Any) -> bool:
+    """The ``Host`` header is not one of ``PUBLIC_HOSTS`` (checked before routing)."""
+    return not host_allowed(request.headers.get("Host", ""), settings.public_hosts)
+
+
+def origin_refused(request: tornado.httputil.HTTPServerRequest, settings: Any) -> bool:
+    """A state-changing request from another site (checked by every API handler, which
+    answers 403 in its own failure shape)."""
+    if request.method not in STATE_CHANGING:
+        return False
+    headers = request.headers
+    origin = headers.get("Origin")
+    if origin is not None:
+        return not origin_allowed(origin, headers.get("Host", ""), settings)
+    if headers.get("Authorization"):
+        return False
+    ctype = headers.get("Content-Type", "").strip().lower()
+    return settings.docs_auth == "none" and (not ctype or ctype.startswith(FORM_TYPES))
+
+
+ORIGIN_REFUSED = ("cross-origin request refused: send it from this site, from an origin "
+                  "listed in ALLOWED_ORIGINS, or with an Authorization header")
+
+
+def cross_site_refused(request: tornado.httputil.HTTPServerRequest, settings: Any) -> bool:
+    """A browser says the request comes from another site, and that site is not allowed."""
+    if request.headers.get("Sec-Fetch-Site", "").lower() != "cross-site":
+        return False
+    origin = request.headers.get("Origin", "")
+    return not (origin and origin_allowed(origin, request.headers.get("Host", ""), settings))
+
+
+def add_cors_headers(handler: tornado.web.RequestHandler, settings: Any) -> None:
+    """CORS response headers, only for an origin listed in ``ALLOWED_ORIGINS``."""
+    if not settings.allowed_origins:
+        return
+    handler.add_header("Vary", "Origin")
+    origin = handler.request.headers.get("Origin")
+    if origin and normalise_origin(origin) in settings.allowed_origins:
+        handler.set_header("Access-Control-Allow-Origin", origin.strip())
+        handler.set_header("Access-Control-Expose-Headers", CORS_EXPOSE)
+
+
+class MisdirectedHandler(tornado.web.RequestHandler):
+    """Answers a request whose ``Host`` is not served here (nothing else runs for it)."""
+
+    def prepare(self) -> None:
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_status(421)
+        self.finish({"code": "MISDIRECTED_REQUEST",
+                     "message": "this Host is not served here (PUBLIC_HOSTS)"})
+
+
+class PreflightHandler(tornado.web.RequestHandler):
+    """CORS preflight: 204 with the allowed methods and headers for a listed origin."""
+
+    def initialize(self, settings: Any) -> None:
+        self.docs_settings = settings
+
+    def options(self, *args: Any) -> None:
+        origin = self.request.headers.get("Origin", "")
+        self.set_header("Vary", "Origin")
+        if normalise_origin(origin) in self.docs_settings.allowed_origins:
+            self.set_header("Access-Control-Allow-Origin", origin.strip())
+            self.set_header("Access-Control-Allow-Methods", CORS_METHODS)
+            self.set_header("Access-Control-Allow-Headers", CORS_HEADERS)
+            self.set_header("Access-Control-Max-Age", "600")
+            self.set_status(204)
+        else:
+            self.set_status(403)
+        self.finish()
+
+
+class GuardedApplication(tornado.web.Application):
+    """The Tornado application with the Host check and CORS preflights in front of the
+    route table (the Origin check runs in the handlers, so each answers in its shape)."""
+
+    def find_handler(self, request: tornado.httputil.HTTPServerRequest,
+                     **kwargs: Any) -> Any:
+        settings = self.settings["services"].settings
+        if host_refused(request, settings):
+            return self.get_handler_delegate(request, MisdirectedHandler)
+        if (request.method == "OPTIONS" and settings.allowed_origins
+                and "Access-Control-Request-Method" in request.headers):
+            return self.get_handler_delegate(request, PreflightHandler, {"settings": settings})
+        return super().find_handler(request, **kwargs)

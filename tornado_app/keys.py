@@ -1,0 +1,92 @@
+"""Company API keys over HTTP (annotation envelope, role ADMIN):
+
+- ``POST /api/keys`` ``{name, role, expiresInDays?}``: 201 with the key itself, shown once;
+- ``GET /api/keys``: the company's keys (name, prefix, role, created, last used, expiry);
+- ``DELETE /api/keys/{id}``: revoked at once on every replica (another company's id: 404).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import unicodedata
+from typing import Any
+
+from store import api_keys, companies
+from tornado_app.auth.fields import check_role, string_field
+from tornado_app.auth.handlers import AuthApiHandler
+from tornado_app.http import ApiError, validation_error
+
+MAX_EXPIRY_DAYS = 3650
+
+
+def key_name(body: dict[str, Any]) -> str:
+    """1-64 printable characters (NFC), so the list shows what was meant."""
+    name = unicodedata.normalize("NFC", string_field(body, "name", max_len=64)).strip()
+    if not name:
+        raise validation_error("name is required")
+    if any(unicodedata.category(c).startswith("C") for c in name):
+        raise validation_error("name may not hold control characters")
+    return name
+
+
+def expiry(body: dict[str, Any]) -> dt.datetime | None:
+    """``expiresInDays`` (an integer 1-3650, or absent/null for a key that does not expire)
+    as the moment the key stops working."""
+    days = body.get("expiresInDays")
+    if days is None:
+        return None
+    if type(days) is not int or not 1 <= days <= MAX_EXPIRY_DAYS:
+        raise validation_error(f"expiresInDays must be an integer from 1 to {MAX_EXPIRY_DAYS}")
+    return (dt.datetime.now(dt.UTC) + dt.timedelta(days=days)).replace(microsecond=0)
+
+
+class KeysHandler(AuthApiHandler):
+    async def get(self) -> None:
+        principal = await self.principal("ADMIN")
+        items = await api_keys.list_keys(self.services.db, principal.company_id)
+        self.success({"items": [k.public() for k in items], "total": len(items)})
+
+    async def post(self) -> None:
+        principal = await self.principal("ADMIN")
+        body = self.json_body()
+        name = key_name(body)
+        role = check_role(string_field(body, "role", required=False, default="ANNOTATOR"))
+        expires_at = expiry(body)
+        try:
+            key, secret = await api_keys.create_key(
+                self.services.db, company_id=principal.company_id, name=name, role=role,
+                created_by=principal.user_id or None, expires_at=expires_at)
+        except api_keys.TooManyKeys as exc:
+            raise ApiError(409, "KEY_LIMIT", f"a company may hold at most "
+                           f"{api_keys.MAX_KEYS_PER_COMPANY} keys; revoke unused ones") from exc
+        self.success({**key.public(), "key": secret}, status=201)
+
+
+class KeyHandler(AuthApiHandler):
+    async def delete(self, key_id: str) -> None:
+        principal = await self.principal("ADMIN")
+        if not (len(key_id) == 32 and key_id.isascii() and key_id.isalnum()) or not \
+                await api_keys.revoke_key(self.services.db, principal.company_id, key_id):
+            raise ApiError(404, "NOT_FOUND", "no such API key")
+        self.success(None)
+
+
+async def key_me(svc: Any, principal: Any) -> dict[str, Any]:
+    """``GET /api/auth/me`` for an API key: the key's company and role, no user."""
+    key, company = await asyncio.gather(
+        api_keys.get_key(svc.db, principal.company_id, principal.key_id),
+        companies.get_by_id(svc.db, principal.company_id))
+    if key is None or company is None:
+        raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
+    return {
+        "id": None, "username": None, "realName": key.name, "role": key.role,
+        "companyId": company.id, "companyName": company.name,
+        "apiKey": {"id": key.id, "name": key.name, "prefix": key.prefix},
+    }
+
+
+ROUTES: list[tuple[str, type]] = [
+    (r"/api/keys", KeysHandler),
+    (r"/api/keys/([^/]+)", KeyHandler),
+]
