@@ -16,8 +16,8 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from bench.common import AUTH_HEADER, SERVICE_ENV, machine, table
-from store.embedded import free_port
+from bench.common import AUTH_HEADER, SERVICE_ENV, machine, multipart, table
+from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,15 +50,6 @@ def build_archive(docs: int, images: int) -> bytes:
     return buf.getvalue()
 
 
-def _multipart(name: str, data: bytes) -> tuple[bytes, str]:
-    boundary = uuid.uuid4().hex
-    body = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-            f"Content-Type: application/zip\r\n\r\n").encode() + data + \
-        f"\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"prefix\"\r\n\r\n" \
-        f"run-{boundary[:8]}\r\n--{boundary}--\r\n".encode()
-    return body, f"multipart/form-data; boundary={boundary}"
-
-
 def _run(concurrency: int, archive: bytes, data_dir: Path) -> tuple[float, int]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("S3_", "MONGO_", "REDIS_"))}
@@ -74,7 +65,8 @@ def _run(concurrency: int, archive: bytes, data_dir: Path) -> tuple[float, int]:
                 break
             except OSError:
                 time.sleep(0.1)
-        body, ctype = _multipart("book.zip", archive)
+        body, ctype = multipart({"prefix": f"run-{uuid.uuid4().hex[:8]}"},
+                                {"file": ("book.zip", archive)}, "application/zip")
         req = urllib.request.Request(f"http://127.0.0.1:{port}/api/upload-archive", data=body,
                                      headers={"Content-Type": ctype, **AUTH_HEADER}, method="POST")
         t0 = time.perf_counter()

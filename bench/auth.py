@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import machine, percentile, table
-from store.embedded import free_port, start_redis, start_secantus
+from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGIN_BODY = json.dumps({"companyCode": "BENCH", "username": "user1",

@@ -9,6 +9,8 @@ import statistics
 import time
 from collections.abc import Awaitable, Callable
 
+import urllib3
+
 # The benches' services run on loopback with this operator token (DOCS_API_TOKEN) as their
 # docs caller, and without a metrics listener (several may run at once).
 OPERATOR_TOKEN = "bench-operator-token"
@@ -58,3 +60,12 @@ def summary(latencies: list[float]) -> tuple[float, float, float]:
     """p50, p99 (ms) and mean (ms)."""
     return (percentile(latencies, 50) * 1000, percentile(latencies, 99) * 1000,
             statistics.fmean(latencies) * 1000 if latencies else float("nan"))
+
+
+def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]] | None = None,
+              file_type: str = "application/octet-stream") -> tuple[bytes, str]:
+    """A multipart/form-data body and its content type (urllib3's encoder)."""
+    parts: list[tuple[str, object]] = list(fields.items())
+    parts += [(name, (filename, data, file_type))
+              for name, (filename, data) in (files or {}).items()]
+    return urllib3.encode_multipart_formdata(parts)

@@ -26,12 +26,11 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.common import AUTH_HEADER, machine, percentile, table
+from bench.common import AUTH_HEADER, machine, multipart, percentile, table
 from bench.fidelity import CATEGORIES, Score, elements
 from bench.peers import KINDS, ensure_peers, peer_version, run_peer
 
@@ -227,18 +226,6 @@ def time_peer(tool: str, status: str, docs: list[Doc], passes: int, tmp: Path) -
 
 
 # ------------------------------------------------------------------ HTTP
-def _multipart(filename: str, data: bytes) -> tuple[str, bytes]:
-    boundary = uuid.uuid4().hex
-    fields = {"export": "markdown", "engine": "word2markdown"}
-    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
-             for k, v in fields.items()]
-    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
-                 f'filename="{filename}"\r\nContent-Type: application/octet-stream\r\n\r\n'
-                 .encode() + data + b"\r\n")
-    parts.append(f"--{boundary}--\r\n".encode())
-    return f"multipart/form-data; boundary={boundary}", b"".join(parts)
-
-
 @dataclass
 class HttpResult:
     """Latencies (s), wall time (s) and failed requests at one client count."""
@@ -253,7 +240,8 @@ async def _http(base: str, docs: list[Doc], passes: int) -> list[HttpResult]:
     from tornado.httpclient import AsyncHTTPClient
 
     client = AsyncHTTPClient(max_clients=max(HTTP_CLIENTS))
-    bodies = [_multipart(doc.path.name, doc.data) for doc in docs]
+    bodies = [multipart({"export": "markdown", "engine": "word2markdown"},
+                        {"file": (doc.path.name, doc.data)})[::-1] for doc in docs]
 
     async def post(i: int) -> bool:
         ctype, body = bodies[i]

@@ -18,21 +18,21 @@ import sys
 import tempfile
 import time
 import urllib.request
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import psutil
 from tornado.httpclient import AsyncHTTPClient
 
-from bench.common import AUTH_HEADER, SERVICE_ENV, machine, percentile, table
+from bench.common import AUTH_HEADER, SERVICE_ENV, machine, multipart, percentile, table
 from render_pool.procfs import descendants
-from store.embedded import free_port
+from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
 
 # ------------------------------------------------------------------ documents
 _WORDS = (
@@ -138,15 +138,7 @@ async def fixed(call: Callable[[], Awaitable[None]], *, count: int, clients: int
     return Result(latencies, time.perf_counter() - t0)
 
 
-def _multipart(fields: dict[str, str], filename: str, data: bytes) -> tuple[str, bytes]:
-    boundary = uuid.uuid4().hex
-    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
-             for k, v in fields.items()]
-    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="md_file"; '
-                 f'filename="{filename}"\r\nContent-Type: text/markdown\r\n\r\n'.encode()
-                 + data + b"\r\n")
-    parts.append(f"--{boundary}--\r\n".encode())
-    return f"multipart/form-data; boundary={boundary}", b"".join(parts)
+
 
 
 class Service:
@@ -190,7 +182,8 @@ class Service:
 
 async def convert(client: AsyncHTTPClient, base: str, markdown: str, target: str) -> bytes:
     """``POST /md/convert`` with the Markdown as ``md_file``; the file bytes (or an error)."""
-    ctype, body = _multipart({"target": target}, "bench.md", markdown.encode())
+    body, ctype = multipart({"target": target}, {"md_file": ("bench.md", markdown.encode())},
+                            "text/markdown")
     resp = await client.fetch(f"{base}/md/convert", method="POST", body=body,
                               headers={"Content-Type": ctype, **AUTH_HEADER},
                               request_timeout=300)
@@ -294,18 +287,15 @@ def chromium_memory(service_pid: int) -> tuple[int, float, float]:
     count, rss, pss = 0, 0, 0
     for pid in descendants(service_pid):
         try:
-            with open(f"/proc/{pid}/comm", encoding="utf-8") as fh:
-                if "chrom" not in fh.read().lower():
-                    continue
-            with open(f"/proc/{pid}/statm", encoding="ascii") as fh:
-                rss += int(fh.read().split()[1]) * _PAGE_BYTES
-            count += 1
-            with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as fh:
-                for line in fh:
-                    if line.startswith("Pss:"):
-                        pss += int(line.split()[1]) * 1024
-        except (OSError, ValueError, IndexError):
+            proc = psutil.Process(pid)
+            if "chrom" not in proc.name().lower():
+                continue
+            mem = proc.memory_full_info()  # rss, and pss from smaps_rollup
+        except psutil.Error:
             continue
+        count += 1
+        rss += mem.rss
+        pss += getattr(mem, "pss", 0)
     return count, rss / 2**20, pss / 2**20
 
 

@@ -37,11 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest, HTTPResponse
 
-from bench.common import AUTH_HEADER, SERVICE_ENV, machine, percentile, table
-from render_pool.procfs import descendants
-from store.embedded import Child, free_port, start_redis
+from bench.common import AUTH_HEADER, SERVICE_ENV, machine, multipart, percentile, table
+from render_pool.procfs import descendants, rss_kb
+from tornado_app.embedded.servers import Child, free_port, start_redis
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCX_DIR = ROOT / "tests" / "data" / "docx" / "docling"
@@ -65,9 +66,8 @@ def process_tree(root: int) -> list[int]:
 
 def _cmdline(pid: int) -> list[str]:
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return [p.decode(errors="replace") for p in f.read().split(b"\0") if p]
-    except OSError:
+        return psutil.Process(pid).cmdline()
+    except psutil.Error:
         return []
 
 
@@ -96,17 +96,6 @@ def classify(pid: int, service_pid: int) -> str:
     return "other"
 
 
-def _rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def groups(service_pid: int) -> dict[str, list[int]]:
     """Pids of the service tree by class."""
     out: dict[str, list[int]] = {}
@@ -118,21 +107,18 @@ def groups(service_pid: int) -> dict[str, list[int]]:
 
 def rss_by_group(service_pid: int) -> dict[str, tuple[int, float]]:
     """Per class: (process count, summed RSS in MiB)."""
-    return {name: (len(pids), sum(_rss_kb(p) for p in pids) / 1024)
+    return {name: (len(pids), sum(rss_kb(p) for p in pids) / 1024)
             for name, pids in groups(service_pid).items()}
 
 
 def marked_processes(marker: str) -> list[int]:
     """Every process whose environment carries ``marker`` (the run's id), wherever it is
     in the process tree: finds children that outlived their parent."""
-    needle = marker.encode()
     found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        with contextlib.suppress(OSError), open(f"/proc/{name}/environ", "rb") as f:
-            if needle in f.read():
-                found.append(int(name))
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if any(marker in value for value in proc.environ().values()):
+                found.append(proc.pid)
     return found
 
 
@@ -163,22 +149,6 @@ class Run:
 
     def in_window(self, r: Record) -> bool:
         return any(r.start <= w.end and r.end >= w.start for w in self.windows)
-
-
-def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]] | None = None
-              ) -> tuple[bytes, str]:
-    """A multipart/form-data body and its content type."""
-    boundary = uuid.uuid4().hex
-    out: list[bytes] = []
-    for name, value in fields.items():
-        out.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
-                   .encode() + value.encode() + b"\r\n")
-    for name, (filename, data) in (files or {}).items():
-        out.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; '
-                   f'filename="{filename}"\r\nContent-Type: application/octet-stream\r\n\r\n'
-                   .encode() + data + b"\r\n")
-    out.append(f"--{boundary}--\r\n".encode())
-    return b"".join(out), f"multipart/form-data; boundary={boundary}"
 
 
 def _json(resp: HTTPResponse) -> Any:

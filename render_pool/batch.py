@@ -1,6 +1,6 @@
 """Plan the processing of a folder or unpacked archive (pure: no file or network I/O).
 
-The service lists the files (``store.archives.list_files``), reads the documents' bytes and
+The service lists the files (``render_pool.archives.list_files``), reads the documents' bytes and
 decodes them with :func:`decode_text`, then calls :func:`plan_batch`. The plan says, for each
 document (``.md``, ``.markdown``, ``.html``, ``.htm``), which of its local references resolve
 to a file inside the root (to upload, or another document to link to) and which fail (missing,

@@ -7,8 +7,8 @@ So each pool worker keeps one browser (Playwright sync API, Debian ``chromium`` 
 per job. The context runs with JavaScript disabled and aborts every network request except
 ``data:`` URLs, so a document cannot run scripts or make the service fetch anything.
 
-The browser is restarted after ``max_jobs`` renders, when its process tree's resident memory (read
-from /proc) passes ``max_rss_mb``, or when it crashed. A job that meets a dead browser is retried
+The browser is restarted after ``max_jobs`` renders, when its process tree's resident memory
+(psutil) passes ``max_rss_mb``, or when it crashed. A job that meets a dead browser is retried
 once on a fresh one; if that one dies too the job fails with :class:`ConversionFailed`. Each render
 has a time limit: Playwright's own timeouts cover loading, and a watchdog thread kills the browser
 when ``page.pdf`` (which has no timeout of its own) runs past the limit.
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from render_pool.errors import ConversionFailed, ConversionTimeout
-from render_pool.procfs import descendants, rss_kb
+from render_pool.procfs import descendants, name, rss_kb
 
 log = logging.getLogger(__name__)
 
@@ -115,17 +115,9 @@ def chromium_path() -> str:
 
 
 # ------------------------------------------------------------------ processes
-def _comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
-            return fh.read().strip()
-    except OSError:
-        return ""
-
-
 def browser_pids() -> list[int]:
     """Pids of the Chromium processes this process started (its descendants): tests, metrics."""
-    return sorted(pid for pid in descendants(os.getpid()) if "chrom" in _comm(pid).lower())
+    return sorted(pid for pid in descendants(os.getpid()) if "chrom" in name(pid).lower())
 
 
 def browser_memory_mb() -> float:

@@ -585,11 +585,3 @@ def data_uri_images(html: str) -> list[tuple[str, bytes, str]]:
         if decoded and decoded[0]:
             out[ref.target] = (ref.target, decoded[0], decoded[1])
     return list(out.values())
-
-
-def html_to_markdown(html: str) -> str:
-    """:func:`render_pool.html_markdown.html_to_markdown` (kept here for the batch pipeline's
-    ``links.html_to_markdown`` call until it imports the new module)."""
-    from render_pool.html_markdown import html_to_markdown as convert
-
-    return convert(html)

@@ -1,74 +1,36 @@
-"""Process trees from /proc: the descendants of a process and their resident memory.
+"""Process trees through psutil: the descendants of a process and their resident memory.
 
-Used to bound and kill the Chromium trees of pool workers and the workers themselves.
+Used to bound and kill the Chromium trees of pool workers and the workers themselves, and by
+the benchmarks to measure the service. (The module keeps its old name so its callers did not
+change when the hand-written /proc walking was replaced by psutil.)
 """
 
 from __future__ import annotations
 
-import os
-
-_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
-
-
-def _children(pid: int) -> list[int] | None:
-    """Direct children of a process from /proc/PID/task/*/children (None if the kernel lacks it)."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    kids: list[int] = []
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as fh:
-                kids.extend(int(k) for k in fh.read().split())
-        except FileNotFoundError:
-            return None
-        except OSError:
-            continue
-    return kids
-
-
-def _descendants_by_scan(root: int) -> list[int]:
-    """Descendants of ``root`` from a scan of every /proc/PID/stat (slower fallback)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
-                fields = fh.read().rpartition(")")[2].split()
-        except OSError:
-            continue
-        if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    found, todo = [], list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
+import psutil
 
 
 def descendants(root: int) -> list[int]:
-    """Every descendant pid of ``root`` (children first found, any depth)."""
-    found: list[int] = []
-    todo = [root]
-    while todo:
-        kids = _children(todo.pop())
-        if kids is None:
-            return _descendants_by_scan(root)
-        found.extend(kids)
-        todo.extend(kids)
-    return found
+    """Every descendant pid of ``root``, any depth (empty when ``root`` is gone)."""
+    try:
+        return [child.pid for child in psutil.Process(root).children(recursive=True)]
+    except psutil.Error:
+        return []
 
+
+def name(pid: int) -> str:
+    """The process name (``comm``), or ``""`` when it is gone."""
+    try:
+        return psutil.Process(pid).name()
+    except psutil.Error:
+        return ""
 
 
 def rss_kb(pid: int) -> int:
-    """Resident set size of a process in kB (/proc/PID/statm: cheap to read on every job)."""
+    """Resident set size of a process in kB (0 when it is gone)."""
     try:
-        with open(f"/proc/{pid}/statm", encoding="ascii") as fh:
-            return int(fh.read().split()[1]) * _PAGE_KB
-    except (OSError, ValueError, IndexError):
+        return psutil.Process(pid).memory_info().rss // 1024
+    except psutil.Error:
         return 0
 
 

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from store.objects import StorageConfig
-from store.seaweed import SeaweedHandle, start_seaweed
+from store.storage_config import StorageConfig
+from tornado_app.embedded.seaweed import SeaweedHandle, start_seaweed
 
 
 @dataclass

@@ -6,6 +6,7 @@ against the owner, look-alike usernames, and the audit trail."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 
@@ -322,7 +323,7 @@ async def test_forged_forwarded_for_is_ignored_unless_the_peer_is_trusted(api, s
     addresses = {d["address"] async for d in services.db.audit.find({"action": "login"})}
     assert addresses == {"127.0.0.1"}  # the forged one is not recorded either
     # behind a trusted proxy (the peer is listed) the forwarded address is the client's
-    monkeypatch.setattr(services, "settings", services.settings.with_(
+    monkeypatch.setattr(services, "settings", dataclasses.replace(services.settings,
         trusted_proxies=("127.0.0.0/8",)))
     assert await attempt(api, "hugo", PASSWORD, "198.51.100.77") == 200
     await services.audit.flush()
@@ -331,7 +332,7 @@ async def test_forged_forwarded_for_is_ignored_unless_the_peer_is_trusted(api, s
 
 
 async def test_failures_elsewhere_never_lock_the_owner_out(api, services, monkeypatch):
-    monkeypatch.setattr(services, "settings", services.settings.with_(
+    monkeypatch.setattr(services, "settings", dataclasses.replace(services.settings,
         trusted_proxies=("127.0.0.1/32",), account_slowdown_base_seconds=0.05,
         account_slowdown_max_seconds=0.2))
     await add_user(services, "ACME", "ines")

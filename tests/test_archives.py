@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from render_pool.errors import CorruptDocument, UnsafeArchive, UnsupportedFormat
-from store.archives import (
+from render_pool.archives import (
     ArchiveLimits,
     detect_archive_kind,
     guess_name_encoding,
@@ -24,6 +23,7 @@ from store.archives import (
     safe_parts,
     unpacked,
 )
+from render_pool.errors import CorruptDocument, UnsafeArchive, UnsupportedFormat
 
 # --------------------------------------------------------------------------- builders
 

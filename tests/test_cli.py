@@ -13,7 +13,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from store.embedded import free_port
+import urllib3
+
+from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -153,19 +155,16 @@ def test_services_flag_picks_route_sets(tmp_path):
 
 def test_sigterm_during_conversion_finishes_it_then_exits(tmp_path):
     import threading
-    import uuid
 
     proc, port = _start(tmp_path / "data", "--services", "docs")
-    boundary = uuid.uuid4().hex
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"target\"\r\n\r\npdf\r\n"
-            f"--{boundary}\r\nContent-Disposition: form-data; name=\"markdown_text\"\r\n\r\n"
-            + "# Title\n\n" + "Some paragraph text. " * 400 + f"\r\n--{boundary}--\r\n").encode()
+    body, content_type = urllib3.encode_multipart_formdata(
+        {"target": "pdf", "markdown_text": "# Title\n\n" + "Some paragraph text. " * 400})
     result: dict[str, object] = {}
 
     def convert() -> None:
         req = urllib.request.Request(
             f"http://127.0.0.1:{port}/md/convert", data=body, method="POST",
-            headers={"Content-Type": f"multipart/form-data; boundary={boundary}",
+            headers={"Content-Type": content_type,
                      "Authorization": f"Bearer {OPERATOR_TOKEN}"})
         try:
             with urllib.request.urlopen(req, timeout=60) as r:

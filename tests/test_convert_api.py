@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html as html_lib
 import io
 import json
@@ -114,8 +115,9 @@ async def test_source_url(api):
         server.close()
 
 
-async def test_private_source_url_refused_unless_allowed(api, docs_services):
-    object.__setattr__(docs_services.settings, "allow_private_urls", False)
+async def test_private_source_url_refused_unless_allowed(api, docs_services, monkeypatch):
+    monkeypatch.setattr(docs_services, "settings",
+                        dataclasses.replace(docs_services.settings, allow_private_urls=False))
     for url in ("http://127.0.0.1:9/x.docx", "http://169.254.169.254/latest", "file:///etc/passwd",
                 "http://localhost/x.docx"):
         _fail(await post_form(api, "/api/convert", {"source_url": url}), 42201)

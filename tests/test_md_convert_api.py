@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import urllib.parse
@@ -132,10 +133,11 @@ async def test_twenty_megabyte_markdown_is_refused(api):
     assert (await api.call("GET", "/health")).status == 200
 
 
-async def test_private_file_and_hanging_images_are_left_out_with_warnings(api, docs_services):
+async def test_private_file_and_hanging_images_are_left_out_with_warnings(api, docs_services,
+                                                                         monkeypatch):
     server = LocalServer({"/slow.png": hang(5)})
-    object.__setattr__(docs_services.settings, "fetch_timeout_seconds", 1.0)
-    object.__setattr__(docs_services.settings, "allow_private_urls", True)
+    monkeypatch.setattr(docs_services, "settings", dataclasses.replace(
+        docs_services.settings, fetch_timeout_seconds=1.0, allow_private_urls=True))
     md = (f"# Pictures\n\n![slow]({server.url('/slow.png')})\n\n![local](file:///etc/passwd)\n\n"
           "![rel](images/a.png)\n\nText after.\n")
     try:
@@ -151,8 +153,9 @@ async def test_private_file_and_hanging_images_are_left_out_with_warnings(api, d
     assert "Textafter." in "".join("".join(_pdf_pages(raw)).split())
 
 
-async def test_private_image_refused_by_default(api, docs_services):
-    object.__setattr__(docs_services.settings, "allow_private_urls", False)
+async def test_private_image_refused_by_default(api, docs_services, monkeypatch):
+    monkeypatch.setattr(docs_services, "settings",
+                        dataclasses.replace(docs_services.settings, allow_private_urls=False))
     reply = await post_form(api, "/md/convert", {
         "markdown_text": "# X\n\n![a](http://10.0.0.1/a.png)\n", "target": "docx"})
     assert reply.status == 200

@@ -15,19 +15,11 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import pytest
 
-from store.objects import (
-    MAX_EXPIRY,
-    ObjectStore,
-    StorageConfig,
-    StorageConfigError,
-    UnsafeKey,
-    asset_key,
-    clamp_expiry,
-    object_key,
-    policies_equal,
-    public_read_policy,
-    time_check,
-)
+from store.bucket_policy import policies_equal, public_read_policy
+from store.clock import time_check
+from store.keys import UnsafeKey, asset_key, object_key
+from store.objects import MAX_EXPIRY, ObjectStore, clamp_expiry
+from store.storage_config import StorageConfig, StorageConfigError
 
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.s3_server import S3Server, running_s3
@@ -109,6 +101,8 @@ def test_direct_link_403_private_then_200_public(s3: S3Server) -> None:
     public = ObjectStore(s3.config("policybkt", public_read="true"))
     result = public.test_connection()
     assert result["ok"] and result["connected"] and result["bucket_exists"]
+    assert fetch(links.storage_url)[0] == 403  # a test never opens an existing bucket
+    assert public.apply_bucket_policy() is True  # the operator's explicit step does
     assert fetch(links.storage_url)[:2] == (200, b"secret")
     # SeaweedFS normalises the stored policy; it still means the same thing
     stored = public.client.get_bucket_policy("policybkt")
@@ -118,8 +112,12 @@ def test_direct_link_403_private_then_200_public(s3: S3Server) -> None:
     assert fetch(f"http://{s3.endpoint}/policybkt/")[0] == 403
 
     # switching public_read off removes our policy again
-    assert private.test_connection()["ok"]
+    assert private.apply_bucket_policy() is True
     assert fetch(links.storage_url)[0] == 403
+    # a bucket the test itself creates gets the policy asked for
+    fresh = ObjectStore(s3.config("policyfresh", public_read="true"))
+    assert fresh.test_connection(create_if_missing=True)["created"] is True
+    assert fetch(fresh.put_bytes("f.txt", b"open", "text/plain").storage_url)[:2] == (200, b"open")
 
 
 def test_presigned_for_public_host_only(s3: S3Server) -> None:
@@ -357,12 +355,28 @@ def test_masked_never_returns_secret() -> None:
     assert changed.keep_secret_from(conf).secret == "brand-new-secret"
 
 
-def test_from_env() -> None:
-    assert StorageConfig.from_env({}) is None
-    conf = StorageConfig.from_env({"S3_ENDPOINT": "https://minio:9000", "S3_ACCESS_KEY": "a",
-                                   "S3_SECRET_KEY": "s", "S3_BUCKET": "docs",
-                                   "S3_PUBLIC_READ": "1", "S3_PREFIX": "out"})
+def test_storage_from_environment_settings() -> None:
+    from tornado_app.docs.setup import storage_from_settings
+    from tornado_app.settings import Settings
+
+    assert storage_from_settings(Settings.from_env({})) is None
+    conf = storage_from_settings(Settings.from_env({
+        "S3_ENDPOINT": "https://minio:9000", "S3_ACCESS_KEY": "a", "S3_SECRET_KEY": "s",
+        "S3_BUCKET": "docs", "S3_PUBLIC_READ": "1", "S3_PREFIX": "out", "S3_REGION": "eu-1"}))
     assert conf is not None and conf.secure and conf.public_read and conf.prefix == "out"
+    assert conf.region == "eu-1" and conf.bucket == "docs"
+
+
+def test_prefix_cannot_reach_into_company_prefixes() -> None:
+    from store.keys import tenant_prefix
+
+    with pytest.raises(StorageConfigError, match="may not contain"):
+        StorageConfig.from_form({"endpoint": "minio:9000", "access": "a", "secret": "s",
+                                 "bucket": "docs", "prefix": "base/t/42"})
+    assert tenant_prefix("base", "42") == "base/t/42"
+    for bad in ("../x", "a/b", "", "x" * 65):
+        with pytest.raises(UnsafeKey):
+            tenant_prefix("base", bad)
 
 
 def test_object_keys() -> None:

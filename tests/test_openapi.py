@@ -67,9 +67,11 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from store.storage_settings import SERVICE
 from tests.local_http import LocalServer
 from tornado_app.app import make_app
 from tornado_app.openapi import description_bytes, openapi_routes
+from tornado_app.services import Services
 from tornado_app.settings import Settings
 
 SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi.json"
@@ -308,7 +310,7 @@ class Live:
 
     url: str
     loop: asyncio.AbstractEventLoop
-    svc: Any
+    svc: Services
     token: str
     admin_id: int
     victim_id: int
@@ -347,7 +349,7 @@ class Live:
         return key.id
 
     def restore_storage(self) -> None:
-        self.run(self.svc.storage.set_active(self.storage_config))
+        self.run(self.svc.storage.configs.set_active(SERVICE, self.storage_config))
 
 
 @pytest.fixture(scope="module")
@@ -355,9 +357,9 @@ def live(pytestconfig, loopback_only, redis_server, mongo_server, render_pool, s
          ) -> Iterator[Live]:
     from store import companies
     from store.objects import ObjectStore
+    from store.storage_io import StorageIO
     from tests.conftest import add_user
     from tests.docx_fixtures import build_feature_docx
-    from tornado_app.docs.storage import StorageManager
     from tornado_app.services import open_services
 
     folder = tmp_path_factory.mktemp("fuzz-folder")
@@ -365,7 +367,8 @@ def live(pytestconfig, loopback_only, redis_server, mongo_server, render_pool, s
     (folder / "img" / "logo.png").write_bytes(PNG)
     (folder / "guide.md").write_text("# Guide\n\n![logo](img/logo.png)\n", encoding="utf-8")
     settings = Settings(mongo_db=f"t_fuzz_{uuid.uuid4().hex[:12]}", allow_private_urls=True,
-                        folder_roots=(folder,), fetch_timeout_seconds=5.0)
+                        folder_roots=(folder,), fetch_timeout_seconds=5.0,
+                        storage_allowed_endpoints=(s3.endpoint,))
     bucket = f"fuzz{uuid.uuid4().hex[:12]}"
     config = s3.config(bucket)
     assert ObjectStore(config).test_connection(create_if_missing=True)["bucket_exists"]
@@ -385,8 +388,8 @@ def live(pytestconfig, loopback_only, redis_server, mongo_server, render_pool, s
         svc = await open_services(settings, mongo_url=mongo_server.url,
                                   redis_url=redis_server.url)
         svc.pool = render_pool
-        svc.storage = StorageManager(svc.db)
-        await svc.storage.set_active(config)
+        svc.storage = StorageIO(svc.db)
+        await svc.storage.configs.set_active(SERVICE, config)
         admin_id = await add_user(svc, "FUZZ", "fuzzadmin", role="ADMIN")
         victim_id = await add_user(svc, "FUZZ", "victim", role="REVIEWER")
         company = await companies.get_by_code(svc.db, "FUZZ")
@@ -456,7 +459,7 @@ def _pick(value: Any, n: int) -> int:
 
 
 def _valid_endpoint(value: Any) -> bool:
-    from store.objects import StorageConfigError, normalize_endpoint
+    from store.storage_config import StorageConfigError, normalize_endpoint
 
     if not isinstance(value, str):
         return False

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from store.storage_settings import SERVICE
 from tests.conftest import PASSWORD, add_user, login, post_form
 from tests.docx_fixtures import build_feature_docx
 from tornado_app.app import make_app
@@ -51,9 +52,9 @@ async def test_ready_reports_each_dependency(api, storage_services, s3):
     assert reply.status == 200 and reply.body["status"] == "ok"
     assert set(reply.body["checks"]) == {"mongodb", "redis", "storage", "chromium"}
     assert all(c["ok"] for c in reply.body["checks"].values())
-    from store.objects import StorageConfig
+    from store.storage_config import StorageConfig
 
-    await storage_services.storage.set_active(StorageConfig.from_form({
+    await storage_services.storage.configs.set_active(SERVICE, StorageConfig.from_form({
         "endpoint": s3.endpoint, "access": s3.handle.access, "secret": s3.handle.secret,
         "bucket": "does-not-exist"}))
     reply = await api.call("GET", "/ready", token=OPERATOR)

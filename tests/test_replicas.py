@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
-from store.embedded import free_port, start_redis, start_secantus
 from store.objects import ObjectStore
 from tests.conftest import multipart
 from tests.pdf_fixtures import tiny_png
+from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPANY, ADMIN, ADMIN_PASSWORD = "REPL", "admin", "replica admin pw"
@@ -330,7 +330,7 @@ def test_archive_staged_on_one_is_processed_on_other(cluster):
     assert done["count"] == 1
     entry = done["files"][0]
     assert entry["source"] == "book/intro.md" and entry["asset_ok"] == 1
-    assert entry["storage_url"].endswith(f"/{cluster.bucket}/rep/v1/book/intro.md")
+    assert entry["storage_url"].endswith(f"/{cluster.bucket}/t/_operator/rep/v1/book/intro.md")
     text = _download(entry["storage_presigned_url"]).decode()
     assert text.startswith("# Intro") and "../img/pic.png" not in text
     pic_url = entry["mappings"][0]["to"]

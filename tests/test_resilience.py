@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from store.embedded import start_redis
 from tests.conftest import PASSWORD, Api, add_user, login
 from tornado_app.app import make_app
+from tornado_app.embedded.servers import start_redis
 from tornado_app.services import open_services
 
 
@@ -51,12 +51,30 @@ async def test_redis_away_gives_503_then_recovers(app, http_server_client):
         restarted.stop()
 
 
+async def test_shutdown_wait_wakes_when_the_last_request_ends():
+    import asyncio
+
+    from tornado_app.http import InFlight
+
+    inflight = InFlight()
+    assert await inflight.wait_idle(0.01) is True  # nothing in flight
+    inflight.started()
+    inflight.started()
+    assert await inflight.wait_idle(0.05) is False  # still busy when the grace ends
+    waiter = asyncio.ensure_future(inflight.wait_idle(5))
+    inflight.ended()
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    inflight.ended()
+    assert await waiter is True and inflight.count == 0
+
+
 async def test_audit_store_down_never_changes_an_answer(app, http_server_client):
     """The audit trail writes to a MongoDB that is not there: every request answers exactly
     as it does with the audit trail working, and the lost records are counted."""
     from motor.motor_asyncio import AsyncIOMotorClient
 
-    from store.embedded import free_port
+    from tornado_app.embedded.servers import free_port
 
     api = Api(http_server_client)
     svc = app.settings["services"]

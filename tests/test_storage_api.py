@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import io
 import json
 import tarfile
@@ -14,7 +15,8 @@ import zipfile
 
 import pytest
 
-from tests.conftest import post_form
+from store.storage_settings import SERVICE
+from tests.conftest import docs_caller_company, post_form
 from tests.docx_fixtures import build_feature_docx
 from tests.pdf_fixtures import tiny_png
 from tornado_app.app import make_app
@@ -93,9 +95,10 @@ async def test_upload_archive_uploads_assets_and_rewrites_links(api):
 async def test_same_asset_is_stored_once(api, storage_services):
     await post_form(api, "/api/upload-archive", {"prefix": "once"},
                     {"file": ("a.zip", make_zip(ARCHIVE))})
-    store = await storage_services.storage.store()
-    keys = [o.object_name for o in store.client.list_objects(store.config.bucket, prefix="once/",
-                                                              recursive=True)]
+    store = await storage_services.storage.store(
+        await docs_caller_company(storage_services))
+    keys = [o.object_name for o in store.client.list_objects(
+        store.config.bucket, prefix=f"{store.config.prefix}/once/", recursive=True)]
     assets = sorted(k.rsplit("/", 1)[-1] for k in keys if "/assets/" in k)
     # the logo is referenced three times and stored once; the data-URI image is uploaded too
     assert assets == ["inline.png", "logo one.png", "图.png"], keys
@@ -163,10 +166,11 @@ async def test_link_map_rewrites_without_upload(api, storage_services):
         "file": ("a.zip", make_zip({"a.md": b"![l](img/logo.png)", "img/logo.png": PNG}))}))
     entry = data["files"][0]
     assert entry["mappings"] == [{"from": "img/logo.png", "to": "https://cdn.example.com/logo.png"}]
-    store = await storage_services.storage.store()
-    keys = [o.object_name for o in store.client.list_objects(store.config.bucket, prefix="lm/",
-                                                              recursive=True)]
-    assert keys == ["lm/a.md"]
+    store = await storage_services.storage.store(
+        await docs_caller_company(storage_services))
+    keys = [o.object_name for o in store.client.list_objects(
+        store.config.bucket, prefix=f"{store.config.prefix}/lm/", recursive=True)]
+    assert keys == [f"{store.config.prefix}/lm/a.md"]
     for bad in ([1, 2], {"a": 1}, {"map": {"a": {"$ne": 1}}}):
         r = await api.call("POST", "/config/linkmap", bad)
         assert r.status == 400 and r.body["ok"] is False
@@ -244,13 +248,14 @@ async def test_md_convert_save(api):
     assert status == 200 and body[:2] == b"PK"
 
 
-async def test_convert_folder_under_roots_only(api, storage_services, tmp_path):
+async def test_convert_folder_under_roots_only(api, storage_services, tmp_path, monkeypatch):
     root = tmp_path / "root"
     (root / "book").mkdir(parents=True)
     (root / "book" / "a.md").write_text("![i](i.png)\n")
     (root / "book" / "i.png").write_bytes(PNG)
     (tmp_path / "outside").mkdir()
-    object.__setattr__(storage_services.settings, "folder_roots", (root,))
+    monkeypatch.setattr(storage_services, "settings",
+                        dataclasses.replace(storage_services.settings, folder_roots=(root,)))
     r = await post_form(api, "/md/convert-folder", {"folder_path": str(root / "book")})
     assert r.status == 200 and r.body["ok"] is True and r.body["count"] == 1
     assert r.body["files"][0]["asset_ok"] == 1
@@ -261,11 +266,11 @@ async def test_convert_folder_under_roots_only(api, storage_services, tmp_path):
 
 
 async def test_storage_failure_reports_clearly(api, storage_services, s3):
-    from store.objects import StorageConfig
+    from store.storage_config import StorageConfig
 
     broken = StorageConfig.from_form({"endpoint": s3.endpoint, "access": s3.handle.access,
                                       "secret": "wrong-secret-value", "bucket": "nope"})
-    await storage_services.storage.set_active(broken)
+    await storage_services.storage.configs.set_active(SERVICE, broken)
     reply = await post_form(api, "/api/upload-archive", {},
                             {"file": ("a.zip", make_zip({"a.md": b"# a", "b.md": b"# b"}))})
     assert reply.body["code"] == 50201 and "storage failed after 0 of 2" in reply.body["msg"]
@@ -276,16 +281,17 @@ async def test_storage_failure_reports_clearly(api, storage_services, s3):
 
 
 async def test_staged_archives_expire(api, storage_services):
-    from tornado_app.docs.batches import purge_expired_stages
+    from store.staging import purge_expired
 
     staged = _ok(await post_form(api, "/api/archive/stage", {},
                                  {"file": ("s.zip", make_zip({"a.md": b"# a"}))}))
-    store = await storage_services.storage.store()
+    store = await storage_services.storage.store(
+        await docs_caller_company(storage_services))
     names = [o.object_name for o in store.client.list_objects(
-        store.config.bucket, prefix="_staging/", recursive=True)]
-    assert names == [f"_staging/{staged['id']}"]
-    assert purge_expired_stages(store) == 0  # fresh: kept
-    assert purge_expired_stages(store, max_age_seconds=-1) == 1  # past its lifetime: removed
+        store.config.bucket, prefix=f"{store.config.prefix}/_staging/", recursive=True)]
+    assert names == [f"{store.config.prefix}/_staging/{staged['id']}"]
+    assert purge_expired(store) == 0  # fresh: kept
+    assert purge_expired(store, max_age_seconds=-1) == 1  # past its lifetime: removed
     reply = await post_form(api, "/api/archive/process", {"id": staged["id"]})
     assert reply.body["code"] == 40401
 

@@ -122,7 +122,8 @@ def base_url(redis_server, mongo_server, render_pool) -> Iterator[str]:
     import redis as redis_sync
 
     redis_sync.Redis.from_url(redis_server.url).flushdb()
-    settings = Settings(mongo_db=f"ui_{uuid.uuid4().hex[:10]}", allow_private_urls=True)
+    settings = Settings(mongo_db=f"ui_{uuid.uuid4().hex[:10]}", allow_private_urls=True,
+                        storage_allowed_endpoints=("127.0.0.1",))  # the loopback test S3
     server = ServerThread(settings, mongo_server.url, redis_server.url, render_pool)
     url = server.start()
     ADMIN_TOKENS[url] = server.admin_token

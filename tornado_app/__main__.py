@@ -20,8 +20,14 @@ from pathlib import Path
 
 import tornado.httpserver
 
-from store.embedded import Embedded, EmbeddedServerError, ensure_dir, start_redis, start_secantus
 from tornado_app.app import make_app, parse_services
+from tornado_app.embedded.servers import (
+    Embedded,
+    EmbeddedServerError,
+    ensure_dir,
+    start_redis,
+    start_secantus,
+)
 from tornado_app.logs import setup_logging
 from tornado_app.services import Services, open_services
 from tornado_app.settings import Settings
@@ -224,10 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     embedded = Embedded()
     try:
         if args.command == "serve":
-            import os
-
-            seed = args.seed or (Path(os.environ["SEED_FILE"]) if os.environ.get("SEED_FILE")
-                                 else None)
+            seed = args.seed or settings.seed_file
             asyncio.run(serve(settings, args.port, args.host, parse_services(args.services),
                               seed, embedded))
             return 0

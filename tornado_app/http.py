@@ -6,11 +6,12 @@ Handlers stay thin: parse, authorise, call a service function, write the envelop
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tornado.web
 from pymongo.errors import PyMongoError
@@ -19,10 +20,37 @@ from redis.exceptions import RedisError
 from tornado_app.clientaddr import client_address
 from tornado_app.logs import request_id_var
 
+if TYPE_CHECKING:
+    from tornado_app.services import Services
+
 log = logging.getLogger("tornado_app.http")
 access_log = logging.getLogger("tornado_app.access")
 
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+MAX_JSON_DEPTH = 32
+_JSON_STRING_RE = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKETS_RE = re.compile(rb"[\[\]{}]")
+
+
+class JsonTooDeep(ValueError):
+    """A JSON text nests arrays/objects deeper than :data:`MAX_JSON_DEPTH`."""
+
+
+def load_json(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` that refuses nesting deeper than ``max_depth`` before parsing (a
+    deeply nested text would otherwise end in a RecursionError, an internal error).
+
+    Raises :class:`JsonTooDeep` or ``ValueError`` (not JSON, not UTF-8)."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    depth = 0
+    for bracket in _JSON_BRACKETS_RE.findall(_JSON_STRING_RE.sub(b'""', data)):
+        depth += 1 if bracket in b"[{" else -1
+        if depth > max_depth:
+            raise JsonTooDeep(f"JSON nested deeper than {max_depth} levels")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError("JSON text is not UTF-8") from exc
 
 
 class ApiError(Exception):
@@ -47,26 +75,40 @@ class InFlight:
 
     def __init__(self) -> None:
         self.count = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def started(self) -> None:
+        """One more request is being served."""
+        self.count += 1
+        self._idle.clear()
+
+    def ended(self) -> None:
+        """A request ended; the last one wakes :meth:`wait_idle`."""
+        self.count -= 1
+        if self.count <= 0:
+            self._idle.set()
 
     async def wait_idle(self, timeout: float) -> bool:
         """True once no request is in flight; False when ``timeout`` passed first."""
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while self.count > 0 and loop.time() < deadline:
-            await asyncio.sleep(0.05)
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            pass
         return self.count == 0
 
 
+@tornado.web.stream_request_body
 class BaseHandler(tornado.web.RequestHandler):
-    """Request id, JSON parsing with limits, error mapping; subclasses pick the envelope."""
+    """Request id, JSON parsing with limits, error mapping; subclasses pick the envelope.
 
-    max_json_bytes = 64 * 1024
+    Bodies are streamed: each handler's :meth:`body_limit` is set on the connection before
+    a byte of the body is read, so a too-large body is refused, never buffered."""
+
     _counted = False
 
     def initialize(self, **kwargs: Any) -> None:
-        self.services = self.application.settings["services"]
+        self.services: Services = self.application.settings["services"]
         networks = self.services.settings.trusted_networks
         if networks:  # X-Forwarded-For counts only from a trusted proxy (TRUSTED_PROXIES)
             self.request.remote_ip = client_address(
@@ -74,12 +116,17 @@ class BaseHandler(tornado.web.RequestHandler):
                 networks)
         self._inflight: InFlight | None = self.application.settings.get("inflight")
         if self._inflight is not None:
-            self._inflight.count += 1
+            self._inflight.started()
             self._counted = True
+        self._body: list[bytes] = []
+        self.request.connection.set_max_body_size(self.body_limit())
+
+    def data_received(self, chunk: bytes) -> None:
+        self._body.append(chunk)  # bounded: the connection stops at body_limit()
 
     def _uncount(self) -> None:
         if self._counted and self._inflight is not None:
-            self._inflight.count -= 1
+            self._inflight.ended()
             self._counted = False
 
     def on_finish(self) -> None:
@@ -105,15 +152,17 @@ class BaseHandler(tornado.web.RequestHandler):
     # ------------------------------------------------------------ body parsing
     def json_body(self) -> dict[str, Any]:
         """The request body as a JSON object; 400 for anything else, 413 when too big."""
-        body = self.request.body or b""
-        if len(body) > self.max_json_bytes:
+        body = b"".join(self._body)
+        if len(body) > self.body_limit():
             raise ApiError(413, "PAYLOAD_TOO_LARGE",
-                           f"request body is larger than {self.max_json_bytes} bytes")
+                           f"request body is larger than {self.body_limit()} bytes")
         if not body.strip():
             raise validation_error("request body must be a JSON object")
         try:
-            data = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
+            data = load_json(body)
+        except JsonTooDeep as exc:
+            raise validation_error(str(exc)) from exc
+        except ValueError as exc:
             raise validation_error("request body is not valid JSON") from exc
         if not isinstance(data, dict):
             raise validation_error("request body must be a JSON object")
@@ -140,7 +189,8 @@ class BaseHandler(tornado.web.RequestHandler):
             raise ApiError(403, "FORBIDDEN", ORIGIN_REFUSED)
 
     def body_limit(self) -> int:
-        return self.max_json_bytes
+        """The largest body this route reads (the JSON limit unless a route says more)."""
+        return self.services.settings.max_json_body_bytes
 
     # ------------------------------------------------------------ responses
     def write_json(self, status: int, payload: dict[str, Any]) -> None:

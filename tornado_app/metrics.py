@@ -6,10 +6,13 @@ never a user, a path with ids, a file name or a secret.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+if TYPE_CHECKING:
+    from render_pool.pool import RenderPool
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -59,7 +62,7 @@ class Metrics:
         elif launches > before:
             self.browser_restarts.inc(launches - before)
 
-    def render(self, pool: Any) -> bytes:
+    def render(self, pool: RenderPool | None) -> bytes:
         """The exposition text, with pool gauges read now."""
         if pool is not None:
             stats = pool.stats()

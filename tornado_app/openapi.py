@@ -1,8 +1,8 @@
 """``GET /openapi.json``: the OpenAPI 3.1 description of both APIs.
 
-The description is the repository's ``openapi.json`` (beside ``tornado_app/`` in a checkout;
-a wheel carries it as package data, ``tornado_app/openapi.json``). It is read and checked once, then
-every request answers the same bytes.
+The description is the repository's ``openapi.json``, beside ``tornado_app/`` (the Docker
+image keeps that layout in /app). It is read and checked once, then every request answers the
+same bytes.
 """
 
 from __future__ import annotations
@@ -14,18 +14,14 @@ from typing import Any
 
 from tornado_app.http import BaseHandler
 
-CANDIDATES = (
-    Path(__file__).resolve().parent / "openapi.json",  # package data (a wheel's copy)
-    Path(__file__).resolve().parents[1] / "openapi.json",  # a checkout: the repository root
-)
+DESCRIPTION = Path(__file__).resolve().parents[1] / "openapi.json"
 
 
 def description_path() -> Path:
-    """Where the description lives; FileNotFoundError names every place looked at."""
-    for path in CANDIDATES:
-        if path.is_file():
-            return path
-    raise FileNotFoundError("openapi.json not found at " + ", ".join(map(str, CANDIDATES)))
+    """Where the description lives; FileNotFoundError names the place looked at."""
+    if not DESCRIPTION.is_file():
+        raise FileNotFoundError(f"openapi.json not found at {DESCRIPTION}")
+    return DESCRIPTION
 
 
 @functools.cache

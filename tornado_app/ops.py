@@ -17,6 +17,7 @@ from typing import Any
 
 import tornado.web
 
+from store.storage_settings import SERVICE
 from tornado_app.http import ApiError, BaseHandler
 from tornado_app.metrics import CONTENT_TYPE
 
@@ -77,8 +78,11 @@ class ReadyHandler(OpsHandler):
         probes = [_check("mongodb", mongo), _check("redis", redis)]
         if svc.storage is not None:
             async def storage() -> str:
-                store = await svc.storage.store()
-                exists = await svc.storage.io(store.client.bucket_exists, store.config.bucket)
+                config = await svc.storage.configs.active_config(SERVICE)
+                if config is None:
+                    raise RuntimeError("no service-wide storage configured")
+                store = svc.storage.store_for(config)
+                exists = await svc.storage.io(store.bucket_exists)
                 if not exists:
                     raise RuntimeError(f"bucket {store.config.bucket} does not exist")
                 return f"bucket {store.config.bucket} reachable"
@@ -86,7 +90,7 @@ class ReadyHandler(OpsHandler):
             probes.append(_check("storage", storage))
         if svc.pool is not None:
             async def chromium() -> str:
-                path = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
+                path = svc.settings.chromium_path or shutil.which("chromium")
                 if not path or not os.access(path, os.X_OK):
                     raise RuntimeError("chromium not found (apt-get install chromium)")
                 return path

@@ -9,11 +9,12 @@ from typing import Any
 
 from store import companies, users
 from tornado_app.auth.fields import check_password, check_role, check_status, check_username
+from tornado_app.services import Services
 
 log = logging.getLogger("tornado_app.seed")
 
 
-async def ensure_company(svc: Any, code: str, name: str) -> companies.Company:
+async def ensure_company(svc: Services, code: str, name: str) -> companies.Company:
     """The company with ``code``, created when missing."""
     existing = await companies.get_by_code(svc.db, code)
     if existing:
@@ -26,7 +27,7 @@ async def ensure_company(svc: Any, code: str, name: str) -> companies.Company:
         return found
 
 
-async def ensure_user(svc: Any, company: companies.Company, spec: dict[str, Any]) -> bool:
+async def ensure_user(svc: Services, company: companies.Company, spec: dict[str, Any]) -> bool:
     """Create the user unless the username exists in the company; True when created."""
     username = check_username(str(spec["username"]))
     if await users.find_by_username(svc.db, company.id, username):
@@ -44,7 +45,7 @@ async def ensure_user(svc: Any, company: companies.Company, spec: dict[str, Any]
     return True
 
 
-async def load_seed(svc: Any, path: Path) -> dict[str, int]:
+async def load_seed(svc: Services, path: Path) -> dict[str, int]:
     """Apply a seed file; running it twice changes nothing the second time."""
     data = json.loads(path.read_text(encoding="utf-8"))
     created = {"companies": 0, "users": 0}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
 
@@ -14,6 +14,10 @@ from store.sessions import SessionStore, Throttle
 from tornado_app.auth.passwords import PasswordService
 from tornado_app.metrics import Metrics
 from tornado_app.settings import Settings
+
+if TYPE_CHECKING:
+    from render_pool.pool import RenderPool
+    from store.storage_io import StorageIO
 
 log = logging.getLogger("tornado_app.services")
 
@@ -29,8 +33,8 @@ class Services:
     sessions: SessionStore
     throttle: Throttle
     passwords: PasswordService
-    pool: Any = None  # render_pool.pool.RenderPool, when the docs service is mounted
-    storage: Any = None  # tornado_app.docs.storage.StorageManager, likewise
+    pool: RenderPool | None = None  # when the docs service is mounted
+    storage: StorageIO | None = None  # likewise
     metrics: Metrics = field(default_factory=Metrics)
     extras: dict[str, Any] = field(default_factory=dict)
     audit: Any = None  # store.audit.AuditLog: the audit trail's background writer

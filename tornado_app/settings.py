@@ -5,17 +5,20 @@ from __future__ import annotations
 import functools
 import ipaddress
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-_TRUE = {"1", "true", "yes", "on"}
+from store.booleans import NotABoolean, parse_bool
 
 
 def _env_bool(env: dict[str, str], name: str, default: bool) -> bool:
     value = env.get(name)
     if value is None or value == "":
         return default
-    return value.strip().lower() in _TRUE
+    try:
+        return parse_bool(value, default)
+    except NotABoolean as exc:
+        raise SystemExit(f"{name} must be true or false, got {value!r}") from exc
 
 
 def _env_int(env: dict[str, str], name: str, default: int) -> int:
@@ -101,7 +104,7 @@ class Settings:
     allow_private_urls: bool = False
     fetch_timeout_seconds: float = 20.0
     fetch_max_bytes: int = 50 * 1024 * 1024
-    # object storage (any S3_* set: no embedded storage)
+    # object storage (S3_ENDPOINT set: no embedded storage)
     s3_endpoint: str = ""
     s3_public: str = ""
     s3_access_key: str = ""
@@ -110,10 +113,16 @@ class Settings:
     s3_secure: bool = False
     s3_prefix: str = ""
     s3_public_read: bool = False
+    s3_region: str = ""
+    # endpoints the storage address policy allows although loopback/link-local ("host[:port]")
+    storage_allowed_endpoints: tuple[str, ...] = ()
+    storage_deny_private: bool = False
     folder_roots: tuple[Path, ...] = ()
     upload_concurrency: int = 8
     chromium_path: str = ""
     docs_api_token: str = field(default="", repr=False)
+    seed_file: Path | None = None  # a JSON seed applied at start-up (``serve --seed``)
+    weed_bin: str = ""  # the SeaweedFS ``weed`` binary; empty: the embedded extra's, or PATH
     # callers and browsers (see README "Security model")
     docs_auth: str = "required"  # "none": no caller auth (single user, loopback only)
     allowed_origins: tuple[str, ...] = ()  # extra origins for state changes; enables CORS
@@ -147,10 +156,17 @@ class Settings:
             s3_secure=_env_bool(env, "S3_SECURE", False),
             s3_prefix=env.get("S3_PREFIX", ""),
             s3_public_read=_env_bool(env, "S3_PUBLIC_READ", False),
+            s3_region=env.get("S3_REGION", ""),
+            storage_allowed_endpoints=tuple(
+                e.strip().lower() for e in env.get("STORAGE_ALLOWED_ENDPOINTS", "").split(",")
+                if e.strip()),
+            storage_deny_private=_env_bool(env, "STORAGE_DENY_PRIVATE", False),
             folder_roots=roots,
             upload_concurrency=max(1, _env_int(env, "UPLOAD_CONCURRENCY", 8)),
             chromium_path=env.get("CHROMIUM_PATH", ""),
             docs_api_token=env.get("DOCS_API_TOKEN", ""),
+            seed_file=Path(env["SEED_FILE"]) if env.get("SEED_FILE") else None,
+            weed_bin=env.get("WEED_BIN", ""),
             docs_auth=_docs_auth(env.get("DOCS_AUTH", "")),
             allowed_origins=tuple(o.strip().rstrip("/").lower()
                                   for o in env.get("ALLOWED_ORIGINS", "").split(",") if o.strip()),
@@ -163,15 +179,6 @@ class Settings:
     def trusted_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
         """``trusted_proxies`` as network objects."""
         return tuple(ipaddress.ip_network(n) for n in self.trusted_proxies)
-
-    @property
-    def s3_configured(self) -> bool:
-        """True when any ``S3_*`` variable was given: then no embedded storage starts."""
-        return bool(self.s3_endpoint or self.s3_access_key or self.s3_secret_key)
-
-    def with_(self, **changes: object) -> Settings:
-        """A copy with some fields changed (used by the CLI and tests)."""
-        return replace(self, **changes)
 
     def public_view(self) -> dict[str, object]:
         """Settings safe to log: secrets and URL credentials masked."""

@@ -23,6 +23,7 @@ from marko.ext import footnote
 from marko.helpers import MarkoExtension
 
 from render_pool.data_uri import decode_data_uri, image_extension
+from render_pool.markdown_limits import check_nesting
 from render_pool.model import (
     Block,
     BlockQuote,
@@ -353,6 +354,7 @@ def _parse(text: str) -> tuple[dict[str, str], Any]:
     text = text.removeprefix("\ufeff").replace("\x00", "\ufffd")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     meta, body = _split_front_matter(text)
+    check_nesting(body)  # 40003 before the parser meets hostile nesting
     return meta, _parser().parse(body)
 
 

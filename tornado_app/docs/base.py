@@ -10,12 +10,11 @@ import tornado.httputil
 import tornado.web
 
 from render_pool.errors import ConversionError
+from store.booleans import NotABoolean, parse_bool
+from store.storage_errors import StorageError
 from tornado_app.callers import Caller
 from tornado_app.docs.fetch import FetchFailed, FetchRefused
 from tornado_app.http import ApiError, BaseHandler
-
-TRUE_VALUES = {"true", "1", "yes", "on"}
-FALSE_VALUES = {"false", "0", "no", "off", ""}
 
 
 class DocsError(Exception):
@@ -32,6 +31,8 @@ def docs_error_for(exc: BaseException) -> DocsError | None:
     if isinstance(exc, DocsError):
         return exc
     if isinstance(exc, ConversionError):
+        return DocsError(exc.code, exc.message)
+    if isinstance(exc, StorageError):
         return DocsError(exc.code, exc.message)
     if isinstance(exc, FetchRefused):
         return DocsError(42201, f"remote address refused: {exc}")
@@ -120,6 +121,11 @@ class DocsHandler(BaseHandler):
         if self.request.method in self.admin_methods:
             require_admin(self.caller)
 
+    @property
+    def company_id(self) -> str:
+        """The caller's company: the tenant every store call of this request is scoped to."""
+        return self.caller.company_id
+
 
 @tornado.web.stream_request_body
 class UploadHandler(DocsHandler):
@@ -127,14 +133,19 @@ class UploadHandler(DocsHandler):
     the request answers 41301 (the body is drained, never buffered)."""
 
     def upload_limit(self) -> int:
+        """The largest upload this route keeps (41301 past it)."""
         return self.services.settings.max_upload_bytes
+
+    def body_limit(self) -> int:
+        """Past the upload limit the body is drained (never kept) up to this, so the caller
+        reads a 41301 answer instead of a reset connection."""
+        return max(self.upload_limit() * 8, 1 << 30)
 
     async def prepare(self) -> None:  # type: ignore[override]
         await self.check_caller()
         self._chunks: list[bytes] = []
         self._received = 0
         self._over = False
-        self.request.connection.set_max_body_size(max(self.upload_limit() * 8, 1 << 30))
         declared = self.request.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.upload_limit():
             self._over = True
@@ -182,16 +193,11 @@ class UploadHandler(DocsHandler):
 
 
 def bool_field(fields: dict[str, str], name: str, default: bool = False) -> bool:
-    """A form boolean: true/false/1/0/yes/no/on/off; anything else is 40001."""
-    raw = fields.get(name)
-    if raw is None:
-        return default
-    value = raw.strip().lower()
-    if value in TRUE_VALUES:
-        return True
-    if value in FALSE_VALUES:
-        return False
-    raise DocsError(40001, f"{name} must be true or false")
+    """A form boolean (the one rule of ``store.booleans``); anything else is 40001."""
+    try:
+        return parse_bool(fields.get(name), default)
+    except NotABoolean as exc:
+        raise DocsError(40001, f"{name} must be true or false") from exc
 
 
 def choice_field(fields: dict[str, str], name: str, allowed: tuple[str, ...] | list[str],

@@ -9,31 +9,27 @@ Markdown runs in the process pool; file and storage I/O run in the storage threa
 from __future__ import annotations
 
 import asyncio
-import json
+import logging
 import posixpath
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from render_pool import batch, links
+from render_pool import archives, batch, links
 from render_pool.errors import ConversionError
-from store import archives
-from store.objects import (
-    ObjectStore,
-    StorageConfigError,
-    StorageError,
-    clean_prefix,
-    content_type_for,
-    object_key,
-)
+from render_pool.html_markdown import html_to_markdown
+from store.jobs import JobRecords
+from store.keys import clean_prefix, object_key
+from store.objects import ObjectStore
+from store.staging import StagedArchives, purge_expired
+from store.storage_errors import StorageConfigError, StorageError
+from store.storage_io import link_for_documents
 from tornado_app.docs.base import DocsError, DocsHandler, UploadHandler, bool_field
 from tornado_app.docs.config import PlainError, PlainHandler
-from tornado_app.docs.storage import link_for_documents
+from tornado_app.services import Services
 
-JOB_TTL_SECONDS = 3600
-STAGE_TTL_SECONDS = 24 * 3600
+log = logging.getLogger(__name__)
 Progress = Callable[[int, int], Awaitable[None]]
 
 
@@ -47,7 +43,7 @@ class BatchStorageFailed(Exception):
 
 @dataclass
 class _Context:
-    svc: Any
+    svc: Services
     store: ObjectStore
     root: Path
     base: str
@@ -73,9 +69,9 @@ async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
     async def one(rel: str) -> None:
         async with slots:
             try:
-                data = await ctx.io((ctx.root / rel).read_bytes)
+                data = await ctx.io(archives.read_inside, ctx.root, rel)
                 stored = await ctx.io(ctx.store.put_asset, ctx.base, posixpath.basename(rel),
-                                      data, content_type_for(rel))
+                                      data)
                 ctx.asset_links[rel] = link_for_documents(ctx.store, stored.links)
             except OSError as exc:
                 ctx.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
@@ -111,12 +107,12 @@ async def _process_document(ctx: _Context, plan: batch.DocumentPlan, text: str
         # phase 1: HTML assets (and base64 images) uploaded, HTML rewritten
         for uri, data, mime in links.data_uri_images(text):
             ext = mime.split("/", 1)[-1].split("+", 1)[0]
-            stored = await ctx.io(ctx.store.put_asset, ctx.base, f"inline.{ext}", data, mime)
+            stored = await ctx.io(ctx.store.put_asset, ctx.base, f"inline.{ext}", data)
             mapping[uri] = link_for_documents(ctx.store, stored.links)
             ok += 1
         html = links.rewrite_html(text, mapping)
         # phase 2: HTML to Markdown (pool); phase 3: links left in the Markdown rewritten
-        markdown = await ctx.svc.pool.run(links.html_to_markdown, html)
+        markdown = await ctx.svc.pool.run(html_to_markdown, html)
         again = batch.plan_document(final_name(plan.source), markdown, ctx.files)
         second, ok2, failed2 = _mapping_for(ctx, again)
         final = links.rewrite_markdown(markdown, second)
@@ -137,18 +133,24 @@ async def _process_document(ctx: _Context, plan: batch.DocumentPlan, text: str
     return entry
 
 
-async def process_tree(svc: Any, root: Path, *, prefix: str = "", version_id: str = "",
+async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: str = "",
+                       version_id: str = "",
                        progress: Progress | None = None) -> list[dict[str, Any]]:
     """Process every Markdown/HTML document under ``root``; returns the result entries.
     Raises :class:`BatchStorageFailed` with the entries done so far when storage fails."""
-    store = await svc.storage.store()
+    store = await svc.storage.store(company_id)
     base = "/".join(clean_prefix(p) for p in (store.config.prefix, prefix, version_id) if p)
     files = await svc.storage.io(archives.list_files, root)
     texts: dict[str, str] = {}
     for source in batch.documents(files):
-        texts[source] = batch.decode_text(await svc.storage.io((root / source).read_bytes))
+        try:  # never through a link, never outside root (a file swapped after the listing)
+            raw = await svc.storage.io(archives.read_inside, root, source)
+        except OSError:
+            continue
+        texts[source] = batch.decode_text(raw)
+    files = [f for f in files if f in texts or not batch.document_kind(f)]
     plan = batch.plan_batch(str(root), files, texts)
-    ctx = _Context(svc, store, root, base, await svc.storage.linkmap(), files)
+    ctx = _Context(svc, store, root, base, await svc.storage.linkmap.get(company_id), files)
     for doc in plan.documents:
         key = object_key(base, final_name(doc.source))
         ctx.doc_links[doc.source] = link_for_documents(store, store.links(key))
@@ -169,7 +171,8 @@ async def process_tree(svc: Any, root: Path, *, prefix: str = "", version_id: st
     return done
 
 
-async def process_archive(svc: Any, data: bytes, filename: str, *, prefix: str = "",
+async def process_archive(svc: Services, company_id: str, data: bytes, filename: str, *,
+                          prefix: str = "",
                           version_id: str = "", encoding: str | None = None,
                           progress: Progress | None = None) -> list[dict[str, Any]]:
     """Unpack safely into a temporary directory (always removed) and process it."""
@@ -178,30 +181,10 @@ async def process_archive(svc: Any, data: bytes, filename: str, *, prefix: str =
     context = archives.unpacked(data, filename, encoding=encoding or None)
     root = await svc.storage.io(context.__enter__)
     try:
-        return await process_tree(svc, root, prefix=prefix, version_id=version_id,
+        return await process_tree(svc, company_id, root, prefix=prefix, version_id=version_id,
                                   progress=progress)
     finally:
         await svc.storage.io(context.__exit__, None, None, None)
-
-
-# ---------------------------------------------------------------- jobs (progress polling)
-class Jobs:
-    """Batch jobs in Redis, so any replica can answer a poll."""
-
-    def __init__(self, redis: Any) -> None:
-        self.redis = redis
-
-    async def create(self) -> str:
-        job_id = uuid.uuid4().hex
-        await self.save(job_id, {"id": job_id, "state": "running", "done": 0, "total": None})
-        return job_id
-
-    async def save(self, job_id: str, state: dict[str, Any]) -> None:
-        await self.redis.set(f"ds:job:{job_id}", json.dumps(state), ex=JOB_TTL_SECONDS)
-
-    async def get(self, job_id: str) -> dict[str, Any] | None:
-        raw = await self.redis.get(f"ds:job:{job_id}")
-        return json.loads(raw) if raw else None
 
 
 def _params(fields: dict[str, str]) -> tuple[str, str]:
@@ -226,19 +209,19 @@ class ArchiveRunner(UploadHandler):
         svc = self.services
         if self.services.storage is None:
             raise DocsError(50201, "storage not configured")
-        await svc.storage.store()  # 50201 before any work when storage is missing
+        await svc.storage.store(self.company_id)  # 50201 before any work without storage
         if bool_field(fields, "async"):
-            jobs = Jobs(svc.redis)
-            job_id = await jobs.create()
-            task = asyncio.ensure_future(self._background(jobs, job_id, data, filename, prefix,
-                                                          version, encoding))
+            jobs = JobRecords(svc.redis)
+            job_id = await jobs.create(self.company_id)
+            task = asyncio.ensure_future(self._background(jobs, self.company_id, job_id, data,
+                                                          filename, prefix, version, encoding))
             running: set[asyncio.Future[None]] = svc.extras.setdefault("batch_tasks", set())
             running.add(task)
             task.add_done_callback(running.discard)
             self.success({"job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
             return
         try:
-            files = await process_archive(svc, data, filename, prefix=prefix,
+            files = await process_archive(svc, self.company_id, data, filename, prefix=prefix,
                                           version_id=version, encoding=encoding)
         except BatchStorageFailed as exc:
             self.write_json(200, {"code": 50201, "msg": exc.message,
@@ -247,15 +230,16 @@ class ArchiveRunner(UploadHandler):
             return
         self.success({"count": len(files), "files": files})
 
-    async def _background(self, jobs: Jobs, job_id: str, data: bytes, filename: str,
-                          prefix: str, version: str, encoding: str | None) -> None:
+    async def _background(self, jobs: JobRecords, company_id: str, job_id: str, data: bytes,
+                          filename: str, prefix: str, version: str, encoding: str | None
+                          ) -> None:
         async def progress(done: int, total: int) -> None:
-            await jobs.save(job_id, {"id": job_id, "state": "running", "done": done,
+            await jobs.save(company_id, job_id, {"id": job_id, "state": "running", "done": done,
                                      "total": total})
 
         svc = self.services
         try:
-            files = await process_archive(svc, data, filename, prefix=prefix,
+            files = await process_archive(svc, company_id, data, filename, prefix=prefix,
                                           version_id=version, encoding=encoding,
                                           progress=progress)
             state = {"id": job_id, "state": "done", "done": len(files), "total": len(files),
@@ -264,16 +248,14 @@ class ArchiveRunner(UploadHandler):
             state = {"id": job_id, "state": "failed", "code": 50201, "msg": exc.message,
                      "done": len(exc.files), "total": exc.total,
                      "result": {"count": len(exc.files), "files": exc.files}}
-        except (DocsError, ConversionError) as exc:
+        except (DocsError, ConversionError, StorageError) as exc:
             code = exc.code
             msg = exc.msg if isinstance(exc, DocsError) else exc.message
             state = {"id": job_id, "state": "failed", "code": code, "msg": msg}
         except Exception:  # the poller must learn the job ended
-            import logging
-
-            logging.getLogger(__name__).exception("batch job failed")
+            log.exception("batch job failed")
             state = {"id": job_id, "state": "failed", "code": 50001, "msg": "batch failed"}
-        await jobs.save(job_id, state)
+        await jobs.save(company_id, job_id, state)
 
 
 class UploadArchiveHandler(ArchiveRunner):
@@ -283,22 +265,6 @@ class UploadArchiveHandler(ArchiveRunner):
         if not upload:
             raise DocsError(40001, "file (zip, tar.gz or tgz) is required")
         await self.run_archive(upload[1], upload[0], fields)
-
-
-def purge_expired_stages(store: ObjectStore, max_age_seconds: int = STAGE_TTL_SECONDS) -> int:
-    """Delete staged archives older than their lifetime (blocking; run in the I/O pool).
-
-    The Redis record of a staged archive expires by itself; this removes the bytes."""
-    import datetime
-
-    cutoff = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=max_age_seconds)
-    removed = 0
-    for obj in store.client.list_objects(store.config.bucket, prefix="_staging/",
-                                         recursive=True):
-        if obj.last_modified is not None and obj.last_modified < cutoff:
-            store.remove(obj.object_name)
-            removed += 1
-    return removed
 
 
 class StageArchiveHandler(UploadHandler):
@@ -312,16 +278,13 @@ class StageArchiveHandler(UploadHandler):
             raise DocsError(40002, "not a zip, tar.gz or tgz archive")
         if self.services.storage is None:
             raise DocsError(50201, "storage not configured")
-        store = await self.services.storage.store()
-        stage_id = uuid.uuid4().hex
-        key = object_key("_staging", stage_id)
-        await self.services.storage.put(store, key, data, "application/octet-stream")
-        meta = {"id": stage_id, "name": name, "size": len(data), "key": key}
-        await self.services.redis.set(f"ds:stage:{stage_id}", json.dumps(meta),
-                                      ex=STAGE_TTL_SECONDS)
-        self.success({"id": stage_id, "name": name, "size": len(data)})
+        store = await self.services.storage.store(self.company_id)
+        staged = StagedArchives.new(store.config.prefix, name, len(data))
+        await self.services.storage.put(store, staged.key, data, "application/octet-stream")
+        await StagedArchives(self.services.redis).save(self.company_id, staged)
+        self.success({"id": staged.id, "name": name, "size": len(data)})
         try:  # staging is a good moment to drop what expired; a failure here is harmless
-            await self.services.storage.io(purge_expired_stages, store)
+            await self.services.storage.io(purge_expired, store)
         except StorageError:
             pass
 
@@ -332,24 +295,21 @@ class ProcessArchiveHandler(ArchiveRunner):
         stage_id = (fields.get("id") or "").strip()
         if not stage_id:
             raise DocsError(40001, "id of a staged archive is required")
-        raw = None
-        if len(stage_id) == 32 and all(c in "0123456789abcdef" for c in stage_id):
-            raw = await self.services.redis.get(f"ds:stage:{stage_id}")
-        if raw is None:
+        staged = await StagedArchives(self.services.redis).get(self.company_id, stage_id)
+        if staged is None:
             raise DocsError(40401, "no staged archive with this id (it may have expired)")
-        meta = json.loads(raw)
         storage = self.services.storage
-        store = await storage.store()
+        store = await storage.store(self.company_id)
         try:
-            data = await storage.io(store.get_bytes, meta["key"])
+            data = await storage.io(store.get_bytes, staged.key)
         except StorageError as exc:
             raise DocsError(40401, f"staged archive is gone: {exc.message}") from exc
-        await self.run_archive(data, meta["name"], fields)
+        await self.run_archive(data, staged.name, fields)
 
 
 class JobHandler(DocsHandler):
     async def get(self, job_id: str) -> None:
-        state = await Jobs(self.services.redis).get(job_id) if len(job_id) == 32 else None
+        state = await JobRecords(self.services.redis).get(self.company_id, job_id)
         if state is None:
             raise DocsError(40401, "no such job (it may have expired)")
         self.success(state)
@@ -375,7 +335,8 @@ class ConvertFolderHandler(PlainHandler):
             raise PlainError(404, "folder_path is not a folder")
         prefix, version = _params(fields)
         try:
-            files = await process_tree(self.services, real, prefix=prefix, version_id=version)
+            files = await process_tree(self.services, self.company_id, real, prefix=prefix,
+                                       version_id=version)
         except BatchStorageFailed as exc:
             self.write_json(502, {"ok": False, "error": exc.message, "hint": "",
                                   "count": len(exc.files), "files": exc.files})

@@ -4,18 +4,22 @@ and the download proxy. Failures use HTTP 4xx/5xx with ``{"ok":false,"error","hi
 
 from __future__ import annotations
 
-import json
 import urllib.parse
 from typing import Any
 
-from store.objects import StorageConfig, StorageConfigError, StorageError, parse_bool, time_check
+from store.clock import time_check
+from store.storage_config import StorageConfig, normalize_endpoint, parse_bool
+from store.storage_errors import StorageConfigError, StorageError
+from store.storage_settings import EMBEDDED_PROFILE
+from tornado_app.address_policy import EndpointRefused, check_endpoint, policy_from
 from tornado_app.callers import require_admin
 from tornado_app.docs.base import DocsError, UploadHandler
-from tornado_app.docs.storage import EMBEDDED_PROFILE
+from tornado_app.http import JsonTooDeep, load_json
 
 _STATUS = {40001: 400, 40002: 400, 40003: 400, 40004: 400, 40101: 401, 40401: 404,
            41301: 413, 42201: 400, 50201: 502, 50301: 503, 50401: 504}
 MAX_LINKMAP_ENTRIES = 10_000
+NO_SUCH_OBJECT = "no such object"
 
 
 class PlainError(Exception):
@@ -63,13 +67,29 @@ class PlainHandler(UploadHandler):
             raise PlainError(503, "storage is not available on this server")
         return self.services.storage
 
+    async def check_endpoint(self, endpoint: str) -> None:
+        """Apply the address policy to a storage endpoint the service will connect to."""
+        st = self.services.settings
+        policy = policy_from(st.storage_allowed_endpoints, st.storage_deny_private)
+        try:
+            await self.storage.io(check_endpoint, endpoint, policy,
+                                  trusted=self.storage.trusted_endpoints)
+        except EndpointRefused as exc:
+            raise PlainError(400, f"endpoint refused: {exc.reason}",
+                             "use a storage on a private or public address") from exc
+
     async def config_from_form(self, fields: dict[str, str]) -> StorageConfig:
-        """A validated config from the form; a blank or masked secret keeps the stored one."""
-        current = await self.storage.active_config()
+        """A validated config from the form, allowed by the address policy. A blank or masked
+        secret keeps the company's own stored one for the same endpoint, key and bucket (never
+        the service-wide storage's secret, which a company does not own)."""
+        configs = self.storage.configs
+        current = (await configs.active_config(self.company_id)
+                   if await configs.has_own_config(self.company_id) else None)
         has_secret = bool(fields.get("secret")) or current is not None
         config = StorageConfig.from_form(fields, require_credentials=not has_secret)
         config = config.keep_secret_from(current)
         config.validate()
+        await self.check_endpoint(config.endpoint)
         return config
 
 
@@ -79,7 +99,7 @@ class StorageConfigHandler(PlainHandler):
     async def post(self) -> None:
         fields, _ = self.form()
         config = await self.config_from_form(fields)
-        await self.storage.set_active(config)
+        await self.storage.configs.set_active(self.company_id, config)
         self.reply({"ok": True, "storage": config.masked()})
 
 
@@ -101,16 +121,15 @@ class TimeCheckHandler(PlainHandler):
         if endpoint:
             require_admin(self.caller)  # a custom endpoint probes the network: ADMIN only
         if not endpoint:
-            config = await self.storage.active_config()
+            config = await self.storage.configs.active_config(self.company_id)
             if config is None:
                 raise PlainError(400, "storage not configured", "pass endpoint=host:port")
             endpoint, secure = config.endpoint, config.secure
         else:
-            from store.objects import normalize_endpoint
-
             endpoint, secure = normalize_endpoint(endpoint, parse_bool(secure_raw, False))
         if secure_raw is not None:
             secure = parse_bool(secure_raw, secure)
+        await self.check_endpoint(endpoint)
         self.reply(await self.storage.io(time_check, endpoint, secure))
 
 
@@ -118,14 +137,14 @@ class ConfigSnapshotHandler(PlainHandler):
     admin_methods = frozenset({"GET"})
 
     async def get(self) -> None:
-        config = await self.storage.active_config()
+        config = await self.storage.configs.active_config(self.company_id)
         st = self.services.settings
         self.reply({
             "ok": True,
             "storage": config.masked() if config else None,
-            "storage_embedded": await self.storage.active_is_embedded(),
-            "profiles": [p["name"] for p in await self.storage.profiles()],
-            "linkmap_size": len(await self.storage.linkmap()),
+            "storage_embedded": await self.storage.configs.active_is_embedded(self.company_id),
+            "profiles": [p["name"] for p in await self.storage.configs.profiles(self.company_id)],
+            "linkmap_size": len(await self.storage.linkmap.get(self.company_id)),
             "limits": {"max_upload_bytes": st.max_upload_bytes,
                        "max_markdown_bytes": st.max_markdown_bytes,
                        "job_timeout_seconds": st.job_timeout_seconds},
@@ -137,7 +156,7 @@ class ProfilesHandler(PlainHandler):
     admin_methods = frozenset({"GET"})
 
     async def get(self) -> None:
-        self.reply({"ok": True, "profiles": await self.storage.profiles()})
+        self.reply({"ok": True, "profiles": await self.storage.configs.profiles(self.company_id)})
 
 
 def _profile_name(raw: str | None) -> str:
@@ -156,11 +175,11 @@ class SaveProfileHandler(PlainHandler):
         if fields.get("endpoint"):
             config = await self.config_from_form(fields)
         else:
-            config = await self.storage.active_config()
+            config = await self.storage.configs.active_config(self.company_id)
             if config is None:
                 raise PlainError(400, "no storage configured to save",
                                  "send the storage fields or configure storage first")
-        await self.storage.save_profile(name, config)
+        await self.storage.configs.save_profile(self.company_id, name, config)
         self.reply({"ok": True, "name": name, "storage": config.masked()})
 
 
@@ -169,10 +188,11 @@ class LoadProfileHandler(PlainHandler):
 
     async def get(self) -> None:
         name = _profile_name(self.get_query_argument("name", ""))
-        config = await self.storage.load_profile(name)
+        config = await self.storage.configs.load_profile(self.company_id, name)
         if config is None:
             raise PlainError(404, f"no profile named {name!r}")
-        await self.storage.set_active(config, embedded=name == EMBEDDED_PROFILE)
+        await self.storage.configs.set_active(self.company_id, config,
+                                              embedded=name == EMBEDDED_PROFILE)
         self.reply({"ok": True, "name": name, "storage": config.masked()})
 
 
@@ -206,13 +226,15 @@ class LinkMapHandler(PlainHandler):
     admin_methods = frozenset({"GET", "POST"})
 
     async def get(self) -> None:
-        mapping = await self.storage.linkmap()
+        mapping = await self.storage.linkmap.get(self.company_id)
         self.reply({"ok": True, "count": len(mapping), "map": mapping})
 
     async def post(self) -> None:
         if self.request.headers.get("Content-Type", "").startswith("application/json"):
             try:
-                raw = json.loads(b"".join(self._chunks) or b"null")
+                raw = load_json(b"".join(self._chunks) or b"null")
+            except JsonTooDeep as exc:
+                raise PlainError(400, str(exc)) from exc
             except ValueError as exc:
                 raise PlainError(400, "body is not valid JSON") from exc
             if self._over:
@@ -221,20 +243,23 @@ class LinkMapHandler(PlainHandler):
             fields, _ = self.form()
             text = fields.get("linkmap") or fields.get("map") or ""
             try:
-                raw = json.loads(text)
+                raw = load_json(text)
+            except JsonTooDeep as exc:
+                raise PlainError(400, str(exc)) from exc
             except ValueError as exc:
                 raise PlainError(400, "linkmap field is not valid JSON") from exc
         mapping = _parse_linkmap(raw)
-        await self.storage.set_linkmap(mapping)
+        await self.storage.linkmap.replace(self.company_id, mapping)
         self.reply({"ok": True, "count": len(mapping)})
 
 
 class ProxyDownloadHandler(PlainHandler):
-    """Streams one object of the configured storage; any other host is refused."""
+    """Streams one object of the caller's company in the configured storage, as an attachment
+    (never rendered inline); any other host, bucket or company answers like a missing one."""
 
     async def post(self) -> None:
         fields, _ = self.form()
-        store = await self.storage.store()
+        store = await self.storage.store(self.company_id)
         key = (fields.get("key") or "").strip()
         url = (fields.get("url") or "").strip()
         if not key and url:
@@ -244,11 +269,15 @@ class ProxyDownloadHandler(PlainHandler):
         if any(p in ("", ".", "..") for p in key.split("/")) or any(
                 ord(c) < 32 or ord(c) == 127 for c in key):
             raise PlainError(400, "bad object key")
+        if not key.startswith(store.config.prefix + "/"):
+            raise PlainError(404, NO_SUCH_OBJECT)  # another company's: the same as missing
+        await self.check_endpoint(store.config.endpoint)
         try:
             stream = await self.storage.io(store.get_stream, key)
         except StorageError as exc:
-            raise PlainError(404 if "NoSuchKey" in exc.message or "not found" in
-                             exc.message.lower() else 502, exc.message, exc.hint) from exc
+            if "NoSuchKey" in exc.message or "not found" in exc.message.lower():
+                raise PlainError(404, NO_SUCH_OBJECT) from exc
+            raise PlainError(502, exc.message, exc.hint) from exc
         try:
             self.set_header("Content-Type", stream.content_type or "application/octet-stream")
             if stream.length is not None:

@@ -12,28 +12,31 @@ from __future__ import annotations
 from typing import Any
 
 from render_pool import jobs
-from store.objects import ObjectStore, asset_key, object_key
+from store.keys import asset_key, result_key
+from store.objects import ObjectStore
+from store.storage_io import link_for_documents
 from tornado_app.docs.base import DocsError
-from tornado_app.docs.storage import link_for_documents
+from tornado_app.services import Services
 
 
-async def _store(svc: Any) -> ObjectStore:
-    """The active object store, or 50201 when storage is not configured."""
+async def _store(svc: Services, company_id: str) -> ObjectStore:
+    """The company's object store, or 50201 when storage is not configured."""
     if svc.storage is None:
         raise DocsError(50201, "storage not configured")
-    return await svc.storage.store()
+    return await svc.storage.store(company_id)
 
 
-async def convert(svc: Any, data: bytes, *, export: str, engine: str, save: bool,
-                  filename: str, options: dict[str, Any]) -> dict[str, Any]:
-    """Convert ``data`` in one pool job; when ``save``, store the output and its images and
-    answer their links, else answer the content (images inline as data URIs)."""
+async def convert(svc: Services, company_id: str, data: bytes, *, export: str, engine: str,
+                  save: bool, filename: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Convert ``data`` in one pool job; when ``save``, store the output and its images under
+    the company's prefix (the output at an unguessable key) and answer their links, else
+    answer the content (images inline as data URIs)."""
     if not save:
         result: jobs.Converted = await svc.pool.run(jobs.convert_document, data, export, engine,
                                                     options)
         return {"content": result.content, "media_type": result.media_type,
                 "warnings": result.warnings}
-    store = await _store(svc)
+    store = await _store(svc, company_id)
     prefix = store.config.prefix
     result = await svc.pool.run(jobs.convert_document, data, export, engine, options,
                                 for_upload=True)
@@ -43,14 +46,16 @@ async def convert(svc: Any, data: bytes, *, export: str, engine: str, save: bool
                                        image.data, image.content_type)
         links[image.token] = link_for_documents(store, stored)
     content = jobs.fill_image_links(result, links)
-    key = object_key(prefix, "converted", f"{filename}.{jobs.FILE_EXTENSIONS[export]}")
+    key = result_key(prefix, "converted", f"{filename}.{jobs.FILE_EXTENSIONS[export]}")
     stored = await svc.storage.put(store, key, content.encode("utf-8"), result.media_type)
     return {**stored.as_dict(), "warnings": result.warnings}
 
 
-async def save_rendered(svc: Any, rendered: jobs.Rendered, name: str) -> dict[str, Any]:
-    """Upload a rendered PDF/DOCX and answer the link pair."""
-    store = await _store(svc)
-    key = object_key(store.config.prefix, "rendered", name)
+async def save_rendered(svc: Services, company_id: str, rendered: jobs.Rendered, name: str
+                        ) -> dict[str, Any]:
+    """Upload a rendered PDF/DOCX under the company's prefix at an unguessable key and answer
+    the link pair."""
+    store = await _store(svc, company_id)
+    key = result_key(store.config.prefix, "rendered", name)
     stored = await svc.storage.put(store, key, rendered.data, rendered.media_type)
     return {**stored.as_dict(), "warnings": rendered.warnings}

@@ -49,5 +49,6 @@ class ConvertHandler(UploadHandler):
             data = await fetch_remote(self.services, source_url)
             original = source_url.rsplit("/", 1)[-1].split("?", 1)[0]
         stem = safe_basename(fields.get("filename") or original.rsplit(".", 1)[0], "document")
-        self.success(await convert(self.services, data, export=export, engine=engine,
+        self.success(await convert(self.services, self.company_id, data, export=export,
+                                   engine=engine,
                                    save=save, filename=stem, options=options))

@@ -18,6 +18,8 @@ from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.netutil import DefaultExecutorResolver, Resolver
 from tornado.simple_httpclient import HTTPStreamClosedError, HTTPTimeoutError
 
+from tornado_app.address_policy import address_kind
+
 MAX_REDIRECTS = 3
 
 
@@ -43,10 +45,7 @@ class Fetched:
 
 def is_public_address(address: str) -> bool:
     """True for globally routable unicast addresses (no private, loopback, link-local...)."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
+    return address_kind(ipaddress.ip_address(address.split("%", 1)[0])) == "public"
 
 
 class GuardedResolver(Resolver):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.parse
-from typing import Any
 
 from render_pool import jobs
 from render_pool.cover import CoverPage
@@ -23,6 +22,7 @@ from tornado_app.docs.base import (
 from tornado_app.docs.conversion import save_rendered
 from tornado_app.docs.convert import safe_basename
 from tornado_app.docs.fetch import FetchFailed, FetchRefused, fetch
+from tornado_app.services import Services
 
 MAX_IMAGES = 200
 FETCH_CONCURRENCY = 8
@@ -47,7 +47,7 @@ def sniff_image(data: bytes) -> str | None:
     return None
 
 
-async def fetch_image(svc: Any, url: str) -> Resource:
+async def fetch_image(svc: Services, url: str) -> Resource:
     """An image at ``url`` (guarded, capped); raises FetchRefused/FetchFailed/DocsError."""
     st = svc.settings
     got = await fetch(url, allow_private=st.allow_private_urls,
@@ -59,7 +59,7 @@ async def fetch_image(svc: Any, url: str) -> Resource:
     return Resource(got.data, mime)
 
 
-async def gather_images(svc: Any, sources: list[str]) -> tuple[dict[str, Resource],
+async def gather_images(svc: Services, sources: list[str]) -> tuple[dict[str, Resource],
                                                                 dict[str, str]]:
     """Fetch the remote images of a document; everything else is refused with a reason."""
     fetched: dict[str, Resource] = {}
@@ -176,7 +176,7 @@ class MarkdownConvertHandler(UploadHandler):
         self.services.metrics.observe_browser(rendered.worker_pid, rendered.browser_launches)
         name = f"{safe_basename(fields.get('filename') or stem, 'document')}.{rendered.extension}"
         if save:
-            self.success(await save_rendered(self.services, rendered, name))
+            self.success(await save_rendered(self.services, self.company_id, rendered, name))
             return
         self.set_header("Content-Type", rendered.media_type)
         self.set_header("Content-Disposition", content_disposition(name))

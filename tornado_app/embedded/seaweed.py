@@ -101,12 +101,12 @@ def _remove_grpc_sockets(ports: Iterable[int]) -> None:
                     os.unlink(path)
 
 
-def find_weed() -> str:
-    """Locate the ``weed`` binary: ``WEED_BIN``, this interpreter's scripts dir, then PATH."""
+def find_weed(configured: str = "") -> str:
+    """Locate the ``weed`` binary: ``configured`` (the ``WEED_BIN`` setting), this
+    interpreter's scripts dir, then PATH."""
     candidates: list[Path] = []
-    env = os.environ.get("WEED_BIN")
-    if env:
-        candidates.append(Path(env))
+    if configured:
+        candidates.append(Path(configured))
     candidates.append(Path(sys.executable).parent / "weed")
     with contextlib.suppress(KeyError, TypeError):
         candidates.append(Path(sysconfig.get_path("scripts")) / "weed")

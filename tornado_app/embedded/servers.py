@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-log = logging.getLogger("store.embedded")
+log = logging.getLogger("tornado_app.embedded.servers")
 T = TypeVar("T")
 
 

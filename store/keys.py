@@ -1,0 +1,117 @@
+"""Object keys: safe joining of prefixes and names, content-addressed asset keys, and the
+content type a stored file is given."""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+import re
+import secrets
+
+from store.storage_errors import StorageConfigError
+
+
+class UnsafeKey(ValueError):
+    """An object key part would escape its prefix (``..``) or holds a control character."""
+
+
+def _key_parts(part: str) -> list[str]:
+    pieces = []
+    for piece in part.replace("\\", "/").split("/"):
+        if piece in ("", "."):
+            continue
+        if piece == "..":
+            raise UnsafeKey(f"object key part {part!r} contains '..'")
+        if any(ord(c) < 32 or ord(c) == 127 for c in piece):
+            raise UnsafeKey(f"object key part {part!r} contains a control character")
+        pieces.append(piece)
+    return pieces
+
+
+def clean_prefix(prefix: str) -> str:
+    """Normalise a key prefix: ``\\`` read as ``/``, no leading/trailing/double slash, no ``..``.
+
+    Raises :class:`StorageConfigError` on ``..`` or control characters.
+    """
+    try:
+        return "/".join(_key_parts(prefix))
+    except UnsafeKey as exc:
+        raise StorageConfigError(str(exc), "use a plain path like docs/2024") from exc
+
+
+def object_key(prefix: str, *parts: str) -> str:
+    """Join a prefix and parts into an object key (no leading slash, empty/``.`` dropped).
+
+    Raises :class:`UnsafeKey` for ``..`` or control characters anywhere.
+    """
+    pieces: list[str] = []
+    for part in (prefix, *parts):
+        pieces += _key_parts(part or "")
+    if not pieces:
+        raise UnsafeKey("empty object key")
+    return "/".join(pieces)
+
+
+TENANT_SEGMENT = "t"
+_COMPANY_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def tenant_prefix(prefix: str, company_id: str) -> str:
+    """The key prefix of one company's objects: ``{prefix}/t/{company_id}``. Everything a
+    company stores lives under it, and it may read nothing outside it."""
+    if not _COMPANY_ID_RE.match(company_id):
+        raise UnsafeKey(f"not a company id: {company_id!r}")
+    return object_key(prefix, TENANT_SEGMENT, company_id)
+
+
+def result_key(prefix: str, kind: str, filename: str) -> str:
+    """Key of a saved result: ``{prefix}/{kind}/{32 random hex}/{filename}``. The random segment
+    means a result is never overwritten by another of the same name and cannot be found by
+    guessing its name."""
+    return object_key(prefix, kind, secrets.token_hex(16), filename)
+
+
+def asset_key(prefix: str, data: bytes, filename: str) -> str:
+    """Content-addressed key ``{prefix}/assets/{sha256[:16]}/{basename}``: the same asset
+    uploaded twice lands on the same key (stored once)."""
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    if base in ("", ".", "..") or any(ord(c) < 32 for c in base):
+        base = "file"
+    return object_key(prefix, "assets", digest, base)
+
+
+def content_type_for(filename: str) -> str:
+    """MIME type from the file name (text types get ``charset=utf-8``)."""
+    lower = filename.lower()
+    if lower.endswith((".md", ".markdown")):
+        return "text/markdown; charset=utf-8"
+    mime = mimetypes.guess_type(lower)[0] or "application/octet-stream"
+    if mime.startswith("text/") or mime in ("application/json", "image/svg+xml"):
+        return f"{mime}; charset=utf-8"
+    return mime
+
+
+OPAQUE = "application/octet-stream"
+_SHOWN_INLINE = ("application/pdf", "text/plain", "text/markdown", "text/csv",
+                 "application/msword", "application/vnd.ms-excel",
+                 "application/vnd.ms-powerpoint")
+_OFFICE_FAMILIES = ("application/vnd.openxmlformats-officedocument.",
+                    "application/vnd.oasis.opendocument.")
+
+
+def asset_type(filename: str) -> tuple[str, str | None]:
+    """``(content type, content disposition)`` an uploaded asset is stored with.
+
+    Images, PDF, office files and plain text keep their type and may be shown inline; SVG
+    (an image that can carry script) keeps its type for ``<img>`` but is an attachment when
+    opened; anything else (HTML, ``.shtml``, scripts...) is stored as
+    ``application/octet-stream`` with ``attachment``, so the storage host never serves active
+    content inline."""
+    mime = content_type_for(filename)
+    base = mime.split(";", 1)[0]
+    if base == "image/svg+xml":
+        return mime, "attachment"
+    if base.startswith("image/") or base in _SHOWN_INLINE or base.startswith(_OFFICE_FAMILIES):
+        return mime, None
+    return OPAQUE, "attachment"
