@@ -1,4 +1,4 @@
-"""Command line: ``serve``, ``create-admin``, ``create-company`` and ``create-user``.
+"""Command line: ``serve``, ``worker``, ``create-admin``, ``create-company`` and ``create-user``.
 
 ``serve`` with no company at all prints one line with a one-time setup address (the UI's
 setup screen creates the first company and its ADMIN); ``create-admin`` does the same from
@@ -57,7 +57,7 @@ async def _with_services(settings: Settings, embedded: Embedded, fn):  # type: i
 
 
 async def serve(settings: Settings, port: int, host: str, services: tuple[str, ...],
-                seed: Path | None, embedded: Embedded) -> None:
+                seed: Path | None, embedded: Embedded, *, worker: bool = True) -> None:
     from tornado_app.callers import check_listen_address
     from tornado_app.ops import listen_metrics, parse_address
 
@@ -73,6 +73,12 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
         from tornado_app.seed import load_seed
 
         await load_seed(svc, seed)
+    consumer = None
+    if "docs" in services and worker:
+        from tornado_app.docs.job_worker import JobWorker
+
+        consumer = JobWorker(svc)
+        consumer.start()
     app = make_app(svc, services)
     server = tornado.httpserver.HTTPServer(
         app, xheaders=False, max_body_size=settings.max_upload_bytes + 1024 * 1024,
@@ -93,12 +99,37 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
     if metrics_server is not None:
         metrics_server.stop()
     drained = await app.settings["inflight"].wait_idle(SHUTDOWN_GRACE_SECONDS)
-    tasks = list(svc.extras.get("batch_tasks", ()))
-    if tasks:
-        await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_SECONDS)
+    if consumer is not None:  # the running job ends in the grace period or is handed back
+        await consumer.stop(SHUTDOWN_GRACE_SECONDS)
     log.info("requests drained" if drained else "grace period over; closing connections")
     with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(server.close_all_connections(), 5)
+    await svc.close()
+
+
+async def work(settings: Settings, port: int, host: str, embedded: Embedded) -> None:
+    """``worker``: the job consumer and the render pool only; ``/health``, ``/ready`` and
+    ``/metrics`` on ``host:port`` (open: bind it to loopback or an internal network)."""
+    from tornado_app.docs.job_worker import JobWorker
+    from tornado_app.docs.setup import open_docs_services
+    from tornado_app.ops import make_metrics_app
+
+    mongo_url, redis_url = start_embedded(settings, embedded)
+    svc: Services = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
+    await open_docs_services(svc, embedded)
+    consumer = JobWorker(svc)
+    consumer.start()
+    server = tornado.httpserver.HTTPServer(make_metrics_app(svc))
+    server.listen(port, address=host)
+    log.info("worker", extra={"port": port, "host": host, "consumer": consumer.name})
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down: the running job ends in the grace period or is handed back")
+    await consumer.stop(SHUTDOWN_GRACE_SECONDS)
+    server.stop()
     await svc.close()
 
 
@@ -208,6 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     p_serve.add_argument("--host", default="127.0.0.1")
     p_serve.add_argument("--seed", type=Path, default=None)
     p_serve.add_argument("--services", default="all", help="all, auth, docs or auth,docs")
+    p_serve.add_argument("--no-worker", action="store_true",
+                         help="only enqueue jobs; run no job consumer (see: worker)")
+    p_work = sub.add_parser("worker", help="run jobs only: the job consumer and the render "
+                            "pool, with /health, /ready and /metrics on --port")
+    p_work.add_argument("--port", type=int, default=8081)
+    p_work.add_argument("--host", default="127.0.0.1")
     p_admin = sub.add_parser("create-admin", help="create a company (if new) and an ADMIN; "
                              "asks for what is not given, the password without echo")
     p_admin.add_argument("--company", help="company code")
@@ -232,7 +269,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve":
             seed = args.seed or settings.seed_file
             asyncio.run(serve(settings, args.port, args.host, parse_services(args.services),
-                              seed, embedded))
+                              seed, embedded, worker=not args.no_worker))
+            return 0
+        if args.command == "worker":
+            asyncio.run(work(settings, args.port, args.host, embedded))
             return 0
         if args.command == "create-admin":
             return asyncio.run(_with_services(settings, embedded,

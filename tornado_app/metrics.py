@@ -44,6 +44,17 @@ class Metrics:
         self.pool_busy = Gauge("render_pool_busy_workers", "Workers running a job", registry=r)
         self.pool_restarts = Gauge("render_pool_executor_restarts",
                                    "Times the worker pool was replaced", registry=r)
+        self.job_queue_length = Gauge("job_queue_length",
+                                      "Entries in the job stream (queued and running)",
+                                      registry=r)
+        self.jobs_ended = Counter("jobs_ended_total", "Jobs this process ended, by state",
+                                  ["state"], registry=r)
+        self.job_claims = Counter("job_claims_total",
+                                  "Jobs claimed from a consumer that stopped (re-runs)",
+                                  registry=r)
+        self.job_duration = Histogram(
+            "job_duration_seconds", "Run time of jobs that ended here",
+            buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600), registry=r)
         self._launches: dict[int, int] = {}
 
     def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:

@@ -128,6 +128,13 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()  # extra origins for state changes; enables CORS
     public_hosts: tuple[str, ...] = ()  # accepted Host header values (empty: any)
     metrics_address: str = "127.0.0.1:9108"  # listener of /metrics and /ready ("off": none)
+    # durable jobs (Redis Streams) and their webhooks
+    job_claim_idle_seconds: float = 30.0  # a job idle this long at its consumer is re-run
+    job_result_ttl_seconds: int = 24 * 3600
+    job_max_attempts: int = 3
+    webhook_secret: str = field(default="", repr=False)
+    webhook_first_retry_seconds: float = 30.0
+    webhook_retry_seconds: float = 24 * 3600
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -173,6 +180,12 @@ class Settings:
             public_hosts=tuple(h.strip().lower()
                                for h in env.get("PUBLIC_HOSTS", "").split(",") if h.strip()),
             metrics_address=(env.get("METRICS_ADDRESS") or "127.0.0.1:9108").strip(),
+            job_claim_idle_seconds=float(env.get("JOB_CLAIM_IDLE_SECONDS") or 30),
+            job_result_ttl_seconds=_env_int(env, "JOB_RESULT_TTL_SECONDS", 24 * 3600),
+            job_max_attempts=max(1, _env_int(env, "JOB_MAX_ATTEMPTS", 3)),
+            webhook_secret=env.get("WEBHOOK_SECRET", ""),
+            webhook_first_retry_seconds=float(env.get("WEBHOOK_FIRST_RETRY_SECONDS") or 30),
+            webhook_retry_seconds=float(env.get("WEBHOOK_RETRY_SECONDS") or 24 * 3600),
         )
 
     @functools.cached_property
@@ -185,7 +198,8 @@ class Settings:
         out: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in {"s3_secret_key", "docs_api_token", "s3_access_key"} and value:
+            if f.name in {"s3_secret_key", "docs_api_token", "s3_access_key",
+                          "webhook_secret"} and value:
                 value = "****"
             elif f.name in {"mongo_url", "redis_url"} and "@" in str(value):
                 scheme, _, rest = str(value).partition("://")

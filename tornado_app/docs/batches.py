@@ -9,28 +9,31 @@ Markdown runs in the process pool; file and storage I/O run in the storage threa
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import posixpath
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from render_pool import archives, batch, links
-from render_pool.errors import ConversionError
 from render_pool.html_markdown import html_to_markdown
-from store.jobs import JobRecords
+from store.job_queue import IdempotencyConflict
 from store.keys import clean_prefix, object_key
 from store.objects import ObjectStore
 from store.staging import StagedArchives, purge_expired
 from store.storage_errors import StorageConfigError, StorageError
 from store.storage_io import link_for_documents
-from tornado_app.docs.base import DocsError, DocsHandler, UploadHandler, bool_field
+from tornado_app.docs.base import DocsError, UploadHandler, bool_field
 from tornado_app.docs.config import PlainError, PlainHandler
+from tornado_app.docs.job_worker import job_queue
+from tornado_app.docs.webhooks import check_callback
 from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
-Progress = Callable[[int, int], Awaitable[None]]
+Progress = Callable[[int, int, str], Awaitable[None]]
 
 
 class BatchStorageFailed(Exception):
@@ -164,7 +167,7 @@ async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: st
         for i, doc in enumerate(plan.documents):
             done.append(await _process_document(ctx, doc, texts[doc.source]))
             if progress:
-                await progress(i + 1, total)
+                await progress(i + 1, total, doc.source)
     except StorageError as exc:
         raise BatchStorageFailed(f"storage failed after {len(done)} of {total} documents: "
                                  f"{exc.message}", done, total) from exc
@@ -203,7 +206,8 @@ def _params(fields: dict[str, str]) -> tuple[str, str]:
 class ArchiveRunner(UploadHandler):
     """Shared by upload-archive and archive/process: run now, or as a polled job."""
 
-    async def run_archive(self, data: bytes, filename: str, fields: dict[str, str]) -> None:
+    async def run_archive(self, data: bytes, filename: str, fields: dict[str, str],
+                          staged_key: str = "") -> None:
         prefix, version = _params(fields)
         encoding = (fields.get("encoding") or "").strip() or None
         svc = self.services
@@ -211,14 +215,8 @@ class ArchiveRunner(UploadHandler):
             raise DocsError(50201, "storage not configured")
         await svc.storage.store(self.company_id)  # 50201 before any work without storage
         if bool_field(fields, "async"):
-            jobs = JobRecords(svc.redis)
-            job_id = await jobs.create(self.company_id)
-            task = asyncio.ensure_future(self._background(jobs, self.company_id, job_id, data,
-                                                          filename, prefix, version, encoding))
-            running: set[asyncio.Future[None]] = svc.extras.setdefault("batch_tasks", set())
-            running.add(task)
-            task.add_done_callback(running.discard)
-            self.success({"job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
+            await self.enqueue_archive(data, filename, fields, prefix, version, encoding,
+                                       staged_key)
             return
         try:
             files = await process_archive(svc, self.company_id, data, filename, prefix=prefix,
@@ -230,32 +228,42 @@ class ArchiveRunner(UploadHandler):
             return
         self.success({"count": len(files), "files": files})
 
-    async def _background(self, jobs: JobRecords, company_id: str, job_id: str, data: bytes,
-                          filename: str, prefix: str, version: str, encoding: str | None
-                          ) -> None:
-        async def progress(done: int, total: int) -> None:
-            await jobs.save(company_id, job_id, {"id": job_id, "state": "running", "done": done,
-                                     "total": total})
-
-        svc = self.services
-        try:
-            files = await process_archive(svc, company_id, data, filename, prefix=prefix,
-                                          version_id=version, encoding=encoding,
-                                          progress=progress)
-            state = {"id": job_id, "state": "done", "done": len(files), "total": len(files),
-                     "result": {"count": len(files), "files": files}}
-        except BatchStorageFailed as exc:
-            state = {"id": job_id, "state": "failed", "code": 50201, "msg": exc.message,
-                     "done": len(exc.files), "total": exc.total,
-                     "result": {"count": len(exc.files), "files": exc.files}}
-        except (DocsError, ConversionError, StorageError) as exc:
-            code = exc.code
-            msg = exc.msg if isinstance(exc, DocsError) else exc.message
-            state = {"id": job_id, "state": "failed", "code": code, "msg": msg}
-        except Exception:  # the poller must learn the job ended
-            log.exception("batch job failed")
-            state = {"id": job_id, "state": "failed", "code": 50001, "msg": "batch failed"}
-        await jobs.save(company_id, job_id, state)
+    async def enqueue_archive(self, data: bytes, filename: str, fields: dict[str, str],
+                              prefix: str, version: str, encoding: str | None,
+                              staged_key: str = "") -> None:
+        """Store the input (unless already staged) and queue a job; answers its id."""
+        if archives.detect_archive_kind(filename, data) is None:
+            raise DocsError(40002, "not a zip, tar.gz or tgz archive")
+        callback = check_callback((fields.get("callback_url") or "").strip(),
+                                  self.services.settings)
+        queue = job_queue(self.services)
+        job_id = uuid.uuid4().hex
+        key = self.request.headers.get("Idempotency-Key", "").strip()
+        if key:
+            digest = hashlib.sha256(data)
+            for name in sorted(fields):
+                digest.update(f"\0{name}\0{fields[name]}".encode())
+            digest.update(f"\0{filename}".encode())
+            try:
+                bound = await queue.claim_idempotency(self.company_id, key[:200],
+                                                      digest.hexdigest(), job_id)
+            except IdempotencyConflict as exc:
+                raise DocsError(40001, "Idempotency-Key was used with a different request "
+                                       "within 24 hours; use a new key") from exc
+            if bound != job_id:
+                self.success({"job_id": bound, "status_url": f"/api/jobs/{bound}"})
+                return
+        storage = self.services.storage
+        store = await storage.store(self.company_id)
+        owned = not staged_key
+        if owned:
+            staged_key = StagedArchives.new(store.config.prefix, filename, len(data)).key
+            await storage.put(store, staged_key, data, "application/octet-stream")
+        await queue.submit(self.company_id, "archive", {
+            "key": staged_key, "owned": owned, "name": filename, "prefix": prefix,
+            "versionId": version, "encoding": encoding or ""}, callback_url=callback,
+            job_id=job_id)
+        self.success({"job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
 
 
 class UploadArchiveHandler(ArchiveRunner):
@@ -304,15 +312,7 @@ class ProcessArchiveHandler(ArchiveRunner):
             data = await storage.io(store.get_bytes, staged.key)
         except StorageError as exc:
             raise DocsError(40401, f"staged archive is gone: {exc.message}") from exc
-        await self.run_archive(data, staged.name, fields)
-
-
-class JobHandler(DocsHandler):
-    async def get(self, job_id: str) -> None:
-        state = await JobRecords(self.services.redis).get(self.company_id, job_id)
-        if state is None:
-            raise DocsError(40401, "no such job (it may have expired)")
-        self.success(state)
+        await self.run_archive(data, staged.name, fields, staged.key)
 
 
 class ConvertFolderHandler(PlainHandler):

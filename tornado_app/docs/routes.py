@@ -6,7 +6,6 @@ from typing import Any
 
 from tornado_app.docs.batches import (
     ConvertFolderHandler,
-    JobHandler,
     ProcessArchiveHandler,
     StageArchiveHandler,
     UploadArchiveHandler,
@@ -23,6 +22,12 @@ from tornado_app.docs.config import (
     TimeCheckHandler,
 )
 from tornado_app.docs.convert import ConvertHandler
+from tornado_app.docs.jobs import (
+    JobCancelHandler,
+    JobEventsHandler,
+    JobHandler,
+    JobsListHandler,
+)
 from tornado_app.docs.markdown import MarkdownConvertHandler, ThemesHandler
 
 
@@ -36,7 +41,10 @@ def docs_routes() -> list[Any]:
         (r"/api/upload-archive", UploadArchiveHandler),
         (r"/api/archive/stage", StageArchiveHandler),
         (r"/api/archive/process", ProcessArchiveHandler),
+        (r"/api/jobs", JobsListHandler),
         (r"/api/jobs/([0-9a-f]+)", JobHandler),
+        (r"/api/jobs/([0-9a-f]+)/cancel", JobCancelHandler),
+        (r"/api/jobs/([0-9a-f]+)/events", JobEventsHandler),
         (r"/config", ConfigSnapshotHandler),
         (r"/config/storage", StorageConfigHandler),
         (r"/config/storage/test", StorageTestHandler),
