@@ -164,13 +164,17 @@ class JobQueue:
                 records.append(record)
         return records, int(total)
 
-    async def cancel(self, company_id: str, job_id: str) -> dict[str, Any] | None:
+    async def cancel(self, company_id: str, job_id: str
+                     ) -> tuple[dict[str, Any] | None, bool]:
         """Mark a queued or running job ``cancelled`` (its consumer drops it at its next
-        step). None when unknown; the unchanged record when it had ended already."""
+        step). Returns (record, whether this call cancelled it); (None, False) when
+        unknown."""
         record = await self.update(company_id, job_id,
                                    {"state": "cancelled", "finished": time.time(),
                                     "msg": "cancelled by the caller"})
-        return record if record is not None else await self.get(company_id, job_id)
+        if record is not None:
+            return record, True
+        return await self.get(company_id, job_id), False
 
     # -- consumers -------------------------------------------------------------------------
 

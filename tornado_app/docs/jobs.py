@@ -54,10 +54,10 @@ class JobHandler(DocsHandler):
 
 class JobCancelHandler(DocsHandler):
     async def post(self, job_id: str) -> None:
-        record = await job_queue(self.services).cancel(self.company_id, job_id)
+        record, cancelled = await job_queue(self.services).cancel(self.company_id, job_id)
         if record is None:
             raise DocsError(40401, "no such job (it may have expired)")
-        if record["state"] != "cancelled":
+        if not cancelled:
             raise DocsError(40901, f"the job has ended already ({record['state']})")
         self.success(_summary(record))
 

@@ -1,0 +1,304 @@
+"""Durable jobs: the queue on a real redis-server (consumer groups, claims of a dead
+consumer's job, the attempt limit), and the job API of the real app with a real consumer,
+SecantusDB and SeaweedFS (list, cancel, Idempotency-Key, tenancy, events, signed webhooks).
+Process-level crashes (SIGKILL of a replica) are in ``tests/test_job_replicas.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import hmac
+import io
+import json
+import tarfile
+import time
+import uuid
+from typing import Any
+
+import pytest
+import tornado.httpserver
+import tornado.web
+from redis.asyncio import Redis
+
+from store import api_keys
+from store.job_queue import STREAM, JobQueue
+from tests.conftest import post_form
+from tests.pdf_fixtures import tiny_png
+from tornado_app.embedded.servers import free_port
+from tornado_app.seed import ensure_company
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _tgz(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def small_archive(tag: str = "a") -> bytes:
+    return _tgz({f"{tag}/page.md": f"# {tag}\n\n![p](img/p.png)\n".encode(),
+                 f"{tag}/img/p.png": tiny_png()})
+
+
+def slow_archive(documents: int = 120) -> bytes:
+    """HTML documents (each one goes through the render pool): long enough to act mid-job."""
+    body = "".join(f"<p>paragraph {i} <b>bold</b> <a href='x{i}.html'>l</a></p>"
+                   for i in range(400))
+    return _tgz({f"d/{i:03}.html": f"<html><body><h1>{i}</h1>{body}</body></html>".encode()
+                 for i in range(documents)})
+
+
+# -- the queue alone ---------------------------------------------------------------------
+
+
+def test_dead_consumers_job_is_claimed_and_fails_after_three_starts(redis_server):
+    async def scenario() -> None:
+        redis = Redis.from_url(redis_server.url, decode_responses=True)
+        await redis.flushdb()
+        queue = JobQueue(redis, claim_idle_ms=150, max_attempts=3)
+        record = await queue.submit("co1", "archive", {"key": "k", "name": "a.tgz"})
+        first = await queue.next("c1", block_ms=100)
+        assert first is not None and first.job_id == record["id"] and not first.claimed
+        assert (await queue.start(first, "c1"))["state"] == "running"
+        # c1 "dies": nothing for c2 until the entry has been idle long enough
+        assert await queue.next("c2", block_ms=50) is None
+        await asyncio.sleep(0.2)
+        for n, name in ((2, "c2"), (3, "c3")):
+            again = await queue.next(name, block_ms=50)
+            assert again is not None and again.claimed and again.job_id == record["id"]
+            started = await queue.start(again, name)
+            assert started["attempts"] == n and started["consumer"] == name
+            assert started["claims"] == n - 1
+            await asyncio.sleep(0.2)
+        last = await queue.next("c4", block_ms=50)
+        assert last is not None and last.claimed
+        assert await queue.start(last, "c4") is None  # not run a fourth time
+        ended = await queue.get("co1", record["id"])
+        assert ended["state"] == "failed" and "started 3 times" in ended["msg"]
+        assert await redis.xlen(STREAM) == 0  # acknowledged and gone
+        assert await queue.next("c5", block_ms=50) is None
+        await redis.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_a_live_consumer_keeps_its_job_and_a_handed_back_job_moves_at_once(redis_server):
+    async def scenario() -> None:
+        redis = Redis.from_url(redis_server.url, decode_responses=True)
+        await redis.flushdb()
+        queue = JobQueue(redis, claim_idle_ms=200)
+        record = await queue.submit("co1", "archive", {"key": "k", "name": "a.tgz"})
+        mine = await queue.next("c1", block_ms=100)
+        await queue.start(mine, "c1")
+        for _ in range(4):  # alive: touches more often than the idle limit
+            await asyncio.sleep(0.1)
+            await queue.touch("c1", mine.message_id)
+            assert await queue.next("c2", block_ms=10) is None
+        await queue.hand_back("c1", mine)  # shutdown: no waiting for the idle limit
+        taken = await queue.next("c2", block_ms=10)
+        assert taken is not None and taken.job_id == record["id"]
+        assert (await queue.start(taken, "c2"))["attempts"] == 1  # the hand-back did not count
+        await redis.aclose()
+
+    asyncio.run(scenario())
+
+
+# -- the API with a consumer -------------------------------------------------------------
+
+
+@pytest.fixture
+def job_services(storage_services):
+    storage_services.settings = dataclasses.replace(
+        storage_services.settings, job_claim_idle_seconds=2.0, webhook_secret="hook secret",
+        webhook_first_retry_seconds=0.2)
+    return storage_services
+
+
+@pytest.fixture
+def consumer(io_loop, job_services):
+    from tornado_app.docs.job_worker import JobWorker
+
+    worker = JobWorker(job_services)
+    io_loop.run_sync(lambda: asyncio.sleep(0))
+    io_loop.add_callback(worker.start)
+    yield worker
+    io_loop.run_sync(lambda: worker.stop(5))
+
+
+async def _submit(api, archive: bytes, *, headers: dict[str, str] | None = None,
+                  token: str | None = None, **fields: str) -> Any:
+    r = await post_form(api, "/api/upload-archive", {"async": "true", **fields},
+                        {"file": ("a.tgz", archive)}, headers=headers or {}, token=token)
+    assert r.status == 200, r.body
+    return r.body
+
+
+async def _wait_ended(api, job_id: str, timeout: float = 60, token: str | None = None
+                      ) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = await api.call("GET", f"/api/jobs/{job_id}", token=token)
+        if r.body["data"]["state"] in ("done", "failed", "cancelled"):
+            return r.body["data"]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not end")
+
+
+async def test_async_archive_runs_as_a_job_listed_newest_first(api, consumer):
+    first = (await _submit(api, small_archive("one"), prefix="j1"))["data"]["job_id"]
+    second = (await _submit(api, small_archive("two"), prefix="j2"))["data"]["job_id"]
+    done = await _wait_ended(api, second)
+    assert done["state"] == "done" and done["result"]["count"] == 1
+    assert done["result"]["files"][0]["source"] == "two/page.md"
+    assert done["attempts"] == 1 and done["total"] == 1 and "input" not in done
+    again = await api.call("GET", f"/api/jobs/{second}")  # readable more than once
+    assert again.body["data"]["result"] == done["result"]
+    listed = (await api.call("GET", "/api/jobs?pageSize=1")).body["data"]
+    assert listed["total"] == 2 and [j["id"] for j in listed["items"]] == [second]
+    assert "result" not in listed["items"][0]
+    page2 = (await api.call("GET", "/api/jobs?pageSize=1&page=2")).body["data"]
+    assert [j["id"] for j in page2["items"]] == [first]
+    assert (await api.call("GET", "/api/jobs?page=0")).body["code"] == 40001
+
+
+async def test_another_companys_job_is_not_found(api, consumer, job_services):
+    job_id = (await _submit(api, small_archive()))["data"]["job_id"]
+    other = await ensure_company(job_services, "OTHERJOBS", "Other jobs")
+    _, key = await api_keys.create_key(job_services.db, company_id=other.id, name="other",
+                                       role="ADMIN", created_by=None, expires_at=None)
+    for method, path in (("GET", f"/api/jobs/{job_id}"), ("POST", f"/api/jobs/{job_id}/cancel"),
+                         ("GET", f"/api/jobs/{job_id}/events")):
+        r = await api.call(method, path, token=key)
+        assert r.body["code"] == 40401, (path, r.body)
+    assert (await api.call("GET", "/api/jobs", token=key)).body["data"]["items"] == []
+    assert (await _wait_ended(api, job_id))["state"] == "done"  # the owner's job ran
+
+
+async def test_cancel_a_queued_job_it_never_runs(api, job_services):
+    job_id = (await _submit(api, small_archive()))["data"]["job_id"]  # no consumer running
+    r = await api.call("POST", f"/api/jobs/{job_id}/cancel")
+    assert r.body["code"] == 0 and r.body["data"]["state"] == "cancelled"
+    assert (await api.call("POST", f"/api/jobs/{job_id}/cancel")).body["code"] == 40901
+    from tornado_app.docs.job_worker import JobWorker
+
+    worker = JobWorker(job_services)
+    worker.start()
+    try:
+        follow = (await _submit(api, small_archive("b")))["data"]["job_id"]
+        assert (await _wait_ended(api, follow))["state"] == "done"
+    finally:
+        await worker.stop(5)
+    state = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
+    assert state["state"] == "cancelled" and state["attempts"] == 0 and "result" not in state
+
+
+async def test_cancel_a_running_job_leaves_no_result(api, consumer):
+    job_id = (await _submit(api, slow_archive()))["data"]["job_id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        state = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
+        if state["state"] == "running" and state["done"] >= 1:
+            break
+        await asyncio.sleep(0.02)
+    assert state["state"] == "running", state
+    r = await api.call("POST", f"/api/jobs/{job_id}/cancel")
+    assert r.body["data"]["state"] == "cancelled"
+    follow = (await _submit(api, small_archive("c")))["data"]["job_id"]
+    assert (await _wait_ended(api, follow))["state"] == "done"  # the consumer moved on
+    final = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
+    assert final["state"] == "cancelled" and "result" not in final
+    assert final["done"] < final["total"]
+
+
+async def test_idempotency_key_same_job_for_same_body_refused_for_another(api, job_services):
+    archive = small_archive()
+    key = {"Idempotency-Key": f"k-{uuid.uuid4().hex}"}
+    one = (await _submit(api, archive, headers=key, prefix="p"))["data"]["job_id"]
+    two = (await _submit(api, archive, headers=key, prefix="p"))["data"]["job_id"]
+    assert one == two
+    other = await _submit(api, archive, headers=key, prefix="q")
+    assert other["code"] == 40001 and "Idempotency-Key" in other["msg"]
+    assert (await api.call("GET", "/api/jobs")).body["data"]["total"] == 1
+    fresh = (await _submit(api, archive, headers={"Idempotency-Key": "another"}, prefix="q"))
+    assert fresh["data"]["job_id"] != one
+
+
+async def test_events_stream_progress_then_the_end(api, consumer):
+    job_id = (await _submit(api, slow_archive(20)))["data"]["job_id"]
+    r = await api.call("GET", f"/api/jobs/{job_id}/events")
+    assert r.headers["Content-Type"].startswith("text/event-stream")
+    events = [block for block in r.raw.decode().split("\n\n") if block.startswith("event:")]
+    kinds = [e.split("\n", 1)[0].split(": ", 1)[1] for e in events]
+    assert kinds[-1] == "end" and set(kinds[:-1]) == {"progress"}
+    progress = [json.loads(e.split("data: ", 1)[1]) for e in events[:-1]]
+    assert any(p["state"] == "running" and p["total"] == 20 for p in progress)
+    assert json.loads(events[-1].split("data: ", 1)[1])["state"] == "done"
+
+
+class _Receiver(tornado.web.RequestHandler):
+    def initialize(self, seen: list[dict[str, Any]]) -> None:
+        self.seen = seen
+
+    def post(self) -> None:
+        self.seen.append({"headers": dict(self.request.headers), "body": self.request.body})
+        self.set_status(500 if len(self.seen) == 1 else 200)
+
+
+async def test_webhook_is_signed_and_retried_after_a_500(api, consumer):
+    seen: list[dict[str, Any]] = []
+    port = free_port()
+    server = tornado.httpserver.HTTPServer(
+        tornado.web.Application([(r"/hook", _Receiver, {"seen": seen})]))
+    server.listen(port, "127.0.0.1")
+    try:
+        job_id = (await _submit(api, small_archive(),
+                                callback_url=f"http://127.0.0.1:{port}/hook"))["data"]["job_id"]
+        deadline = time.monotonic() + 30
+        state: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            state = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
+            if len(state.get("deliveries", [])) >= 2:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        server.stop()
+    assert [d["status"] for d in state["deliveries"]] == [500, 200]
+    assert len(seen) == 2 and seen[0]["body"] == seen[1]["body"]
+    for hit in seen:
+        stamp = hit["headers"]["X-Timestamp"]
+        expected = hmac.new(b"hook secret", stamp.encode() + b"." + hit["body"],
+                            hashlib.sha256).hexdigest()
+        assert hmac.compare_digest(hit["headers"]["X-Signature"], f"sha256={expected}")
+        assert abs(int(stamp) - time.time()) < 60
+    sent = json.loads(seen[1]["body"])
+    assert sent["id"] == job_id and sent["state"] == "done" and sent["result"]["count"] == 1
+    assert "input" not in sent and "company_id" not in sent
+
+
+def test_callback_address_passes_the_fetch_guard():
+    from tornado_app.docs.base import DocsError
+    from tornado_app.docs.webhooks import check_callback
+    from tornado_app.settings import Settings
+
+    guarded = Settings(allow_private_urls=False)
+    for url in ("http://127.0.0.1/hook", "http://10.0.0.5/x", "http://169.254.169.254/",
+                "http://[::1]:8080/", "http://192.168.1.1/", "ftp://example.com/",
+                "http://user:pw@example.com/", "file:///etc/passwd"):
+        with pytest.raises(DocsError) as caught:
+            check_callback(url, guarded)
+        assert caught.value.code == 42201, url
+    assert check_callback("https://hooks.example.com/x", guarded) == "https://hooks.example.com/x"
+    assert check_callback("", guarded) == ""
+
+
+async def test_private_callback_is_refused_before_a_job_exists(api, job_services):
+    job_services.settings = dataclasses.replace(job_services.settings, allow_private_urls=False)
+    r = await _submit(api, small_archive(), callback_url="http://169.254.169.254/latest")
+    assert r["code"] == 42201
+    assert (await api.call("GET", "/api/jobs")).body["data"]["total"] == 0
