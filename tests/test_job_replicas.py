@@ -1,0 +1,194 @@
+"""Jobs survive their consumer: real processes on one redis-server, SecantusDB and SeaweedFS.
+
+- two ``serve`` replicas: the one running a job is killed with SIGKILL mid-job, the other
+  claims it (after ``JOB_CLAIM_IDLE_SECONDS``) and finishes it; every document once, every
+  stored link works, nothing stored twice (the objects are counted);
+- ``serve --no-worker`` only enqueues, a ``worker`` runs the job; SIGTERM to the worker in
+  the middle of a job lets it finish before the process exits.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from store.objects import ObjectStore
+from tests.test_jobs import _tgz
+from tests.test_replicas import OPERATOR, ROOT, Replica, _env, _ok, _stop, _wait_healthy
+from tornado_app.embedded.servers import free_port, start_redis, start_secantus
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@dataclass
+class Infra:
+    base: Path
+    urls: dict[str, str]
+    store: ObjectStore
+    seed: Path
+
+
+@pytest.fixture(scope="module")
+def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
+    from tests.s3_server import running_s3
+
+    base = tmp_path_factory.mktemp("jobreplicas")
+    redis = start_redis(base / "redis", persistent=False)
+    mongo = start_secantus(None, base / "mongo-logs")
+    try:
+        with running_s3() as s3:
+            bucket = f"j{uuid.uuid4().hex[:12]}"
+            store = ObjectStore(s3.config(bucket))
+            assert store.test_connection(create_if_missing=True)["bucket_exists"]
+            seed = base / "seed.json"
+            seed.write_text(json.dumps({"companies": []}))
+            urls = {"MONGO_URL": mongo.url, "MONGO_DB": f"j_{uuid.uuid4().hex[:10]}",
+                    "REDIS_URL": redis.url, "S3_ENDPOINT": s3.endpoint,
+                    "S3_ACCESS_KEY": s3.handle.access, "S3_SECRET_KEY": s3.handle.secret,
+                    "S3_BUCKET": bucket, "JOB_CLAIM_IDLE_SECONDS": "1"}
+            yield Infra(base, urls, store, seed)
+    finally:
+        mongo.stop()
+        redis.stop()
+
+
+def _spawn(infra: Infra, name: str, *args: str) -> Replica:
+    port = free_port()
+    log_path = infra.base / f"{name}.log"
+    command = [sys.executable, "-m", "tornado_app", *args, "--port", str(port)]
+    with open(log_path, "wb") as out:
+        proc = subprocess.Popen(command, env=_env(infra.base, name, infra.urls), stdout=out,
+                                stderr=subprocess.STDOUT, cwd=ROOT)
+    replica = Replica(name, port, proc, log_path)
+    _wait_healthy(replica)
+    return replica
+
+
+def _archive(documents: int, images: int) -> bytes:
+    """HTML documents (each through the render pool) sharing ``images`` distinct images."""
+    text = "".join(f"<p>paragraph {i} <b>bold</b></p>" for i in range(300))
+    members = {f"img/p{i}.png": b"\x89PNG\r\n\x1a\n" + f"image {i}".encode() * 20
+               for i in range(images)}
+    for i in range(documents):
+        members[f"docs/{i:03}.html"] = (
+            f"<html><body><h1>{i}</h1><img src='../img/p{i % images}.png'>{text}"
+            "</body></html>").encode()
+    return _tgz(members)
+
+
+def _job(replica: Replica, job_id: str) -> dict[str, Any]:
+    return _ok(replica.call("GET", f"/api/jobs/{job_id}"))
+
+
+def _wait(replica: Replica, job_id: str, until: Any, timeout: float = 90) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    state: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        state = _job(replica, job_id)
+        if until(state):
+            return state
+        time.sleep(0.02)
+    raise AssertionError(f"job never reached the wanted state: {state}")
+
+
+def _pid_of(consumer: str) -> int:
+    return int(consumer.split(":")[1])
+
+
+def test_sigkill_of_the_consumer_mid_job_another_finishes_it(infra):
+    a = _spawn(infra, "a", "serve", "--seed", str(infra.seed))
+    b = _spawn(infra, "b", "serve")
+    try:
+        documents, images = 60, 12
+        job_id = _ok(a.call("POST", "/api/upload-archive",
+                            form={"async": "true", "prefix": "crash"},
+                            files={"file": ("big.tgz", _archive(documents, images))}))["job_id"]
+        running = _wait(a, job_id, lambda s: s["state"] == "running" and s["done"] >= 2)
+        victim, survivor = ((a, b) if _pid_of(running["consumer"]) == a.process.pid
+                            else (b, a))
+        assert _pid_of(running["consumer"]) == victim.process.pid
+        victim.process.send_signal(signal.SIGKILL)
+        victim.process.wait(10)
+        done = _wait(survivor, job_id, lambda s: s["state"] in ("done", "failed", "cancelled"))
+        assert done["state"] == "done", done
+        assert _pid_of(done["consumer"]) == survivor.process.pid
+        assert done["attempts"] == 2 and done["claims"] == 1
+        files = done["result"]["files"]
+        assert sorted(f["source"] for f in files) == [f"docs/{i:03}.html"
+                                                     for i in range(documents)]
+        assert all(f["asset_ok"] == 1 and f["asset_fail"] == 0 for f in files)
+        # every document and every distinct image stored exactly once, nothing else left
+        keys = [o.object_name for o in infra.store.client.list_objects(
+            infra.store.config.bucket, recursive=True)]
+        stored = [k for k in keys if "/crash/" in f"/{k}"]
+        assert len(stored) == documents + images, sorted(stored)
+        assert not [k for k in keys if "/_staging/" in f"/{k}"]  # the input was dropped
+        import urllib.request
+
+        with urllib.request.urlopen(files[0]["storage_presigned_url"], timeout=10) as r:
+            text = r.read().decode()
+        link = files[0]["mappings"][0]["to"]
+        assert link in text
+        with urllib.request.urlopen(link, timeout=10) as r:
+            assert r.read().startswith(b"\x89PNG")
+        req = urllib.request.Request(f"http://127.0.0.1:{survivor.port}/metrics",
+                                     headers={"Authorization": f"Bearer {OPERATOR}"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert "job_claims_total 1.0" in r.read().decode()
+    finally:
+        for replica in (a, b):
+            _stop(replica)
+
+
+def test_api_node_enqueues_and_a_worker_runs_and_sigterm_lets_the_job_finish(infra):
+    api = _spawn(infra, "api", "serve", "--no-worker")
+    try:
+        job_id = _ok(api.call("POST", "/api/upload-archive", form={"async": "true"},
+                              files={"file": ("w.tgz", _archive(40, 2))}))["job_id"]
+        time.sleep(1.5)
+        assert _job(api, job_id)["state"] == "queued"  # the API node runs nothing
+        worker = _spawn(infra, "worker", "worker")
+        try:
+            running = _wait(api, job_id, lambda s: s["state"] == "running" and s["done"] >= 1)
+            assert _pid_of(running["consumer"]) == worker.process.pid
+            worker.process.send_signal(signal.SIGTERM)  # mid-job: it finishes first
+            assert worker.process.wait(60) == 0, worker.log_tail()
+        finally:
+            _stop(worker)
+        done = _job(api, job_id)
+        assert done["state"] == "done" and done["result"]["count"] == 40, done
+        assert done["attempts"] == 1
+    finally:
+        _stop(api)
+
+
+def test_worker_exposes_health_and_job_metrics(infra):
+    worker = _spawn(infra, "w2", "worker")
+    api = _spawn(infra, "api2", "serve", "--no-worker")
+    try:
+        job_id = _ok(api.call("POST", "/api/upload-archive", form={"async": "true"},
+                              files={"file": ("m.tgz", _archive(2, 1))}))["job_id"]
+        _wait(api, job_id, lambda s: s["state"] == "done")
+        import urllib.request
+
+        base = f"http://127.0.0.1:{worker.port}"
+        with urllib.request.urlopen(f"{base}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        assert 'jobs_ended_total{state="done"} 1.0' in text
+        assert "job_duration_seconds_count 1.0" in text and "job_queue_length" in text
+        with urllib.request.urlopen(f"{base}/health", timeout=5) as r:
+            assert json.load(r) == {"status": "ok"}
+        assert worker.call("GET", "/api/jobs", token=OPERATOR).status == 404  # no API
+    finally:
+        _stop(api)
+        _stop(worker)
