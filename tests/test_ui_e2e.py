@@ -82,6 +82,10 @@ class ServerThread:
                        real_name="Olga Former")
         app = make_app(svc)
         app.add_handlers(r".*", ui_routes(default_static_dir()))
+        from tornado_app.docs.job_worker import JobWorker
+
+        self.worker = JobWorker(svc)  # async batches run as jobs, as in ``serve``
+        self.worker.start()
         sockets = bind_sockets(0, "127.0.0.1")
         self.port = sockets[0].getsockname()[1]
         self.http = HTTPServer(app)
@@ -99,6 +103,7 @@ class ServerThread:
             return
         self.ready.set()
         self.loop.run_forever()
+        self.loop.run_until_complete(self.worker.stop(5))
         self.http.stop()
         self.svc.pool = None  # the session's pool is closed by its own fixture
         self.loop.run_until_complete(self.svc.close())

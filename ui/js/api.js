@@ -285,3 +285,38 @@ export async function docsGet(path) {
   if (body && typeof body.code === 'number') throw docsError(body, resp.status);
   throw new ApiError({ status: resp.status, code: `HTTP_${resp.status}`, message: `The request failed (HTTP ${resp.status}).` });
 }
+
+/**
+ * Follow a server-sent event stream of the docs face (`GET /api/jobs/{id}/events`) with the
+ * session's token (EventSource cannot send one): `onEvent(name, data)` per event; resolves
+ * when the stream ends. A JSON answer instead of a stream is thrown as the docs error.
+ */
+export async function docsEvents(path, onEvent, { signal } = {}) {
+  const resp = await send(path, { method: 'GET', headers: headers({ Accept: 'text/event-stream' }), cache: 'no-store', signal });
+  if (resp.status === 401) sessionLost();
+  if (!(resp.headers.get('Content-Type') || '').startsWith('text/event-stream') || !resp.body) {
+    const body = await readJson(resp);
+    if (missingEndpoint(resp.status, body)) throw new Unavailable(path);
+    if (body && typeof body.code === 'number') throw docsError(body, resp.status);
+    throw new ApiError({ status: resp.status, code: `HTTP_${resp.status}`, message: `The request failed (HTTP ${resp.status}).` });
+  }
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let name = 'message';
+      const data = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) name = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+      }
+      if (data.length) onEvent(name, JSON.parse(data.join('\n')));
+    }
+  }
+}

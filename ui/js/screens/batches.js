@@ -1,5 +1,5 @@
 // Batches: upload an archive (zip, tar.gz, tgz) and process it, or stage it and process later.
-import { docsError, docsForm, docsGet, probe, Unavailable } from '../api.js';
+import { docsError, docsEvents, docsForm, docsGet, probe, Unavailable } from '../api.js';
 import { announce, card, clear, dropzone, field, formatBytes, h, newId, notice, pageHeader, segmented, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
 import { progressBar } from './shared.js';
 
@@ -12,7 +12,8 @@ function render(view) {
   let mode = 'upload';
   let disposed = false;
 
-  /** Run an archive as a job and poll its progress; falls back to a direct answer. */
+  /** Run an archive as a job and follow its progress (server-sent events; polling if the
+   * stream breaks); falls back to a direct answer. */
   async function runBatch(path, fd, bar, uploadPhase) {
     fd.append('async', 'true');
     const first = await docsForm(path, fd, {
@@ -22,17 +23,36 @@ function render(view) {
       } : undefined,
     });
     if (!first || !first.job_id) return first;
-    bar.busy('Unpacking the archive…');
-    for (;;) {
-      await sleep(350);
-      if (disposed) throw new Error('left the page');
-      const st = await docsGet(first.status_url || `/api/jobs/${first.job_id}`);
-      if (st.total) bar.set((uploadPhase ? 0.3 : 0) + (uploadPhase ? 0.7 : 1) * (st.done / st.total), `Processing… ${st.done} of ${st.total} document${st.total === 1 ? '' : 's'}`);
-      if (st.state === 'done') return st.result;
-      if (st.state === 'failed') {
-        const err = docsError({ code: st.code, msg: st.msg, data: st.result || null });
-        throw err;
+    bar.busy('Queued…');
+    const statusUrl = first.status_url || `/api/jobs/${first.job_id}`;
+    const show = (st) => {
+      if (st.state === 'queued') bar.busy('Queued…');
+      else if (st.total) {
+        const where = st.current ? ` (${st.current})` : '';
+        bar.set((uploadPhase ? 0.3 : 0) + (uploadPhase ? 0.7 : 1) * (st.done / st.total), `Processing… ${st.done} of ${st.total} document${st.total === 1 ? '' : 's'}${where}`);
       }
+    };
+    const finish = (st) => {
+      if (st.state === 'done') return st.result;
+      if (st.state === 'cancelled') throw docsError({ code: 40901, msg: 'The job was cancelled.', data: null });
+      throw docsError({ code: st.code, msg: st.msg, data: st.result || null });
+    };
+    const stop = new AbortController();
+    const watchdog = setInterval(() => { if (disposed) stop.abort(); }, 500);
+    try {
+      await docsEvents(`${statusUrl}/events`, (name, data) => { if (name === 'progress') show(data); }, { signal: stop.signal });
+    } catch (e) {
+      if (disposed) throw new Error('left the page');
+      if (e && e.code && e.code !== 'HTTP_404' && !(e instanceof Unavailable)) throw e;
+    } finally {
+      clearInterval(watchdog);
+    }
+    for (;;) {  // the stream has ended (or broke): read the job, polling until it has ended
+      if (disposed) throw new Error('left the page');
+      const st = await docsGet(statusUrl);
+      show(st);
+      if (['done', 'failed', 'cancelled'].includes(st.state)) return finish(st);
+      await sleep(350);
     }
   }
   const archive = dropzone({ label: 'Drop an archive here, or choose one', name: 'file', accept: ACCEPT, hint: 'zip, tar.gz or tgz with Markdown, HTML and their images', onfile: () => setFieldError(archive, '') });
