@@ -64,11 +64,12 @@ def tenant_prefix(prefix: str, company_id: str) -> str:
     return object_key(prefix, TENANT_SEGMENT, company_id)
 
 
-def result_key(prefix: str, kind: str, filename: str) -> str:
+def result_key(prefix: str, kind: str, filename: str, *, token: str | None = None) -> str:
     """Key of a saved result: ``{prefix}/{kind}/{32 random hex}/{filename}``. The random segment
     means a result is never overwritten by another of the same name and cannot be found by
-    guessing its name."""
-    return object_key(prefix, kind, secrets.token_hex(16), filename)
+    guessing its name. ``token`` (a job's random id) replaces it, so that a job run again
+    writes the same key."""
+    return object_key(prefix, kind, token or secrets.token_hex(16), filename)
 
 
 def asset_key(prefix: str, data: bytes, filename: str) -> str:

@@ -302,3 +302,32 @@ async def test_private_callback_is_refused_before_a_job_exists(api, job_services
     r = await _submit(api, small_archive(), callback_url="http://169.254.169.254/latest")
     assert r["code"] == 42201
     assert (await api.call("GET", "/api/jobs")).body["data"]["total"] == 0
+
+
+async def test_async_convert_and_markdown_render_run_as_jobs(api, consumer):
+    import urllib.request
+
+    from tests.docx_fixtures import build_feature_docx
+
+    r = await post_form(api, "/api/convert", {"async": "true", "export": "markdown"},
+                        {"file": ("features.docx", build_feature_docx())})
+    convert_job = r.body["data"]["job_id"]
+    r = await post_form(api, "/md/convert", {"async": "true", "target": "docx",
+                                             "markdown_text": "# Hello jobs\n\nbody\n",
+                                             "filename": "hello"})
+    render_job = r.body["data"]["job_id"]
+    bad = await post_form(api, "/md/convert", {"async": "true", "target": "odt",
+                                               "markdown_text": "# x"})
+    assert bad.body["code"] == 40002  # checked before a job exists
+    converted = await _wait_ended(api, convert_job)
+    assert converted["state"] == "done", converted
+    assert f"/converted/{convert_job}/features.md" in converted["result"]["storage_url"]
+    with urllib.request.urlopen(converted["result"]["storage_presigned_url"], timeout=10) as f:
+        assert f.read().decode().startswith("# Introduction")
+    rendered = await _wait_ended(api, render_job)
+    assert rendered["state"] == "done", rendered
+    assert rendered["result"]["storage_url"].endswith(f"/rendered/{render_job}/hello.docx")
+    with urllib.request.urlopen(rendered["result"]["storage_presigned_url"], timeout=10) as f:
+        assert f.read()[:2] == b"PK"
+    assert {j["kind"] for j in (await api.call("GET", "/api/jobs")).body["data"]["items"]} == {
+        "convert", "markdown"}

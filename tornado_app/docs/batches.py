@@ -9,10 +9,8 @@ Markdown runs in the process pool; file and storage I/O run in the storage threa
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import posixpath
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +18,6 @@ from typing import Any
 
 from render_pool import archives, batch, links
 from render_pool.html_markdown import html_to_markdown
-from store.job_queue import IdempotencyConflict
 from store.keys import clean_prefix, object_key
 from store.objects import ObjectStore
 from store.staging import StagedArchives, purge_expired
@@ -28,8 +25,6 @@ from store.storage_errors import StorageConfigError, StorageError
 from store.storage_io import link_for_documents
 from tornado_app.docs.base import DocsError, UploadHandler, bool_field
 from tornado_app.docs.config import PlainError, PlainHandler
-from tornado_app.docs.job_worker import job_queue
-from tornado_app.docs.webhooks import check_callback
 from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
@@ -232,38 +227,14 @@ class ArchiveRunner(UploadHandler):
                               prefix: str, version: str, encoding: str | None,
                               staged_key: str = "") -> None:
         """Store the input (unless already staged) and queue a job; answers its id."""
+        from tornado_app.docs.async_requests import submit
+
         if archives.detect_archive_kind(filename, data) is None:
             raise DocsError(40002, "not a zip, tar.gz or tgz archive")
-        callback = check_callback((fields.get("callback_url") or "").strip(),
-                                  self.services.settings)
-        queue = job_queue(self.services)
-        job_id = uuid.uuid4().hex
-        key = self.request.headers.get("Idempotency-Key", "").strip()
-        if key:
-            digest = hashlib.sha256(data)
-            for name in sorted(fields):
-                digest.update(f"\0{name}\0{fields[name]}".encode())
-            digest.update(f"\0{filename}".encode())
-            try:
-                bound = await queue.claim_idempotency(self.company_id, key[:200],
-                                                      digest.hexdigest(), job_id)
-            except IdempotencyConflict as exc:
-                raise DocsError(40001, "Idempotency-Key was used with a different request "
-                                       "within 24 hours; use a new key") from exc
-            if bound != job_id:
-                self.success({"job_id": bound, "status_url": f"/api/jobs/{bound}"})
-                return
-        storage = self.services.storage
-        store = await storage.store(self.company_id)
-        owned = not staged_key
-        if owned:
-            staged_key = StagedArchives.new(store.config.prefix, filename, len(data)).key
-            await storage.put(store, staged_key, data, "application/octet-stream")
-        await queue.submit(self.company_id, "archive", {
-            "key": staged_key, "owned": owned, "name": filename, "prefix": prefix,
-            "versionId": version, "encoding": encoding or ""}, callback_url=callback,
-            job_id=job_id)
-        self.success({"job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
+        job_input = {"key": staged_key, "owned": False, "name": filename, "prefix": prefix,
+                     "versionId": version, "encoding": encoding or ""}
+        await submit(self, "archive", fields, {"file": (filename, data)},
+                     None if staged_key else data, job_input)
 
 
 class UploadArchiveHandler(ArchiveRunner):

@@ -27,10 +27,12 @@ async def _store(svc: Services, company_id: str) -> ObjectStore:
 
 
 async def convert(svc: Services, company_id: str, data: bytes, *, export: str, engine: str,
-                  save: bool, filename: str, options: dict[str, Any]) -> dict[str, Any]:
+                  save: bool, filename: str, options: dict[str, Any],
+                  result_token: str | None = None) -> dict[str, Any]:
     """Convert ``data`` in one pool job; when ``save``, store the output and its images under
-    the company's prefix (the output at an unguessable key) and answer their links, else
-    answer the content (images inline as data URIs)."""
+    the company's prefix (the output at an unguessable key: ``result_token``, a job's id, makes
+    a re-run of the job write the same key) and answer their links, else answer the content
+    (images inline as data URIs)."""
     if not save:
         result: jobs.Converted = await svc.pool.run(jobs.convert_document, data, export, engine,
                                                     options)
@@ -46,16 +48,17 @@ async def convert(svc: Services, company_id: str, data: bytes, *, export: str, e
                                        image.data, image.content_type)
         links[image.token] = link_for_documents(store, stored)
     content = jobs.fill_image_links(result, links)
-    key = result_key(prefix, "converted", f"{filename}.{jobs.FILE_EXTENSIONS[export]}")
+    key = result_key(prefix, "converted", f"{filename}.{jobs.FILE_EXTENSIONS[export]}",
+                     token=result_token)
     stored = await svc.storage.put(store, key, content.encode("utf-8"), result.media_type)
     return {**stored.as_dict(), "warnings": result.warnings}
 
 
-async def save_rendered(svc: Services, company_id: str, rendered: jobs.Rendered, name: str
-                        ) -> dict[str, Any]:
+async def save_rendered(svc: Services, company_id: str, rendered: jobs.Rendered, name: str,
+                        result_token: str | None = None) -> dict[str, Any]:
     """Upload a rendered PDF/DOCX under the company's prefix at an unguessable key and answer
     the link pair."""
     store = await _store(svc, company_id)
-    key = result_key(store.config.prefix, "rendered", name)
+    key = result_key(store.config.prefix, "rendered", name, token=result_token)
     stored = await svc.storage.put(store, key, rendered.data, rendered.media_type)
     return {**stored.as_dict(), "warnings": rendered.warnings}

@@ -28,27 +28,52 @@ async def fetch_remote(svc: Any, url: str) -> bytes:
     return fetched.data
 
 
+def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes]]
+                       ) -> tuple[str, str]:
+    """(export, engine) of a ``/api/convert`` form; 40001/40002 when invalid."""
+    upload = files.get("file")
+    source_url = (fields.get("source_url") or "").strip()
+    if bool(upload) == bool(source_url):
+        raise DocsError(40001, "send exactly one of file or source_url")
+    export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
+    engine = choice_field(fields, "engine", list(jobs.ENGINES), "word2markdown")
+    choice_field(fields, "track_changes", ("accept", "all"), "accept")
+    bool_field(fields, "include_furniture")
+    return export, engine
+
+
+async def convert_form(svc: Any, company_id: str, fields: dict[str, str],
+                       files: dict[str, tuple[str, bytes]], *, save: bool,
+                       result_token: str | None = None) -> dict[str, Any]:
+    """Convert a ``/api/convert`` form (the remote file fetched first); the answer's data.
+    Shared by the request and its async job."""
+    export, engine = check_convert_form(fields, files)
+    options = {
+        "include_furniture": bool_field(fields, "include_furniture"),
+        "track_changes": choice_field(fields, "track_changes", ("accept", "all"), "accept"),
+    }
+    upload = files.get("file")
+    if upload:
+        original, data = upload
+    else:
+        source_url = (fields.get("source_url") or "").strip()
+        data = await fetch_remote(svc, source_url)
+        original = source_url.rsplit("/", 1)[-1].split("?", 1)[0]
+    stem = safe_basename(fields.get("filename") or original.rsplit(".", 1)[0], "document")
+    return await convert(svc, company_id, data, export=export, engine=engine, save=save,
+                         filename=stem, options=options, result_token=result_token)
+
+
 class ConvertHandler(UploadHandler):
     async def post(self) -> None:
         fields, files = self.form()
-        upload = files.get("file")
-        source_url = (fields.get("source_url") or "").strip()
-        if bool(upload) == bool(source_url):
-            raise DocsError(40001, "send exactly one of file or source_url")
-        export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
-        engine = choice_field(fields, "engine", list(jobs.ENGINES), "word2markdown")
+        export, _ = check_convert_form(fields, files)
         save = bool_field(fields, "save")
         self.conversion = ("document", export)
-        options = {
-            "include_furniture": bool_field(fields, "include_furniture"),
-            "track_changes": choice_field(fields, "track_changes", ("accept", "all"), "accept"),
-        }
-        if upload:
-            original, data = upload
-        else:
-            data = await fetch_remote(self.services, source_url)
-            original = source_url.rsplit("/", 1)[-1].split("?", 1)[0]
-        stem = safe_basename(fields.get("filename") or original.rsplit(".", 1)[0], "document")
-        self.success(await convert(self.services, self.company_id, data, export=export,
-                                   engine=engine,
-                                   save=save, filename=stem, options=options))
+        if bool_field(fields, "async"):
+            from tornado_app.docs.async_requests import enqueue_form
+
+            await enqueue_form(self, "convert", fields, files)
+            return
+        self.success(await convert_form(self.services, self.company_id, fields, files,
+                                        save=save))

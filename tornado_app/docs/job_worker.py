@@ -19,7 +19,6 @@ import time
 import uuid
 from typing import Any
 
-from render_pool.errors import ConversionError
 from store.job_queue import Delivery, JobQueue
 from store.staging import STAGING_PREFIX
 from store.storage_errors import StorageError
@@ -157,10 +156,26 @@ class JobWorker:
             store = await storage.store(company_id)
             await storage.io(store.remove, key)
 
+    async def _convert(self, company_id: str, job_id: str, kind: str, data: bytes
+                       ) -> dict[str, Any]:
+        """An async ``/api/convert`` or ``/md/convert``: the stored form run as the request
+        would run it, the output saved at a key named by the job id (a re-run rewrites it)."""
+        from tornado_app.docs.async_requests import unpack_form
+        from tornado_app.docs.conversion import save_rendered
+        from tornado_app.docs.convert import convert_form
+        from tornado_app.docs.markdown import render_markdown_form
+
+        fields, files = unpack_form(data)
+        if kind == "convert":
+            return await convert_form(self.svc, company_id, fields, files, save=True,
+                                      result_token=job_id)
+        rendered, name = await render_markdown_form(self.svc, fields, files)
+        return await save_rendered(self.svc, company_id, rendered, name, result_token=job_id)
+
     async def _outcome(self, company_id: str, job_id: str, record: dict[str, Any]
                        ) -> dict[str, Any]:
         """Run the job; the record changes that end it (raises :class:`JobCancelled`)."""
-        from tornado_app.docs.base import DocsError
+        from tornado_app.docs.base import DocsError, docs_error_for
         from tornado_app.docs.batches import BatchStorageFailed, process_archive
 
         async def progress(done: int, total: int, current: str) -> None:
@@ -175,6 +190,10 @@ class JobWorker:
                 raise DocsError(50201, "storage not configured")
             store = await storage.store(company_id)
             data = await storage.io(store.get_bytes, job_input["key"])
+            if record["kind"] != "archive":
+                return {"state": "done", "done": 1, "total": 1, "current": "",
+                        "result": await self._convert(company_id, job_id, record["kind"],
+                                                      data)}
             files = await process_archive(
                 self.svc, company_id, data, job_input["name"],
                 prefix=job_input.get("prefix", ""), version_id=job_input.get("versionId", ""),
@@ -185,11 +204,11 @@ class JobWorker:
             return {"state": "failed", "code": 50201, "msg": exc.message,
                     "done": len(exc.files), "total": exc.total,
                     "result": {"count": len(exc.files), "files": exc.files}}
-        except (DocsError, ConversionError, StorageError) as exc:
-            msg = exc.msg if isinstance(exc, DocsError) else exc.message
-            return {"state": "failed", "code": exc.code, "msg": msg}
         except JobCancelled:
             raise
-        except Exception:  # the job must end, and the poller learn it
+        except Exception as exc:  # the job must end, and the poller learn it
+            known = docs_error_for(exc)
+            if known is not None:
+                return {"state": "failed", "code": known.code, "msg": known.msg}
             log.exception("job failed", extra={"job": job_id})
-            return {"state": "failed", "code": 50001, "msg": "batch failed"}
+            return {"state": "failed", "code": 50001, "msg": "job failed"}

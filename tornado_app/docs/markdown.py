@@ -93,88 +93,111 @@ def content_disposition(filename: str) -> str:
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quoted}"
 
 
-class MarkdownConvertHandler(UploadHandler):
-    async def _image_field(self, fields: dict[str, str], files: dict[str, tuple[str, bytes]],
-                           name: str) -> Resource | None:
-        upload = files.get(f"{name}_file")
-        url = (fields.get(f"{name}_url") or "").strip()
-        if upload and url:
-            raise DocsError(40001, f"send one of {name}_file or {name}_url, not both")
-        if upload:
-            mime = sniff_image(upload[1])
-            if mime is None:
-                raise DocsError(40002, f"{name}_file is not an image (PNG, JPEG, GIF, WebP, SVG)")
-            return Resource(upload[1], mime)
-        if url:
-            try:
-                return await fetch_image(self.services, url)
-            except FetchFailed as exc:
-                raise DocsError(40003, f"{name}_url: {exc}") from exc
-        return None
-
-    async def _markdown(self, fields: dict[str, str], files: dict[str, tuple[str, bytes]]
-                        ) -> tuple[str, str]:
-        """The Markdown text and a default file stem, from exactly one of the three inputs."""
-        upload = files.get("md_file")
-        text = fields.get("markdown_text")
-        url = (fields.get("markdown_url") or "").strip()
-        given = [x for x in (upload, text if text else None, url or None) if x]
-        if len(given) != 1:
-            raise DocsError(40001, "send exactly one of md_file, markdown_text or markdown_url")
-        limit = self.services.settings.max_markdown_bytes
-        stem = "document"
-        if upload:
-            raw, stem = upload[1], upload[0].rsplit(".", 1)[0]
-        elif url:
-            st = self.services.settings
-            got = await fetch(url, allow_private=st.allow_private_urls, max_bytes=limit,
-                              timeout=st.fetch_timeout_seconds)
-            raw = got.data
-            stem = urllib.parse.urlsplit(got.url).path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        else:
-            raw = (text or "").encode("utf-8")
-        if len(raw) > limit:
-            raise DocsError(41301, f"Markdown is larger than {limit} bytes")
+async def _image_field(svc: Services, fields: dict[str, str],
+                       files: dict[str, tuple[str, bytes]], name: str) -> Resource | None:
+    upload = files.get(f"{name}_file")
+    url = (fields.get(f"{name}_url") or "").strip()
+    if upload and url:
+        raise DocsError(40001, f"send one of {name}_file or {name}_url, not both")
+    if upload:
+        mime = sniff_image(upload[1])
+        if mime is None:
+            raise DocsError(40002, f"{name}_file is not an image (PNG, JPEG, GIF, WebP, SVG)")
+        return Resource(upload[1], mime)
+    if url:
         try:
-            return raw.decode("utf-8-sig"), stem or "document"
-        except UnicodeDecodeError as exc:
-            raise DocsError(40003, "the Markdown is not UTF-8 text") from exc
+            return await fetch_image(svc, url)
+        except FetchFailed as exc:
+            raise DocsError(40003, f"{name}_url: {exc}") from exc
+    return None
 
+
+async def _markdown(svc: Services, fields: dict[str, str], files: dict[str, tuple[str, bytes]]
+                    ) -> tuple[str, str]:
+    """The Markdown text and a default file stem, from exactly one of the three inputs."""
+    upload = files.get("md_file")
+    text = fields.get("markdown_text")
+    url = (fields.get("markdown_url") or "").strip()
+    given = [x for x in (upload, text if text else None, url or None) if x]
+    if len(given) != 1:
+        raise DocsError(40001, "send exactly one of md_file, markdown_text or markdown_url")
+    limit = svc.settings.max_markdown_bytes
+    stem = "document"
+    if upload:
+        raw, stem = upload[1], upload[0].rsplit(".", 1)[0]
+    elif url:
+        st = svc.settings
+        got = await fetch(url, allow_private=st.allow_private_urls, max_bytes=limit,
+                          timeout=st.fetch_timeout_seconds)
+        raw = got.data
+        stem = urllib.parse.urlsplit(got.url).path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    else:
+        raw = (text or "").encode("utf-8")
+    if len(raw) > limit:
+        raise DocsError(41301, f"Markdown is larger than {limit} bytes")
+    try:
+        return raw.decode("utf-8-sig"), stem or "document"
+    except UnicodeDecodeError as exc:
+        raise DocsError(40003, "the Markdown is not UTF-8 text") from exc
+
+
+def check_markdown_form(fields: dict[str, str]) -> tuple[str, str]:
+    """(target, css_name) of a ``/md/convert`` form; 40001/40002 when invalid."""
+    if not (fields.get("target") or "").strip():
+        raise DocsError(40001, "target is required (pdf or docx)")
+    target = choice_field(fields, "target", list(jobs.TARGETS), "pdf")
+    css_name = (fields.get("css_name") or "default").strip()
+    if target == "pdf" and css_name not in list_themes():
+        raise DocsError(40002, f"unknown css_name {css_name!r}; use one of "
+                               f"{', '.join(list_themes())}")
+    return target, css_name
+
+
+async def render_markdown_form(svc: Services, fields: dict[str, str],
+                               files: dict[str, tuple[str, bytes]]
+                               ) -> tuple[jobs.Rendered, str]:
+    """Render a ``/md/convert`` form (inputs fetched, images gathered, one pool render);
+    returns the rendered file and its name. Shared by the request and its async job."""
+    target, css_name = check_markdown_form(fields)
+    text, stem = await _markdown(svc, fields, files)
+    cover = CoverPage(
+        cover_image=await _image_field(svc, fields, files, "cover"),
+        logo=await _image_field(svc, fields, files, "logo"),
+        product_name=fields.get("product_name", ""),
+        product_version=fields.get("product_version", ""),
+        document_name=fields.get("document_name", ""),
+        document_version=fields.get("document_version", ""),
+        copyright_text=fields.get("copyright_text", ""),
+    )
+    request = jobs.RenderRequest(
+        target=target, css_name=css_name, css_text=fields.get("css_text", ""),
+        toc=bool_field(fields, "toc"), header_text=fields.get("header_text", ""),
+        footer_text=fields.get("footer_text", ""),
+        title=fields.get("document_name", "") or stem,
+        cover=None if cover.is_empty() else cover,
+    )
+    pool = svc.pool
+    sources = await pool.run(jobs.markdown_images, text)
+    fetched, refused = await gather_images(svc, sources)
+    rendered: jobs.Rendered = await pool.run(jobs.render_markdown, text, request, fetched,
+                                             refused)
+    svc.metrics.observe_browser(rendered.worker_pid, rendered.browser_launches)
+    name = f"{safe_basename(fields.get('filename') or stem, 'document')}.{rendered.extension}"
+    return rendered, name
+
+
+class MarkdownConvertHandler(UploadHandler):
     async def post(self) -> None:
         fields, files = self.form()
-        if not (fields.get("target") or "").strip():
-            raise DocsError(40001, "target is required (pdf or docx)")
-        target = choice_field(fields, "target", list(jobs.TARGETS), "pdf")
-        css_name = (fields.get("css_name") or "default").strip()
-        if target == "pdf" and css_name not in list_themes():
-            raise DocsError(40002, f"unknown css_name {css_name!r}; use one of "
-                                   f"{', '.join(list_themes())}")
+        target, _ = check_markdown_form(fields)
         save = bool_field(fields, "save")
         self.conversion = ("markdown", target)
-        text, stem = await self._markdown(fields, files)
-        cover = CoverPage(
-            cover_image=await self._image_field(fields, files, "cover"),
-            logo=await self._image_field(fields, files, "logo"),
-            product_name=fields.get("product_name", ""),
-            product_version=fields.get("product_version", ""),
-            document_name=fields.get("document_name", ""),
-            document_version=fields.get("document_version", ""),
-            copyright_text=fields.get("copyright_text", ""),
-        )
-        request = jobs.RenderRequest(
-            target=target, css_name=css_name, css_text=fields.get("css_text", ""),
-            toc=bool_field(fields, "toc"), header_text=fields.get("header_text", ""),
-            footer_text=fields.get("footer_text", ""),
-            title=fields.get("document_name", "") or stem,
-            cover=None if cover.is_empty() else cover,
-        )
-        pool = self.services.pool
-        sources = await pool.run(jobs.markdown_images, text)
-        fetched, refused = await gather_images(self.services, sources)
-        rendered: jobs.Rendered = await pool.run(jobs.render_markdown, text, request, fetched,
-                                                 refused)
-        self.services.metrics.observe_browser(rendered.worker_pid, rendered.browser_launches)
-        name = f"{safe_basename(fields.get('filename') or stem, 'document')}.{rendered.extension}"
+        if bool_field(fields, "async"):
+            from tornado_app.docs.async_requests import enqueue_form
+
+            await enqueue_form(self, "markdown", fields, files)
+            return
+        rendered, name = await render_markdown_form(self.services, fields, files)
         if save:
             self.success(await save_rendered(self.services, self.company_id, rendered, name))
             return
