@@ -331,3 +331,21 @@ async def test_async_convert_and_markdown_render_run_as_jobs(api, consumer):
         assert f.read()[:2] == b"PK"
     assert {j["kind"] for j in (await api.call("GET", "/api/jobs")).body["data"]["items"]} == {
         "convert", "markdown"}
+
+
+async def test_async_folder_batch_runs_as_a_job(api, consumer, job_services, tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "a.md").write_text("# A\n\n![p](p.png)\n")
+    (tmp_path / "book" / "p.png").write_bytes(tiny_png())
+    job_services.settings = dataclasses.replace(job_services.settings,
+                                                folder_roots=(tmp_path,))
+    r = await post_form(api, "/md/convert-folder", {"async": "true", "prefix": "fold",
+                                                    "folder_path": str(tmp_path / "book")})
+    assert r.status == 200 and r.body["ok"] is True, r.body
+    done = await _wait_ended(api, r.body["job_id"])
+    assert done["state"] == "done" and done["kind"] == "folder"
+    assert [f["source"] for f in done["result"]["files"]] == ["a.md"]
+    assert done["result"]["files"][0]["asset_ok"] == 1
+    outside = await post_form(api, "/md/convert-folder", {"async": "true",
+                                                          "folder_path": "/etc"})
+    assert outside.status == 403  # the same guard before a job exists

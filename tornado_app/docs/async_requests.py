@@ -61,8 +61,9 @@ def answer(handler: DocsHandler, job_id: str) -> None:
 
 async def submit(handler: DocsHandler, kind: str, fields: dict[str, str],
                  files: dict[str, tuple[str, bytes]], input_bytes: bytes | None,
-                 job_input: dict[str, Any]) -> None:
-    """Queue a job of ``kind`` (storing ``input_bytes`` first unless None) and answer it."""
+                 job_input: dict[str, Any]) -> str:
+    """Queue a job of ``kind`` (storing ``input_bytes`` first unless None); its id (an earlier
+    job's for a repeated ``Idempotency-Key``)."""
     svc = handler.services
     if svc.storage is None:
         raise DocsError(50201, "storage not configured")
@@ -70,8 +71,7 @@ async def submit(handler: DocsHandler, kind: str, fields: dict[str, str],
     job_id = uuid.uuid4().hex
     earlier = await earlier_job(handler, job_id, form_digest(fields, files))
     if earlier is not None:
-        answer(handler, earlier)
-        return
+        return earlier
     store = await svc.storage.store(handler.company_id)
     if input_bytes is not None:
         key = StagedArchives.new(store.config.prefix, kind, len(input_bytes)).key
@@ -79,7 +79,7 @@ async def submit(handler: DocsHandler, kind: str, fields: dict[str, str],
         job_input = {**job_input, "key": key, "owned": True}
     await job_queue(svc).submit(handler.company_id, kind, job_input, callback_url=callback,
                                 job_id=job_id)
-    answer(handler, job_id)
+    return job_id
 
 
 def pack_form(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> bytes:
@@ -100,4 +100,5 @@ async def enqueue_form(handler: DocsHandler, kind: str, fields: dict[str, str],
                        files: dict[str, tuple[str, bytes]]) -> None:
     """``/api/convert`` or ``/md/convert`` with ``async=true``: store the form, queue the job
     (its result is saved to object storage, as with ``save=true``)."""
-    await submit(handler, kind, fields, files, pack_form(fields, files), {"name": kind})
+    answer(handler, await submit(handler, kind, fields, files, pack_form(fields, files),
+                                 {"name": kind}))

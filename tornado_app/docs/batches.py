@@ -185,6 +185,12 @@ async def process_archive(svc: Services, company_id: str, data: bytes, filename:
         await svc.storage.io(context.__exit__, None, None, None)
 
 
+def folder_allowed(folder: Path, roots: tuple[Path, ...]) -> bool:
+    """True when ``folder`` (resolved) is one of ``roots`` or under one."""
+    real = folder.resolve()
+    return any(real == r.resolve() or real.is_relative_to(r.resolve()) for r in roots)
+
+
 def _params(fields: dict[str, str]) -> tuple[str, str]:
     prefix = (fields.get("prefix") or "").strip().strip("/")
     version = (fields.get("versionId") or "").strip().strip("/")
@@ -227,14 +233,14 @@ class ArchiveRunner(UploadHandler):
                               prefix: str, version: str, encoding: str | None,
                               staged_key: str = "") -> None:
         """Store the input (unless already staged) and queue a job; answers its id."""
-        from tornado_app.docs.async_requests import submit
+        from tornado_app.docs.async_requests import answer, submit
 
         if archives.detect_archive_kind(filename, data) is None:
             raise DocsError(40002, "not a zip, tar.gz or tgz archive")
         job_input = {"key": staged_key, "owned": False, "name": filename, "prefix": prefix,
                      "versionId": version, "encoding": encoding or ""}
-        await submit(self, "archive", fields, {"file": (filename, data)},
-                     None if staged_key else data, job_input)
+        answer(self, await submit(self, "archive", fields, {"file": (filename, data)},
+                                  None if staged_key else data, job_input))
 
 
 class UploadArchiveHandler(ArchiveRunner):
@@ -297,14 +303,20 @@ class ConvertFolderHandler(PlainHandler):
         folder = Path(raw)
         if not folder.is_absolute():
             raise PlainError(400, "folder_path must be an absolute path")
-        roots = self.services.settings.folder_roots
         real = folder.resolve()
-        if not any(real == r.resolve() or real.is_relative_to(r.resolve()) for r in roots):
+        if not folder_allowed(real, self.services.settings.folder_roots):
             raise PlainError(403, "folder_path is not under a configured folder root",
                              "set FOLDER_ROOTS to the folders the service may read")
         if not real.is_dir():
             raise PlainError(404, "folder_path is not a folder")
         prefix, version = _params(fields)
+        if bool_field(fields, "async"):
+            from tornado_app.docs.async_requests import submit
+
+            job_id = await submit(self, "folder", fields, {}, None, {
+                "folder": str(real), "name": real.name, "prefix": prefix, "versionId": version})
+            self.reply({"ok": True, "job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
+            return
         try:
             files = await process_tree(self.services, self.company_id, real, prefix=prefix,
                                        version_id=version)

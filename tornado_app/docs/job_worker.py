@@ -172,6 +172,22 @@ class JobWorker:
         rendered, name = await render_markdown_form(self.svc, fields, files)
         return await save_rendered(self.svc, company_id, rendered, name, result_token=job_id)
 
+    async def _folder(self, company_id: str, job_input: dict[str, Any], progress: Any
+                      ) -> list[dict[str, Any]]:
+        """An async ``/md/convert-folder``: the folder must be under this process's
+        ``FOLDER_ROOTS`` too (a worker on another machine may not have it)."""
+        from pathlib import Path
+
+        from tornado_app.docs.base import DocsError
+        from tornado_app.docs.batches import folder_allowed, process_tree
+
+        folder = Path(job_input["folder"])
+        if not folder_allowed(folder, self.svc.settings.folder_roots) or not folder.is_dir():
+            raise DocsError(40401, "the folder is not under this worker's FOLDER_ROOTS")
+        return await process_tree(self.svc, company_id, folder.resolve(),
+                                  prefix=job_input.get("prefix", ""),
+                                  version_id=job_input.get("versionId", ""), progress=progress)
+
     async def _outcome(self, company_id: str, job_id: str, record: dict[str, Any]
                        ) -> dict[str, Any]:
         """Run the job; the record changes that end it (raises :class:`JobCancelled`)."""
@@ -188,6 +204,10 @@ class JobWorker:
             storage = self.svc.storage
             if storage is None:
                 raise DocsError(50201, "storage not configured")
+            if record["kind"] == "folder":
+                files = await self._folder(company_id, job_input, progress)
+                return {"state": "done", "done": len(files), "total": len(files),
+                        "current": "", "result": {"count": len(files), "files": files}}
             store = await storage.store(company_id)
             data = await storage.io(store.get_bytes, job_input["key"])
             if record["kind"] != "archive":
