@@ -96,6 +96,7 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
     await stop.wait()
     log.info("shutting down: no new connections; waiting for requests in flight")
     server.stop()
+    svc.extras["closing"] = True  # event streams end (clients follow elsewhere)
     if metrics_server is not None:
         metrics_server.stop()
     drained = await app.settings["inflight"].wait_idle(SHUTDOWN_GRACE_SECONDS)

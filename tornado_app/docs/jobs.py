@@ -64,7 +64,9 @@ class JobCancelHandler(DocsHandler):
 
 class JobEventsHandler(DocsHandler):
     """``text/event-stream``: a ``progress`` event whenever state, done, total or the current
-    file change, then one ``end`` event with the final record (without the result)."""
+    file change, then one ``end`` event with the final record (without the result). When the
+    process shuts down the stream ends without ``end``: the client reads the job again (any
+    replica answers)."""
 
     async def get(self, job_id: str) -> None:
         queue = job_queue(self.services)
@@ -77,7 +79,7 @@ class JobEventsHandler(DocsHandler):
         last: tuple[Any, ...] | None = None
         quiet = 0.0
         try:
-            while record is not None:
+            while record is not None and not self.services.extras.get("closing"):
                 view = {k: record.get(k) for k in ("id", "state", "done", "total", "current")}
                 now = tuple(view.values())
                 if record["state"] in ENDED:
