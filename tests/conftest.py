@@ -227,3 +227,14 @@ def storage_services(io_loop, docs_services, s3):
     io_loop.run_sync(lambda: manager.configs.set_active(SERVICE, config))
     yield docs_services
     manager.close()
+
+
+@pytest.fixture
+def job_consumer(io_loop, storage_services):
+    """A job consumer on the test's services (``serve`` runs one), so ``async=true`` jobs run."""
+    from tornado_app.docs.job_worker import JobWorker
+
+    worker = JobWorker(storage_services)
+    io_loop.add_callback(worker.start)
+    yield worker
+    io_loop.run_sync(lambda: worker.stop(5))

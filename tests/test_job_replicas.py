@@ -132,7 +132,12 @@ def test_sigkill_of_the_consumer_mid_job_another_finishes_it(infra):
             infra.store.config.bucket, recursive=True)]
         stored = [k for k in keys if "/crash/" in f"/{k}"]
         assert len(stored) == documents + images, sorted(stored)
-        assert not [k for k in keys if "/_staging/" in f"/{k}"]  # the input was dropped
+        deadline = time.monotonic() + 10  # the input is dropped once the job has ended
+        while any("/_staging/" in f"/{k}" for k in keys) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            keys = [o.object_name for o in infra.store.client.list_objects(
+                infra.store.config.bucket, recursive=True)]
+        assert not [k for k in keys if "/_staging/" in f"/{k}"]
         import urllib.request
 
         with urllib.request.urlopen(files[0]["storage_presigned_url"], timeout=10) as r:

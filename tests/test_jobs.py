@@ -121,14 +121,8 @@ def job_services(storage_services):
 
 
 @pytest.fixture
-def consumer(io_loop, job_services):
-    from tornado_app.docs.job_worker import JobWorker
-
-    worker = JobWorker(job_services)
-    io_loop.run_sync(lambda: asyncio.sleep(0))
-    io_loop.add_callback(worker.start)
-    yield worker
-    io_loop.run_sync(lambda: worker.stop(5))
+def consumer(job_services, job_consumer):
+    return job_consumer
 
 
 async def _submit(api, archive: bytes, *, headers: dict[str, str] | None = None,

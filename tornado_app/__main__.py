@@ -99,9 +99,12 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
     svc.extras["closing"] = True  # event streams end (clients follow elsewhere)
     if metrics_server is not None:
         metrics_server.stop()
-    drained = await app.settings["inflight"].wait_idle(SHUTDOWN_GRACE_SECONDS)
-    if consumer is not None:  # the running job ends in the grace period or is handed back
-        await consumer.stop(SHUTDOWN_GRACE_SECONDS)
+    # requests in flight and the running job share one grace period (the job is handed back
+    # to the queue if it has not ended by then)
+    waits = [app.settings["inflight"].wait_idle(SHUTDOWN_GRACE_SECONDS)]
+    if consumer is not None:
+        waits.append(consumer.stop(SHUTDOWN_GRACE_SECONDS))
+    drained = (await asyncio.gather(*waits))[0]
     log.info("requests drained" if drained else "grace period over; closing connections")
     with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(server.close_all_connections(), 5)
