@@ -18,7 +18,7 @@ from typing import Any
 import tornado.web
 
 from store.storage_settings import SERVICE
-from tornado_app.http import ApiError, BaseHandler
+from tornado_app.http import ApiError, BaseHandler, NotFoundHandler, log_request
 from tornado_app.metrics import CONTENT_TYPE
 
 CHECK_TIMEOUT = 3.0
@@ -102,15 +102,19 @@ class ReadyHandler(OpsHandler):
                         {"status": "ok" if ready else "degraded", "checks": checks})
 
 
+class HealthHandler(BaseHandler):
+    """Liveness: answers as soon as the process serves."""
+
+    def get(self) -> None:
+        self.write_json(200, {"status": "ok"})
+
+
 ROUTES = [(r"/metrics", MetricsHandler), (r"/ready", ReadyHandler)]  # main port: operator only
 
 
 def make_metrics_app(services: Any) -> tornado.web.Application:
     """The application of the ``METRICS_ADDRESS`` listener: ``/metrics``, ``/ready`` and
     ``/health``, open (bind it to loopback or an internal network only)."""
-    from tornado_app.app import HealthHandler
-    from tornado_app.http import NotFoundHandler, log_request
-
     return tornado.web.Application(
         [(r"/metrics", MetricsHandler, {"open_access": True}),
          (r"/ready", ReadyHandler, {"open_access": True}), (r"/health", HealthHandler)],

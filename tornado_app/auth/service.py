@@ -10,7 +10,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from store import companies, users
+from store import api_keys, companies, users
 from store.audit import Who
 from store.sessions import CompanyLock, Profile
 from store.usernames import mixed_scripts
@@ -287,3 +287,17 @@ async def rename_company(svc: Any, company_id: int, name: str) -> None:
     if await companies.rename(svc.db, company_id, name) is None:
         raise ApiError(404, "NOT_FOUND", "no such company")
     await svc.sessions.evict_company(company_id)
+
+
+async def key_me(svc: Any, principal: Principal) -> dict[str, Any]:
+    """``GET /api/auth/me`` for an API key: the key's company and role, no user."""
+    key, company = await asyncio.gather(
+        api_keys.get_key(svc.db, principal.company_id, principal.key_id),
+        companies.get_by_id(svc.db, principal.company_id))
+    if key is None or company is None:
+        raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
+    return {
+        "id": None, "username": None, "realName": key.name, "role": key.role,
+        "companyId": company.id, "companyName": company.name,
+        "apiKey": {"id": key.id, "name": key.name, "prefix": key.prefix},
+    }
