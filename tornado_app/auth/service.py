@@ -192,14 +192,7 @@ async def create_user(
         audit("username_exists")
         raise ApiError(409, "USERNAME_EXISTS", "this username (or one that looks like it) "
                                                "is taken")
-    if mixed_scripts(username):
-        raise ApiError(400, "VALIDATION_ERROR",
-                       "username mixes writing systems (for example Latin and Cyrillic)")
-    try:
-        password_hash = await svc.passwords.hash(password)
-    except HasherBusy as exc:
-        raise ApiError(429, "RATE_LIMITED", "busy; try again shortly",
-                       {"Retry-After": "1"}) from exc
+    password_hash = await new_account_hash(svc, username, password)
     try:
         user = await users.create_user(
             svc.db, company_id=principal.company_id, username=username,
@@ -304,3 +297,17 @@ async def key_me(svc: Services, principal: Principal) -> dict[str, Any]:
         "companyId": company.id, "companyName": company.name,
         "apiKey": {"id": key.id, "name": key.name, "prefix": key.prefix},
     }
+
+
+async def new_account_hash(svc: Services, username: str, password: str) -> str:
+    """The password hash of an account about to be created, after the checks every new
+    username passes (one writing system). 400 for a mixed-script name, 429 when the hashing
+    pool is saturated."""
+    if mixed_scripts(username):
+        raise ApiError(400, "VALIDATION_ERROR",
+                       "username mixes writing systems (for example Latin and Cyrillic)")
+    try:
+        return await svc.passwords.hash(password)
+    except HasherBusy as exc:
+        raise ApiError(429, "RATE_LIMITED", "busy; try again shortly",
+                       {"Retry-After": "1"}) from exc

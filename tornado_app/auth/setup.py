@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any
 from store import companies, users
 from store.audit import Who
 from store.setup_tokens import SetupTokens
-from store.usernames import mixed_scripts
-from tornado_app.auth import activity
-from tornado_app.auth.passwords import HasherBusy
+from tornado_app.auth import activity, service
 from tornado_app.http import ApiError
 
 if TYPE_CHECKING:
@@ -75,14 +73,7 @@ async def create_first_admin(
 ) -> tuple[companies.Company, users.User]:
     """The company (reused when its code exists) and an ADMIN in it; used by the setup
     endpoint and by ``create-admin``. Raises ApiError for a taken or mixed-script name."""
-    if mixed_scripts(username):
-        raise ApiError(400, "VALIDATION_ERROR",
-                       "username mixes writing systems (for example Latin and Cyrillic)")
-    try:
-        password_hash = await svc.passwords.hash(password)
-    except HasherBusy as exc:
-        raise ApiError(429, "RATE_LIMITED", "busy; try again shortly",
-                       {"Retry-After": "1"}) from exc
+    password_hash = await service.new_account_hash(svc, username, password)
     company = await companies.get_by_code(svc.db, company_code)
     if company is None:
         try:
