@@ -567,3 +567,24 @@ def test_untagged_indents_that_are_not_quotes_stay_paragraphs_and_lists(
 def test_documents_without_quotes_get_none(path: Path) -> None:
     doc = read_pdf(path.read_bytes())
     assert not any(isinstance(b, BlockQuote) for b in walk(doc.blocks))
+
+
+# ------------------------------------------------------------------ internal (GoTo) links
+def test_internal_links_point_at_the_heading_at_their_destination() -> None:
+    """Explicit, named and whole-page destinations link to the heading there (``#slug``);
+    one to a page without a heading, or into body text, leaves its text unlinked."""
+    from render_pool.jobs import convert_document
+
+    data = pdf_fixtures.internal_links_pdf()
+    doc = read_pdf(data)
+    assert links(doc.blocks) == [("Read the results section.", "#results"),
+                                 ("Read the summary.", "#summary"),
+                                 ("Open page two.", "#results"),
+                                 ("Visit the example site.", "https://example.com/site")]
+    texts = top_texts(doc)
+    assert "Open the appendix." in texts and "Jump into the middle of the text." in texts
+    html = convert_document(data, "html").content
+    hrefs = set(re.findall(r'href="#([^"]+)"', html))
+    assert hrefs == {"results", "summary"}
+    for anchor in hrefs:  # every internal link lands on a heading of the page
+        assert re.search(rf'<h\d id="{anchor}">', html)

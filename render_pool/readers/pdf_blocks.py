@@ -158,6 +158,7 @@ class _Builder:
         self.code: list[Line] = []
         self.code_end: Line | None = None
         self.para_lines: dict[int, list[Line]] = {}  # id(Paragraph) -> its lines (quotes)
+        self.places: list[tuple[int, float | None, Heading]] = []  # where headings start
 
     # ------------------------------------------------------------ headings
     def _heading_key(self, pos: int) -> tuple[float, bool] | None:
@@ -361,7 +362,9 @@ class _Builder:
         else:
             self.flush()
             inl = to_inlines(join_lines([line.chars]), keep_style=False)
-            self.blocks.append(Heading(level, inl))
+            heading = Heading(level, inl)
+            self.blocks.append(heading)
+            self.places.append((line.page, line.top, heading))
         self.last_heading = line
 
     def add_list_line(self, line: Line, marker: tuple[str, bool, int]) -> None:
@@ -417,6 +420,9 @@ class _Builder:
             if isinstance(it, FlowBlock):
                 self.flush()
                 self.blocks.append(it.payload)  # type: ignore[arg-type]
+                if isinstance(it.payload, Heading):
+                    self.places.append((it.page, it.top if it.bottom > it.top else None,
+                                        it.payload))
                 self.last_heading = None
                 continue
             if self.is_code(it):
@@ -498,7 +504,13 @@ def detect_aligned_tables(items: list[Item]) -> list[Item]:
     return out
 
 
-def build_blocks(items: list[Item]) -> list[Block]:
-    """Model blocks for the ordered lines and blocks of the whole document."""
-    return _Builder(detect_aligned_tables(items)).run()
+def build_blocks(items: list[Item], places: list[tuple[int, float | None, Heading]] | None = None
+                 ) -> list[Block]:
+    """Model blocks for the ordered lines and blocks of the whole document; ``places``,
+    when given, receives (page, top or None, heading) for every heading, in order."""
+    builder = _Builder(detect_aligned_tables(items))
+    blocks = builder.run()
+    if places is not None:
+        places.extend(builder.places)
+    return blocks
 
