@@ -34,8 +34,9 @@ _CAPTION = re.compile(r"^(figure|fig\.|table|tab\.|listing|algorithm|chart|exhib
 
 
 def _em(lines: list[Line]) -> float:
-    sizes = sorted(ln.size for ln in lines)
-    return max(sizes[len(sizes) // 2], 1.0)
+    """The paragraph's text size (its first line's: the builder keeps one size per
+    paragraph)."""
+    return max(lines[0].size, 1.0)
 
 
 def body_margins(paragraphs: list[list[Line]]) -> dict[tuple[int, int], float]:
@@ -66,7 +67,7 @@ def body_margins(paragraphs: list[list[Line]]) -> dict[tuple[int, int], float]:
 def is_quote(lines: list[Line], margins: dict[tuple[int, int], float],
              edges: dict[tuple[int, int, int], float]) -> bool:
     """True when the paragraph's lines are indented like a block quote (see the module)."""
-    if len(lines) < 2 or _CAPTION.match(lines[0].text):
+    if len(lines) < 2:
         return False
     em = _em(lines)
     for ln in lines:
@@ -78,7 +79,7 @@ def is_quote(lines: list[Line], margins: dict[tuple[int, int], float],
         return False  # ragged starts (centred text) or a hanging indent
     right = all(edges.get(ln.region, ln.col_x1) - ln.x1 >= MIN_INDENT_EM * em
                 for ln in lines[:-1])
-    return right or len(lines) >= 3
+    return (right or len(lines) >= 3) and not _CAPTION.match(lines[0].text)
 
 
 def _joins(prev: list[Line], lines: list[Line], candidate: bool) -> bool:
