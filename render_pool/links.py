@@ -228,7 +228,8 @@ def _code_span_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?(---|\+\+\+)[ \t]*\r?\n.*?^\1[ \t]*$", re.S | re.M)
+_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?(---|\+\+\+)[ \t]*\r?\n.*?^(?:\1|\.\.\.)[ \t]*\r?$",
+                           re.S | re.M)
 
 
 def _mask_markdown(text: str) -> str:
@@ -368,13 +369,17 @@ def _typora_links(text: str, masked: str, open_: int, close: int, image: bool
 
 def _inline_links(text: str, masked: str) -> Iterator[Reference]:
     pairs = _bracket_pairs(masked)
+    consumed = 0  # end of the last link's destination: a "](" inside it starts no link
     for m in re.finditer(r"\]\(", masked):
         close = m.start()
         open_ = pairs.get(close, -1)
-        if open_ < 0:
+        if open_ < 0 or close < consumed:
             continue
         image = open_ > 0 and masked[open_ - 1] == "!" and not _escaped(masked, open_ - 1)
-        yield from _typora_links(text, masked, open_, close, image)
+        loose = list(_typora_links(text, masked, open_, close, image))
+        yield from loose
+        if loose:
+            consumed = loose[0].end
         i = _skip_ws(masked, close + 2)
         dest = _destination(masked, i)
         if dest is None:
@@ -387,6 +392,7 @@ def _inline_links(text: str, masked: str) -> Iterator[Reference]:
                 j = _skip_ws(masked, t_end)
         if j >= len(masked) or masked[j] != ")":
             continue
+        consumed = max(consumed, j)
         if start == end:
             continue
         yield _ref("image" if image else "link", text, start, end, markdown=True, image=image)

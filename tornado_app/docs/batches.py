@@ -118,7 +118,7 @@ def _mapping_for(ctx: _Context, plan: batch.DocumentPlan) -> tuple[dict[str, str
         elif ref.status == batch.OK and ref.file in ctx.asset_links:
             mapping[ref.target] = ref.link(ctx.asset_links[ref.file])
             ok += 1
-            failed += [{"ref": f"{ref.file}: {x['ref']}", "reason": x["reason"]}
+            failed += [{"ref": f"{ref.target}: {x['ref']}", "reason": x["reason"]}
                        for x in ctx.css_failed.get(ref.file or "", [])]
         else:
             reason = ctx.asset_errors.get(ref.file or "", ref.status)
