@@ -258,7 +258,9 @@ def plan_document(source: str, text: str, files: Collection[str] | _Index,
                 chosen = ref, file, status, path, suffix
                 break
         if chosen is None:
-            strict = [r for r in candidates if not r.optional] or candidates[-1:]
+            # a front matter value that names no file is no reference (a title, a date)
+            strict = [r for r in candidates if not r.optional] or [
+                r for r in candidates[-1:] if r.kind != "frontmatter"]
             if not strict:
                 continue
             chosen = (strict[0], *_resolve_ref(source, strict[0], index))

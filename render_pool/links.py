@@ -28,6 +28,7 @@ import html as html_lib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from dataclasses import replace as dataclass_replace
 from urllib.parse import unquote
 
 from render_pool.data_uri import decode_data_uri
@@ -449,10 +450,31 @@ def _wiki_links(text: str, masked: str) -> Iterator[Reference]:
                         m.end(), is_local(path), bool(m.group(1)), alias=alias)
 
 
+_FRONT_PATH = re.compile(
+    r"^[ \t]*(?:-[ \t]+|[\w.-]+[ \t]*:[ \t]+)"
+    r"(?:\"([^\"\n]+)\"|'([^'\n]+)'|([^\s\"'#|>&*!%@`{\[][^\n#]*?))[ \t]*\r?$", re.M)
+
+
+def _front_matter_paths(text: str) -> Iterator[Reference]:
+    """Front matter values that may be paths (``cover: images/a.png``, a list item): optional,
+    so only a value naming an existing file is rewritten; any other value is never touched."""
+    m = _FRONT_MATTER.match(text)
+    if not m:
+        return
+    for v in _FRONT_PATH.finditer(text, text.index("\n") + 1, m.end()):
+        g = next(g for g in (1, 2, 3) if v.group(g) is not None)
+        value = v.group(g)
+        if "." in value and "://" not in value and len(value) < 1024:
+            ref = _ref("frontmatter", text, v.start(g), v.end(g), markdown=False,
+                       quoted=g != 3, optional=True)
+            yield dataclass_replace(ref, attr="'" if g == 2 else '"')
+
+
 def _all_markdown(text: str) -> list[Reference]:
     masked = _mask_markdown(text)
     found: dict[tuple[int, int], Reference] = {}
-    for ref in (*_wiki_links(text, masked), *_inline_links(text, masked),
+    for ref in (*_front_matter_paths(text), *_wiki_links(text, masked),
+                *_inline_links(text, masked),
                 *_definitions(text, masked), *_autolinks(text, masked),
                 *_html_refs(text, masked)):
         key = (ref.start, ref.end)
@@ -650,6 +672,15 @@ def markdown_destination(url: str, angle: bool) -> str:
     return url
 
 
+def _yaml_string(url: str, quote: str, quoted: bool) -> str:
+    """``url`` as a YAML scalar in place of a front matter value (double-quoted when it was
+    plain, so ``:`` or ``#`` in a URL cannot change the document)."""
+    if quote == "'" and quoted:
+        return url.replace("'", "''")
+    escaped = url.replace("\\", "\\\\").replace('"', '\\"')
+    return escaped if quoted else f'"{escaped}"'
+
+
 def css_url(url: str, quoted: bool) -> str:
     """``url`` written inside a CSS ``url()`` or string (quotes, parentheses and spaces
     percent-encoded so the value cannot end early)."""
@@ -711,6 +742,8 @@ def _apply(text: str, refs: list[Reference], mapping: Mapping[str, str]) -> str:
             piece = css_url(new, ref.quoted)
         elif ref.kind == "wiki":
             piece = wiki_markdown(ref, new)
+        elif ref.kind == "frontmatter":
+            piece = _yaml_string(new, ref.attr, ref.quoted)
         elif ref.kind == "autolink":
             piece = new.replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
         else:

@@ -124,6 +124,20 @@ def test_windows_paths_odd_case_and_front_matter() -> None:
     assert "    ![x](images\\shot.png)\r\n" in out
 
 
+def test_front_matter_values_only_when_they_name_a_file() -> None:
+    files = ["n.md", "images/cover one.png", "img/a.png"]
+    text = ("---\ntitle: My.Notes v1.2\ncover: images/cover one.png\nthumb: 'img/a.png'\n"
+            "gallery:\n  - img/a.png\n  - img/none.png\nsite: https://x.y/a.png\n---\n# T\n")
+    plan = plan_document("n.md", text, files)
+    assert {r.target: r.file for r in plan.refs} == {
+        "images/cover one.png": "images/cover one.png", "img/a.png": "img/a.png"}
+    assert plan.failed == []  # a value naming no file is no reference
+    out = rewrite_markdown(text, {r.target: "https://s/a?x=1&y='2'#f" for r in plan.refs})
+    assert out == ("---\ntitle: My.Notes v1.2\ncover: \"https://s/a?x=1&y='2'#f\"\n"
+                   "thumb: 'https://s/a?x=1&y=''2''#f'\ngallery:\n  - \"https://s/a?x=1&y='2'#f\"\n"
+                   "  - img/none.png\nsite: https://x.y/a.png\n---\n# T\n")
+
+
 def test_css_files_and_markdown_data_uris() -> None:
     css = ("/* url(commented.png) */ body{background:url(\"../img/bg.png\")}\n"
            "@import 'theme.css'; .a{background:url(../img/a.png)} .r{x:url(https://e.x/r.png)}")
@@ -231,7 +245,8 @@ def obsidian() -> Vault:
 
 
 def vscode_windows() -> Vault:
-    doc = ("---\r\ntitle: \"see ![x](images/shot.png)\"\r\n---\r\n# Readme\r\n\r\n"
+    doc = ("---\r\ntitle: \"see ![x](images/shot.png)\"\r\ndate: 2024.01.01\r\n"
+           "cover: images\\sub\\pic.png\r\n---\r\n# Readme\r\n\r\n"
            "![a](images\\Shot.PNG)\r\n\r\n![b](.\\images\\sub\\Pic.png)\r\n\r\n"
            "[guide](..\\Docs\\GUIDE.md#setup)\r\n\r\n    ![x](images\\shot.png)\r\n\r\n"
            "![gone](images\\gone.png)\r\n")
@@ -241,10 +256,11 @@ def vscode_windows() -> Vault:
         "proj/notes/images/sub/pic.png": png("pic"),
         "proj/docs/guide.md": b"# Guide\r\n\r\n## Setup\r\n",
     }, {"proj/notes/readme.md": {"images\\Shot.PNG": "proj/notes/images/shot.png",
+                                 "images\\sub\\pic.png": "proj/notes/images/sub/pic.png",
                                  ".\\images\\sub\\Pic.png": "proj/notes/images/sub/pic.png",
                                  "..\\Docs\\GUIDE.md#setup": "proj/docs/guide.md"}},
         {"proj/notes/readme.md": {"images\\gone.png"}},
-        {"proj/notes/readme.md": ["title: \"see ![x](images/shot.png)\"",
+        {"proj/notes/readme.md": ["title: \"see ![x](images/shot.png)\"", "date: 2024.01.01",
                                   "    ![x](images\\shot.png)", "![gone](images\\gone.png)"]})
 
 
