@@ -303,6 +303,8 @@ def _destination(text: str, i: int) -> tuple[int, int, int, bool] | None:
             break
         if ch == "(":
             depth += 1
+            if depth > 32:  # CommonMark's nesting limit; also bounds hostile "](((((..."
+                return None
         elif ch == ")":
             if depth == 0:
                 break
@@ -328,24 +330,42 @@ def _title_end(text: str, i: int) -> int | None:
     return None
 
 
+_TYPORA_MAX = 1024  # longest raw destination read (bounds the scan on hostile lines)
+
+
 def _balanced_close(text: str, i: int) -> int | None:
     """Index of the ``)`` closing a destination that starts at ``i`` with parentheses
     balanced, on the same line (Typora's reading), or None."""
+    stop = min(len(text), i + _TYPORA_MAX)
+    newline = text.find("\n", i, stop)
     depth = 0
-    for j in range(i, len(text)):
-        ch = text[j]
-        if ch == "\n":
-            return None
-        if ch == "(":
+    for m in _PARENS.finditer(text, i, stop if newline < 0 else newline):
+        if m.group() == "(":
             depth += 1
-        elif ch == ")":
-            if depth == 0:
-                return j
+            if depth > 3:  # no file name nests this deep: a run of links, not a path
+                return None
+        elif depth == 0:
+            return m.start()
+        else:
             depth -= 1
     return None
 
 
-_TRAILING_TITLE = re.compile(r"[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*')$")
+_PARENS = re.compile(r"[()]")
+
+
+def _trailing_title(text: str, start: int, stop: int) -> int | None:
+    """Start of the whitespace before a quoted title ending at ``stop``, or None."""
+    quote = text[stop - 1] if stop - start >= 2 else ""
+    if quote not in ("'", '"'):
+        return None
+    opening = text.rfind(quote, start, stop - 1)
+    if opening <= start or text[opening - 1] not in " \t":
+        return None
+    j = opening
+    while j > start and text[j - 1] in " \t":
+        j -= 1
+    return j if j > start else None
 
 
 def _typora_links(text: str, masked: str, open_: int, close: int, image: bool
@@ -363,9 +383,9 @@ def _typora_links(text: str, masked: str, open_: int, close: int, image: bool
         return
     kind = "image" if image else "link"
     yield _ref(kind, text, start, stop, markdown=True, image=image, optional=True)
-    title = _TRAILING_TITLE.search(masked, start, stop)
-    if title and title.start() > start:
-        yield _ref(kind, text, start, title.start(), markdown=True, image=image, optional=True)
+    title = _trailing_title(masked, start, stop)
+    if title is not None:
+        yield _ref(kind, text, start, title, markdown=True, image=image, optional=True)
 
 
 def _inline_links(text: str, masked: str) -> Iterator[Reference]:

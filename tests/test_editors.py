@@ -388,3 +388,13 @@ async def test_editor_vault(api, storage_services, monkeypatch, tmp_path, editor
         text = download(entries["Typora/笔记.md"]["storage_presigned_url"])[1].decode()
         pasted = re.search(r"!\[pasted\]\((\S+)\)", text).group(1)
         assert download(pasted) == (200, DATA_PNG)
+
+
+def test_hostile_lines_are_read_in_bounded_time() -> None:
+    """Runs of openers that never close (a quadratic scan would hang this test) and a long
+    line of Typora links: each is read once, correctly."""
+    assert plan_document("n.md", "![](" * 20000, ["n.md"]).refs == []
+    assert plan_document("n.md", "[a](b " * 20000 + "[[" * 20000, ["n.md"]).refs == []
+    text = "[x](a b.png) " * 5000
+    out, refs = rewrite_with_fake_links("n.md", text, ["n.md", "a b.png"])
+    assert list(refs) == ["a b.png"] and out.count("](https://s.test/0?") == 5000
