@@ -1,4 +1,5 @@
-# Production image: the service with Debian's python3, chromium, fonts and redis-server baked in.
+# Production image: the service with Debian's python3, Chromium (headless shell), fonts and
+# redis-server baked in.
 # Real MongoDB, Redis and S3 are given through MONGO_URL, REDIS_URL and S3_* (see
 # docker-compose.yml); without them the embedded servers (redis-server, SecantusDB, SeaweedFS)
 # start inside the container with their data under /data.
@@ -14,22 +15,40 @@ ARG BASE_IMAGE=debian:bookworm-slim
 FROM ${BASE_IMAGE} AS deps
 ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates binutils \
+ && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates binutils file \
  && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/venv
 WORKDIR /src
 COPY requirements.lock pyproject.toml deploy/lockcheck.py ./
 # Wheels only (no compiler anywhere). The optional build secret `pip_ca` is a CA bundle for pip
 # where a TLS-inspecting egress proxy sits between the builder and PyPI (deploy/build-image.sh
-# passes the host's bundle); it is never written to a layer. Playwright's bundled node loses its
-# symbols and debug info (33 MB) and numpy its own test suite (17 MB).
+# passes the host's bundle); it is never written to a layer.
 RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=pip_ca \
     if [ -s /run/secrets/pip_ca ]; then export PIP_CERT=/run/secrets/pip_ca; fi \
  && python3 lockcheck.py requirements pyproject.toml >runtime.txt \
  && /opt/venv/bin/pip install --only-binary=:all: -c requirements.lock -r runtime.txt \
- && /opt/venv/bin/python lockcheck.py verify requirements.lock \
- && strip --strip-all /opt/venv/lib/python3*/site-packages/playwright/driver/node \
- && find /opt/venv/lib -type d -name tests -path '*/numpy/*' -prune -exec rm -rf {} +
+ && /opt/venv/bin/python lockcheck.py verify requirements.lock
+# What the service never loads, out of the packages (each measured in README, Deployment):
+# - symbols: Playwright's node (33 MB) and the extension modules (11 MB). Not the libraries
+#   auditwheel grafted into `*.libs/`: patchelf rewrote their headers, and after strip they no
+#   longer load ("ELF load command address/offset not page-aligned", numpy's OpenBLAS); every
+#   stripped file is loaded once below so that a bad strip fails the build, not the service.
+# - the packages' own test suites (numpy, shapely, greenlet: 21 MB), C headers and type stubs;
+# - the parts of Playwright's driver for other tools: the trace viewer, recorder, HTML report
+#   and dashboard web apps, TypeScript types, the Chrome/Edge (re)install scripts (6 MB).
+#   `run-driver`, which the Python client starts, needs none of them.
+RUN site="$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
+ && strip --strip-all "$site/playwright/driver/node" \
+ && find "$site" -type f -name '*.so*' -not -path '*.libs/*' -print0 \
+      | xargs -0 file | grep -E 'ELF.*not stripped' | cut -d: -f1 >/tmp/stripped \
+ && xargs -r strip --strip-unneeded </tmp/stripped \
+ && /opt/venv/bin/python -c 'import ctypes, sys; [ctypes.CDLL(p.strip()) for p in open(sys.argv[1])]' /tmp/stripped \
+ && echo "stripped $(wc -l </tmp/stripped) extension modules" && rm /tmp/stripped \
+ && find "$site" -mindepth 2 -type d -name tests -prune -exec rm -rf {} + \
+ && find "$site" \( -name '*.pyi' -o -name '*.h' \) -type f -delete \
+ && rm -rf "$site/numpy/_core/include" \
+      "$site"/playwright/driver/package/lib/vite "$site"/playwright/driver/package/types \
+      "$site"/playwright/driver/package/index.d.ts "$site"/playwright/driver/package/bin
 
 # ---- venv: the same without pip and setuptools, as it goes into the image ----
 FROM deps AS venv
@@ -52,14 +71,18 @@ RUN --mount=type=cache,target=/root/.cache/pip --mount=type=secret,id=pip_ca \
 # ---- runtime ----
 FROM ${BASE_IMAGE}
 ENV DEBIAN_FRONTEND=noninteractive
+# Chromium is Debian's `chromium-headless-shell`: the same Chromium source and version as the
+# `chromium` package, built for headless use only (the build Playwright itself uses for
+# headless), so without GTK, dbus and systemd, which `chromium` pulls in (about 150 MB).
+# `fontconfig` builds the font cache at install time (`chromium` brought it in).
 # Files a headless Chromium never loads are not unpacked (dpkg path-exclude, as the slim base
 # does for docs, so the package database stays consistent): Mesa's GPU drivers with LLVM and
 # Z3 (chromium-common depends on them; with --disable-gpu Chromium never opens them), the
-# Vulkan validation layer, and GTK's Adwaita icons. About 220 MB.
+# Vulkan validation layer, and the full browser's resource packs and icons.
 COPY deploy/dpkg-headless.cfg /etc/dpkg/dpkg.cfg.d/headless
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 chromium fonts-wqy-microhei \
-      fonts-dejavu-core fonts-noto-core redis-server tini ca-certificates \
+ && apt-get install -y --no-install-recommends python3 chromium-headless-shell fontconfig \
+      fonts-wqy-microhei fonts-dejavu-core fonts-noto-core redis-server tini ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old \
       /var/log/apt /var/log/dpkg.log /var/log/alternatives.log
 # The service user: no login shell, no root. /data is its volume (the embedded servers' data).
@@ -72,7 +95,7 @@ COPY --from=venv /opt/venv /opt/venv
 COPY --from=project /out/ /
 
 ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 \
-    DATA_DIR=/data CHROMIUM_PATH=/usr/bin/chromium HOME=/home/app
+    DATA_DIR=/data CHROMIUM_PATH=/usr/lib/chromium/chromium-headless-shell HOME=/home/app
 USER app
 WORKDIR /home/app
 VOLUME ["/data"]

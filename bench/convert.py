@@ -17,8 +17,6 @@ Ratios are against our word2markdown engine exporting Markdown on the same input
 
 from __future__ import annotations
 
-import asyncio
-import json
 import math
 import os
 import re
@@ -30,37 +28,17 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.common import AUTH_HEADER, machine, multipart, percentile, table
+from bench import convert_pdf
+from bench.common import machine, percentile, table
+from bench.convert_common import Doc, fmt, time_http
 from bench.fidelity import CATEGORIES, Score, elements
 from bench.peers import KINDS, ensure_peers, peer_version, run_peer
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 EXPORTS = ("markdown", "html", "json", "doctags")
-HTTP_CLIENTS = (1, 4)
 CHARS_PER_PAGE = 3000
 BASELINE = ("word2markdown", "markdown")
-
-
-# ------------------------------------------------------------------ corpus
-@dataclass
-class Doc:
-    """One input document, its expected Markdown (if any) and its page count."""
-
-    path: Path
-    group: str
-    expected: Path | None = None
-    data: bytes = b""
-    pages: int = 1
-    pages_from: str = ""
-
-    @property
-    def kind(self) -> str:
-        return self.path.suffix.lower().lstrip(".")
-
-    @property
-    def name(self) -> str:
-        return f"{self.group}/{self.path.name}"
 
 
 def _spread(items: list[Doc], limit: int) -> list[Doc]:
@@ -226,84 +204,6 @@ def time_peer(tool: str, status: str, docs: list[Doc], passes: int, tmp: Path) -
 
 
 # ------------------------------------------------------------------ HTTP
-@dataclass
-class HttpResult:
-    """Latencies (s), wall time (s) and failed requests at one client count."""
-
-    clients: int
-    latencies: list[float]
-    seconds: float
-    errors: int
-
-
-async def _http(base: str, docs: list[Doc], passes: int) -> list[HttpResult]:
-    from tornado.httpclient import AsyncHTTPClient
-
-    client = AsyncHTTPClient(max_clients=max(HTTP_CLIENTS))
-    bodies = [multipart({"export": "markdown", "engine": "word2markdown"},
-                        {"file": (doc.path.name, doc.data)})[::-1] for doc in docs]
-
-    async def post(i: int) -> bool:
-        ctype, body = bodies[i]
-        resp = await client.fetch(f"{base}/api/convert", method="POST", body=body,
-                                  headers={"Content-Type": ctype, **AUTH_HEADER},
-                                  request_timeout=300, raise_error=False)
-        try:
-            return resp.code == 200 and json.loads(resp.body)["code"] == 0
-        except (ValueError, KeyError, TypeError):
-            return False
-
-    async def measure(clients: int, work: list[int]) -> HttpResult:
-        latencies: list[float] = []
-        errors = 0
-        todo = list(reversed(work))
-
-        async def worker() -> None:
-            nonlocal errors
-            while todo:
-                i = todo.pop()
-                t0 = time.perf_counter()
-                ok = await post(i)
-                latencies.append(time.perf_counter() - t0)
-                errors += not ok
-        t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(clients)))
-        return HttpResult(clients, latencies, time.perf_counter() - t0, errors)
-
-    results = {c: HttpResult(c, [], 0.0, 0) for c in HTTP_CLIENTS}
-    try:
-        await measure(max(HTTP_CLIENTS), list(range(len(docs))))  # warm every pool worker
-        for _ in range(passes):  # interleaved, like the engine passes
-            for c in HTTP_CLIENTS:
-                one = await measure(c, list(range(len(docs))))
-                total = results[c]
-                total.latencies += one.latencies
-                total.seconds += one.seconds
-                total.errors += one.errors
-        return list(results.values())
-    finally:
-        client.close()
-
-
-def time_http(docs: list[Doc], passes: int, tmp: Path) -> tuple[list[HttpResult], str]:
-    """Start the real service (docs routes only) and post every document to /api/convert."""
-    from bench.render import Service  # the same subprocess start and /health wait
-
-    try:
-        svc = Service(tmp)
-    except (RuntimeError, OSError) as exc:
-        return [], f"service did not start: {exc}"[:300]
-    try:
-        return asyncio.run(_http(svc.base, docs, passes)), ""
-    finally:
-        svc.stop()
-
-
-# ------------------------------------------------------------------ tables
-def _f(x: float | None, digits: int = 2) -> str:
-    return "-" if x is None or x != x else f"{x:.{digits}f}"
-
-
 def _throughput_rows(kind: str, docs: list[Doc], runs: list[Run], base: Run) -> list[list[object]]:
     mine = [d for d in docs if d.kind == kind]
     base_rate = base.rate(mine)
@@ -319,9 +219,9 @@ def _throughput_rows(kind: str, docs: list[Doc], runs: list[Run], base: Run) -> 
         n, pages, spent = run.totals(covered)
         errors = sum(1 for d in covered if d.name in run.errors)
         rate = n / spent if spent else float("nan")
-        rows.append([run.tool, kind.upper(), len(covered), _f(rate, 1),
-                     _f(pages / spent if spent else None, 1), errors,
-                     "1.00 (baseline)" if run is base else _f(rate / base_rate)])
+        rows.append([run.tool, kind.upper(), len(covered), fmt(rate, 1),
+                     fmt(pages / spent if spent else None, 1), errors,
+                     "1.00 (baseline)" if run is base else fmt(rate / base_rate)])
     return rows
 
 
@@ -342,8 +242,8 @@ def _fidelity_rows(kind: str, docs: list[Doc], runs: list[Run], expected: dict[s
         f1s = [score.tallies[c].f1 for c in CATEGORIES]
         known = [x for x in f1s if x is not None]
         f1_rows.append([run.tool, len(covered), sum(1 for d in covered if d.name in run.errors),
-                        *(_f(x) for x in f1s), _f(statistics.fmean(known) if known else None)])
-        pr_rows.append([run.tool, *(f"{_f(t.precision)}/{_f(t.recall)}"
+                        *(fmt(x) for x in f1s), fmt(statistics.fmean(known) if known else None)])
+        pr_rows.append([run.tool, *(f"{fmt(t.precision)}/{fmt(t.recall)}"
                                     for t in (score.tallies[c] for c in CATEGORIES))])
     return f1_rows, pr_rows, len(mine)
 
@@ -368,8 +268,6 @@ def run(quick: bool = False) -> None:
         peers = [time_peer(tool, status[tool], docs, passes, tmp)
                  for tool in ("pandoc", "mammoth", "markitdown")]
         http, http_problem = time_http(docs, passes, tmp)
-        from bench import convert_pdf  # PDF structure vs the DOCX reader, pymupdf4llm...
-
         convert_pdf.run(passes, status, tmp)
 
     # ---------------------------------------------------------------- throughput
@@ -399,10 +297,10 @@ def run(quick: bool = False) -> None:
               f"pass(es), pool workers = CPU count; client on the same machine)",
               ["clients", "requests", "docs/s", "p50 ms", "p95 ms", "errors",
                "ratio to in-process word2markdown -> markdown"],
-              [[r.clients, len(r.latencies), _f(len(r.latencies) / r.seconds, 1),
-                _f(percentile(r.latencies, 50) * 1000, 0),
-                _f(percentile(r.latencies, 95) * 1000, 0), r.errors,
-                _f(len(r.latencies) / r.seconds / base_all)] for r in http])
+              [[r.clients, len(r.latencies), fmt(len(r.latencies) / r.seconds, 1),
+                fmt(percentile(r.latencies, 50) * 1000, 0),
+                fmt(percentile(r.latencies, 95) * 1000, 0), r.errors,
+                fmt(len(r.latencies) / r.seconds / base_all)] for r in http])
     else:
         print(f"\nHTTP: not measured ({http_problem})")
 

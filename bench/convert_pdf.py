@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from bench.common import table
+from bench.convert_common import Doc, fmt, time_http
 from bench.fidelity import PDF_CATEGORIES, Score, elements
 from bench.peers import peer_version, run_peer
 
@@ -72,13 +73,7 @@ def _ours(paths: list[Path], passes: int) -> dict[str, dict]:
     return result
 
 
-def _f(x: float | None, digits: int = 2) -> str:
-    return "-" if x is None or x != x else f"{x:.{digits}f}"
-
-
 def _http_rows(passes: int, tmp: Path) -> tuple[list[list[object]], str]:
-    from bench.convert import Doc, time_http
-
     rows: list[list[object]] = []
     for variant, suffix in VARIANTS.items():
         path = OFFICE / f"{LONG}{suffix}"
@@ -91,7 +86,7 @@ def _http_rows(passes: int, tmp: Path) -> tuple[list[list[object]], str]:
         for r in results:
             pages = doc.pages * len(r.latencies)
             rows.append([f"{LONG}{suffix}", variant, doc.pages, r.clients, len(r.latencies),
-                         _f(pages / r.seconds, 1), _f(max(r.latencies) / doc.pages, 3),
+                         fmt(pages / r.seconds, 1), fmt(max(r.latencies) / doc.pages, 3),
                          r.errors])
     return rows, ""
 
@@ -136,13 +131,13 @@ def run(passes: int, status: dict[str, str], tmp: Path) -> None:
                 errors += bool(entry.get("error"))
             f1s = [score.tallies[c].f1 for c in PDF_CATEGORIES]
             known = [x for x in f1s if x is not None]
-            f1_rows.append([tool, variant, errors, *(_f(x) for x in f1s),
-                            _f(statistics.fmean(known) if known else None)])
+            f1_rows.append([tool, variant, errors, *(fmt(x) for x in f1s),
+                            fmt(statistics.fmean(known) if known else None)])
             pr_rows.append([tool, variant, *(
-                f"{_f(t.precision)}/{_f(t.recall)}"
+                f"{fmt(t.precision)}/{fmt(t.recall)}"
                 for t in (score.tallies[c] for c in PDF_CATEGORIES))])
             speed_rows.append([tool, variant, len(mine), done_pages,
-                               _f(done_pages / spent if spent else None, 1)])
+                               fmt(done_pages / spent if spent else None, 1)])
     names = ", ".join(f"{n} ({pages[str(p['untagged'])]} p.)" for n, _, p in docs)
     table(f"PDF structure: F1 per category against our DOCX reader on the source DOCX "
           f"({len(docs)} documents: {names}; LibreOffice exports, untagged and tagged; "

@@ -23,7 +23,8 @@ the same. Categories:
 The PDF comparison (``PDF_CATEGORIES``) adds: ``paragraphs`` (normalised text of each
 paragraph outside lists, tables and quotes), ``tables`` (one ``rows x columns`` token per
 table), ``code blocks`` (normalised text of each ``<pre>``), ``alt text`` (normalised alt of
-each image that has one) and ``footnotes`` (normalised text of each footnote definition).
+each image that has one), ``footnotes`` (normalised text of each footnote definition) and
+``block quotes`` (normalised text of each paragraph inside a quote).
 
 Text is normalised with NFKC, case folding, and every run of non-word characters (punctuation,
 Markdown escapes, whitespace) collapsed to one space; elements empty after that are dropped.
@@ -42,7 +43,7 @@ CATEGORIES = ("headings", "heading levels", "list items", "table cells", "links"
               "emphasis")
 PDF_CATEGORIES = ("headings", "heading levels", "paragraphs", "list items", "table cells",
                   "tables", "links", "images", "alt text", "emphasis", "code blocks",
-                  "footnotes")
+                  "footnotes", "block quotes")
 _FOOTNOTE_DEF = re.compile(r"^\[\^([^\]]+)\]:\s*(.*)$", re.MULTILINE)
 
 _DATA_URI = re.compile(r"data:[a-zA-Z0-9.+/-]*(;[a-zA-Z0-9=.+-]*)*,[^)\s\"'>]*")
@@ -124,6 +125,10 @@ def elements(markdown: str) -> dict[str, Counter[object]]:
             text = normalise(el.text_content())
             if text:
                 found["paragraphs"][text] += 1
+        elif tag == "p" and not any(a.tag in ("li", "td", "th") for a in el.iterancestors()):
+            text = normalise(el.text_content())
+            if text:
+                found["block quotes"][text] += 1
         elif tag == "pre":
             text = normalise(el.text_content())
             if text:

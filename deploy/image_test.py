@@ -5,9 +5,10 @@ daemon, the host's network; the image's own ENTRYPOINT, CMD, USER, ENV and WORKD
 the listen address and port replaced by a free loopback port) on the embedded defaults, and
 checks over HTTP: /health; /ready with every dependency green; a login with the account of a
 SEED_FILE, whose Bearer token goes with every docs call; a DOCX -> Markdown conversion; a
-Markdown -> PDF render with Chinese text whose fonts are embedded (pypdfium2); the image's
-HEALTHCHECK command; that tini and every process under it (the service, redis-server,
-SecantusDB, SeaweedFS, Chromium) run as the image's non-root user with their data in /data;
+Markdown -> PDF render with Chinese text whose fonts are embedded, tagged and with its outline
+(pypdfium2); the image's HEALTHCHECK command; that tini and every process under it (the
+service, redis-server, SecantusDB, SeaweedFS, Chromium) run as the image's non-root user with
+their data in /data;
 and that SIGTERM to tini (what `docker stop` sends to PID 1) ends everything within 10 s with
 exit code 0. Prints the image size. Exit status 0 when every check passed.
 
@@ -281,6 +282,15 @@ def pdf_fonts(data: bytes) -> tuple[str, list[tuple[str, bool, str]]]:
     return text, fonts
 
 
+def pdf_structure(data: bytes) -> tuple[bool, list[str]]:
+    """Whether the PDF is tagged, and its outline's titles (what the TOC pass relies on)."""
+    pdf = pdfium.PdfDocument(data)
+    try:
+        return bool(pdfium_c.FPDFCatalog_IsTagged(pdf.raw)), [b.get_title() for b in pdf.get_toc()]
+    finally:
+        pdf.close()
+
+
 def tail(path: Path, lines: int = 25) -> str:
     """The last lines of the container's log."""
     try:
@@ -356,6 +366,10 @@ def run_checks(image: str) -> None:
         names = sorted({name for name, _, _ in fonts if name})
         ok(f"Markdown -> PDF ({len(r.data)} bytes): Chinese text present; fonts embedded: "
            f"{names}; Chinese set in {sorted({n for n, _ in cjk if n})}")
+        tagged, outline = pdf_structure(r.data)
+        check(tagged and any("Chinese title" in title for title in outline),
+              f"PDF tagged {tagged}, outline {outline}: Chromium's printing lost structure")
+        ok(f"the PDF is tagged and has its outline: {outline}")
 
         health = (config.get("Healthcheck") or {}).get("Test") or []
         check(health[:1] == ["CMD"], f"image HEALTHCHECK {health!r}")
@@ -373,8 +387,11 @@ def run_checks(image: str) -> None:
             real, effective = uids(pid)
             names[comm(pid)] = passwd.get(str(effective), str(effective))
             check(real != 0 and effective != 0, f"pid {pid} {comm(pid)} runs as root")
-        wanted = {"tini", "redis-server", "weed", "chromium"}
+        wanted = {"tini", "redis-server", "weed"}
         check(wanted <= set(names), f"expected processes {wanted}, saw {sorted(names)}")
+        # comm is cut at 15 characters: "chromium-headle" for chromium-headless-shell.
+        check(any(name.startswith("chromium") for name in names),
+              f"no Chromium process, saw {sorted(names)}")
         check(any("secantus" in " ".join(cmdline(p)) for p in tree), "no SecantusDB process")
         check(any("tornado_app" in cmdline(p) for p in tree), "no service process")
         users = set(names.values())

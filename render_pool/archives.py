@@ -31,9 +31,10 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from render_pool.errors import CorruptDocument, UnsafeArchive, UnsupportedFormat
+from render_pool.zipread import ratio_exceeded
 
 CHUNK = 64 * 1024
 NAME_CODECS = ("utf-8", "gb18030", "cp932", "cp950")
@@ -232,7 +233,8 @@ class _Target:
     def write(self, parts: list[str], name: str, src: BinaryIO,
               consumed: Callable[[], int] | None) -> None:
         """Copy ``src`` to the entry's path; ``consumed()`` tells how many compressed bytes
-        were read so far (the ratio is measured as the data comes, not from headers)."""
+        stand behind what was written (a zip entry's compressed size, which bounds what its
+        stream can read), so the ratio is checked as the data comes."""
         if not parts:
             raise UnsafeArchive(f"archive entry {name!r} has no file name")
         target = self.path(parts, name)
@@ -254,8 +256,9 @@ class _Target:
         if self.total > lim.max_total_size:
             raise UnsafeArchive(
                 f"archive unpacks to more than {lim.max_total_size} bytes (at {name!r})")
-        if (compressed is not None and written > lim.ratio_min_size
-                and written > lim.max_ratio * max(compressed, 1)):
+        if compressed is not None and ratio_exceeded(written, compressed,
+                                                     max_ratio=lim.max_ratio,
+                                                     min_size=lim.ratio_min_size):
             raise UnsafeArchive(
                 f"archive entry {name!r} is compressed more than {lim.max_ratio:.0f}:1 "
                 "(zip bomb)")
@@ -299,14 +302,6 @@ def _zip_names(infos: list[zipfile.ZipInfo], encoding: str | None) -> list[str]:
     return out
 
 
-def _zip_consumed(src: Any, info: zipfile.ZipInfo) -> Callable[[], int]:
-    """Compressed bytes read so far from a zip entry (ZipExtFile keeps ``_compress_left``;
-    without it, fall back to the whole compressed size)."""
-    if not hasattr(src, "_compress_left"):
-        return lambda: info.compress_size
-    return lambda: info.compress_size - src._compress_left
-
-
 def _unpack_zip(data: bytes, target: _Target, encoding: str | None) -> None:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
@@ -339,7 +334,7 @@ def _unpack_zip(data: bytes, target: _Target, encoding: str | None) -> None:
                 continue
             try:
                 with zf.open(info) as src:
-                    target.write(parts, name, src, _zip_consumed(src, info))
+                    target.write(parts, name, src, lambda info=info: info.compress_size)
             except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError,
                     RuntimeError) as exc:
                 raise CorruptDocument(f"archive entry {name!r} is corrupt: {exc}") from exc
@@ -371,7 +366,8 @@ def _gunzip_to(data: bytes, dest: Path, limits: ArchiveLimits) -> None:
                     if total > cap:
                         raise UnsafeArchive(
                             f"archive unpacks to more than {limits.max_total_size} bytes")
-                    if total > limits.ratio_min_size and total > limits.max_ratio * pos:
+                    if ratio_exceeded(total, pos, max_ratio=limits.max_ratio,
+                                      min_size=limits.ratio_min_size):
                         raise UnsafeArchive(
                             f"archive is compressed more than {limits.max_ratio:.0f}:1 "
                             "(gzip bomb)")

@@ -11,17 +11,40 @@ reports ``asset_ok``/``asset_fail`` and ``mappings`` entries ``{"from": target, 
 Resolution: relative to the document's folder; ``\\`` read as ``/``; a leading ``/`` is
 relative to the root (site-root links); an exact path match first, else a unique
 case-insensitive match (documents written on Windows or macOS).
+
+A reference may have several readings (:func:`readings`): percent-decoded or raw (a file
+named ``100%.png``), split at ``?``/``#`` or whole (a file named ``a#1.png``), Markdown
+backslash escapes undone or kept (``images\\_x.png`` written on Windows), and Typora's
+destinations with raw spaces (``![](a b (1).png)``, an optional reading at the same
+position as the CommonMark one). The first reading that names an existing file wins; when
+none does, the reference is reported as written and left untouched.
+
+Obsidian wiki-links and embeds (``[[note]]``, ``![[a.png|300]]``) resolve as Obsidian
+does (:func:`resolve_wiki`): the path relative to the note, then to the vault root, then
+the unique file whose path ends with it (by name anywhere in the vault), ``.md`` implied.
+CSS files are planned like documents (``kind="css"``) so their ``url()`` assets can be
+uploaded and the CSS rewritten before it is stored.
 """
 
 from __future__ import annotations
 
 import codecs
+import html as html_lib
 import posixpath
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import PurePosixPath
+from urllib.parse import unquote
 
-from render_pool.links import Reference, html_reference_list, markdown_references
+from render_pool.links import (
+    Reference,
+    css_references,
+    html_reference_list,
+    markdown_references,
+    split_target,
+)
 
 DOCUMENT_KINDS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 OK, MISSING, OUTSIDE = "ok", "missing", "outside"
@@ -51,6 +74,19 @@ class AssetRef:
     status: str
     image: bool = False
     document: bool = False
+    suffix: str = ""
+
+    def link(self, url: str) -> str:
+        """``url`` with the reference's ``?query``/``#fragment`` kept (the query only when
+        ``url`` has none: a presigned URL's signature covers its query)."""
+        if not self.suffix:
+            return url
+        query, _, fragment = self.suffix.partition("#")
+        if query and "?" not in url:
+            url += query
+        if fragment and "#" not in url:
+            url += "#" + fragment
+        return url
 
 
 @dataclass
@@ -98,8 +134,20 @@ class _Index:
     def __init__(self, files: Collection[str]) -> None:
         self.files = {f.replace("\\", "/").lstrip("/") for f in files}
         self.lower: dict[str, list[str]] = {}
-        for f in self.files:
+        self.names: dict[str, list[str]] = {}
+        for f in sorted(self.files):
             self.lower.setdefault(f.lower(), []).append(f)
+            self.names.setdefault(posixpath.basename(f).lower(), []).append(f)
+
+    def ending_with(self, rel: str) -> str | None:
+        """The unique file whose path ends with ``rel`` (exact case first, then any case)."""
+        hits = [f for f in self.names.get(posixpath.basename(rel).lower(), [])
+                if f.lower() == rel.lower() or f.lower().endswith("/" + rel.lower())]
+        exact = [f for f in hits if f == rel or f.endswith("/" + rel)]
+        for group in (exact, hits):
+            if len(group) == 1:
+                return group[0]
+        return None
 
     def find(self, rel: str) -> str | None:
         if rel in self.files:
@@ -132,24 +180,96 @@ def resolve(source: str, path: str, files: Collection[str] | _Index) -> tuple[st
     return (found, OK) if found else (None, MISSING)
 
 
+def resolve_wiki(source: str, path: str, files: Collection[str] | _Index
+                 ) -> tuple[str | None, str]:
+    """Resolve an Obsidian link target (``note``, ``folder/a.png``): relative to the note,
+    then to the vault root, then the unique file whose path ends with it; each first as
+    written, then with ``.md`` (notes)."""
+    index = files if isinstance(files, _Index) else _Index(files)
+    p = path.replace("\\", "/").strip()
+    candidates = [p] if p.lower().endswith(".md") else [p, p + ".md"]
+    status = MISSING
+    for cand in candidates:
+        for ref in (cand, "/" + cand.lstrip("/")):
+            found, status = resolve(source, ref, index)
+            if found:
+                return found, OK
+            if status == OUTSIDE:
+                return None, OUTSIDE
+    for cand in candidates:
+        found = index.ending_with(posixpath.normpath(cand.lstrip("/")))
+        if found and not cand.startswith("../"):
+            return found, OK
+    return None, status
+
+
+def readings(ref: Reference) -> list[tuple[str, str]]:
+    """The decoded paths a reference may mean, most likely first: ``(path, suffix)`` where
+    ``suffix`` is the ``?query#fragment`` split off by that reading."""
+    value = html_lib.unescape(ref.target) if ref.kind == "html" else ref.target
+    out = [(ref.path, ref.query + ref.fragment)]
+    unescaped = re.sub(r"\\([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])", r"\1", value)
+    for text in (unescaped, value) if ref.kind != "html" else (value,):
+        raw_path, query, fragment = split_target(text)
+        out += [(unquote(raw_path), query + fragment), (raw_path, query + fragment),
+                (unquote(text), ""), (text, "")]
+    return [r for r in dict.fromkeys(out) if r[0]]
+
+
+def _resolve_ref(source: str, ref: Reference, index: _Index
+                 ) -> tuple[str | None, str, str, str]:
+    """``(file, status, path, suffix)`` of the first reading that names a file."""
+    if ref.kind == "wiki":
+        return (*resolve_wiki(source, ref.path, index), ref.path, "")
+    first: tuple[str | None, str, str, str] | None = None
+    for path, suffix in readings(ref):
+        file, status = resolve(source, path, index)
+        if file:
+            return file, status, path, suffix
+        first = first or (None, status, path, suffix)
+    return first or (None, MISSING, ref.path, "")
+
+
 def _references(kind: str, text: str) -> list[Reference]:
-    return markdown_references(text) if kind == "markdown" else html_reference_list(text)
+    if kind == "css":
+        return css_references(text)
+    if kind == "markdown":
+        return markdown_references(text, include_optional=True)
+    return html_reference_list(text)
 
 
-def plan_document(source: str, text: str, files: Collection[str] | _Index) -> DocumentPlan:
-    """Plan one document: its distinct local references, each resolved (first one wins for
-    a target written several times)."""
-    kind = document_kind(source) or "markdown"
+def plan_document(source: str, text: str, files: Collection[str] | _Index,
+                  kind: str | None = None) -> DocumentPlan:
+    """Plan one document (or CSS file, ``kind="css"``): its distinct local references, each
+    resolved (first one wins for a target written several times). Of the readings found at
+    one position (Typora's and CommonMark's), the first that names a file is kept; when none
+    does, the CommonMark one (else the shortest Typora one) is reported as failed."""
+    kind = kind or document_kind(source) or ("css" if source.lower().endswith(".css")
+                                             else "markdown")
     index = files if isinstance(files, _Index) else _Index(files)
     plan = DocumentPlan(source, kind)
     seen: set[str] = set()
-    for ref in _references(kind, text):
-        if ref.target in seen or not ref.path:
+    for _, group in groupby(_references(kind, text), key=lambda r: r.start):
+        candidates = [r for r in group if r.path]
+        chosen = None
+        for ref in candidates:
+            file, status, path, suffix = _resolve_ref(source, ref, index)
+            if file:
+                chosen = ref, file, status, path, suffix
+                break
+        if chosen is None:
+            # a front matter value that names no file is no reference (a title, a date)
+            strict = [r for r in candidates if not r.optional] or [
+                r for r in candidates[-1:] if r.kind != "frontmatter"]
+            if not strict:
+                continue
+            chosen = (strict[0], *_resolve_ref(source, strict[0], index))
+        ref, file, status, path, suffix = chosen
+        if ref.target in seen:
             continue
         seen.add(ref.target)
-        file, status = resolve(source, ref.path, index)
-        plan.refs.append(AssetRef(ref.target, ref.path, file, status, ref.image,
-                                  bool(file and document_kind(file))))
+        plan.refs.append(AssetRef(ref.target, path, file, status, ref.image,
+                                  bool(file and document_kind(file)), suffix))
     return plan
 
 

@@ -55,13 +55,14 @@ RenderTimeout = ConversionTimeout  # the render ran past its time limit (50401)
 class Limits:
     """When to recycle the browser and how long one render may take."""
 
-    max_jobs: int = int(os.environ.get("CHROMIUM_MAX_JOBS", "200"))
-    max_rss_mb: int = int(os.environ.get("CHROMIUM_MAX_RSS_MB", "2048"))
-    timeout_s: float = float(os.environ.get("PDF_RENDER_TIMEOUT", "60"))
+    max_jobs: int = 200
+    max_rss_mb: int = 2048
+    timeout_s: float = 60.0
     # A page is reused for this many jobs (1: a new page per job). Opening a page costs about
     # as much as printing a short document; with JavaScript off and the network blocked, a
     # page holds nothing from one job that the next job's set_content does not replace.
-    page_reuse_jobs: int = int(os.environ.get("CHROMIUM_PAGE_REUSE_JOBS", "50"))
+    page_reuse_jobs: int = 50
+    executable: str = ""  # the configured Chromium; "" looks on PATH
 
 
 class _Holder:
@@ -85,22 +86,29 @@ _lock = threading.RLock()
 
 
 def configure(
-    *, max_jobs: int | None = None, max_rss_mb: int | None = None, timeout_s: float | None = None
+    *, max_jobs: int | None = None, max_rss_mb: int | None = None, timeout_s: float | None = None,
+    page_reuse_jobs: int | None = None, executable: str | None = None,
 ) -> Limits:
-    """Change the recycling and time limits of this process's browser; returns the limits."""
+    """Change the recycling and time limits (and the Chromium executable) of this process's
+    browser; returns the limits. The service calls it in every pool worker with its settings."""
     if max_jobs is not None:
         limits.max_jobs = max_jobs
     if max_rss_mb is not None:
         limits.max_rss_mb = max_rss_mb
     if timeout_s is not None:
         limits.timeout_s = timeout_s
+    if page_reuse_jobs is not None:
+        limits.page_reuse_jobs = max(1, page_reuse_jobs)
+    if executable is not None:
+        limits.executable = executable
     return limits
 
 
-def find_chromium() -> str | None:
-    """The one Chromium lookup: ``CHROMIUM_PATH``, else ``chromium`` or ``chromium-browser``
-    on PATH; None when there is none (callers that can go on without it ask this)."""
-    return (os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
+def find_chromium(configured: str | None = None) -> str | None:
+    """The one Chromium lookup: the configured path (``CHROMIUM_PATH``, given by the caller,
+    or set with :func:`configure`), else ``chromium`` or ``chromium-browser`` on PATH; None
+    when there is none (callers that can go on without it ask this)."""
+    return (configured or limits.executable or shutil.which("chromium")
             or shutil.which("chromium-browser"))
 
 

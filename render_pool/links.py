@@ -28,6 +28,7 @@ import html as html_lib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from dataclasses import replace as dataclass_replace
 from urllib.parse import unquote
 
 from render_pool.data_uri import decode_data_uri
@@ -57,6 +58,8 @@ class Reference:
     image: bool = False
     attr: str = ""
     quoted: bool = True
+    optional: bool = False
+    alias: str = ""
 
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -87,12 +90,12 @@ def decode_path(raw_path: str, *, markdown: bool) -> str:
 
 
 def _ref(kind: str, text: str, start: int, end: int, *, markdown: bool, image: bool = False,
-         attr: str = "", quoted: bool = True) -> Reference:
+         attr: str = "", quoted: bool = True, optional: bool = False) -> Reference:
     target = text[start:end]
     value = target if markdown else html_lib.unescape(target)
     raw_path, query, fragment = split_target(value)
     return Reference(kind, target, decode_path(raw_path, markdown=markdown), query, fragment,
-                     start, end, is_local(value), image, attr, quoted)
+                     start, end, is_local(value), image, attr, quoted, optional)
 
 
 # --------------------------------------------------------------------------- masking
@@ -226,8 +229,13 @@ def _code_span_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?(---|\+\+\+)[ \t]*\r?\n.*?^(?:\1|\.\.\.)[ \t]*\r?$",
+                           re.S | re.M)
+
+
 def _mask_markdown(text: str) -> str:
-    masked = _blank(text, _code_block_spans(text))
+    masked = _blank(text, [m.span() for m in _FRONT_MATTER.finditer(text)])
+    masked = _blank(masked, _code_block_spans(masked))
     masked = _blank(masked, [m.span() for m in _COMMENT.finditer(masked)])
     return _blank(masked, _code_span_spans(masked))
 
@@ -295,6 +303,8 @@ def _destination(text: str, i: int) -> tuple[int, int, int, bool] | None:
             break
         if ch == "(":
             depth += 1
+            if depth > 32:  # CommonMark's nesting limit; also bounds hostile "](((((..."
+                return None
         elif ch == ")":
             if depth == 0:
                 break
@@ -320,14 +330,77 @@ def _title_end(text: str, i: int) -> int | None:
     return None
 
 
+_TYPORA_MAX = 1024  # longest raw destination read (bounds the scan on hostile lines)
+
+
+def _balanced_close(text: str, i: int) -> int | None:
+    """Index of the ``)`` closing a destination that starts at ``i`` with parentheses
+    balanced, on the same line (Typora's reading), or None."""
+    stop = min(len(text), i + _TYPORA_MAX)
+    newline = text.find("\n", i, stop)
+    depth = 0
+    for m in _PARENS.finditer(text, i, stop if newline < 0 else newline):
+        if m.group() == "(":
+            depth += 1
+            if depth > 3:  # no file name nests this deep: a run of links, not a path
+                return None
+        elif depth == 0:
+            return m.start()
+        else:
+            depth -= 1
+    return None
+
+
+_PARENS = re.compile(r"[()]")
+
+
+def _trailing_title(text: str, start: int, stop: int) -> int | None:
+    """Start of the whitespace before a quoted title ending at ``stop``, or None."""
+    quote = text[stop - 1] if stop - start >= 2 else ""
+    if quote not in ("'", '"'):
+        return None
+    opening = text.rfind(quote, start, stop - 1)
+    if opening <= start or text[opening - 1] not in " \t":
+        return None
+    j = opening
+    while j > start and text[j - 1] in " \t":
+        j -= 1
+    return j if j > start else None
+
+
+def _typora_links(text: str, masked: str, open_: int, close: int, image: bool
+                  ) -> Iterator[Reference]:
+    """Typora's destinations: raw spaces and balanced parentheses (``![](a b (1).png)``), with
+    or without a trailing quoted title. Optional: used only when the reading names a file."""
+    end = _balanced_close(masked, close + 2)
+    if end is None:
+        return
+    start = _skip_ws(masked, close + 2, newline=False)
+    stop = end
+    while stop > start and masked[stop - 1] in " \t":
+        stop -= 1
+    if stop <= start or masked[start] == "<" or not re.search(r"\s", masked[start:stop]):
+        return
+    kind = "image" if image else "link"
+    yield _ref(kind, text, start, stop, markdown=True, image=image, optional=True)
+    title = _trailing_title(masked, start, stop)
+    if title is not None:
+        yield _ref(kind, text, start, title, markdown=True, image=image, optional=True)
+
+
 def _inline_links(text: str, masked: str) -> Iterator[Reference]:
     pairs = _bracket_pairs(masked)
+    consumed = 0  # end of the last link's destination: a "](" inside it starts no link
     for m in re.finditer(r"\]\(", masked):
         close = m.start()
         open_ = pairs.get(close, -1)
-        if open_ < 0:
+        if open_ < 0 or close < consumed:
             continue
         image = open_ > 0 and masked[open_ - 1] == "!" and not _escaped(masked, open_ - 1)
+        loose = list(_typora_links(text, masked, open_, close, image))
+        yield from loose
+        if loose:
+            consumed = loose[0].end
         i = _skip_ws(masked, close + 2)
         dest = _destination(masked, i)
         if dest is None:
@@ -340,6 +413,7 @@ def _inline_links(text: str, masked: str) -> Iterator[Reference]:
                 j = _skip_ws(masked, t_end)
         if j >= len(masked) or masked[j] != ")":
             continue
+        consumed = max(consumed, j)
         if start == end:
             continue
         yield _ref("image" if image else "link", text, start, end, markdown=True, image=image)
@@ -378,18 +452,66 @@ def _autolinks(text: str, masked: str) -> Iterator[Reference]:
         yield _ref("autolink", text, m.start(1), m.end(1), markdown=False)
 
 
+_WIKI = re.compile(r"(!?)\[\[([^\[\]\n|#^]*)((?:[#^][^\[\]\n|]*)?)(?:\|([^\[\]\n]*))?\]\]")
+
+
+def _wiki_links(text: str, masked: str) -> Iterator[Reference]:
+    """Obsidian embeds and wiki-links: ``![[file.ext|300]]``, ``![[file#heading]]``,
+    ``[[note]]``, ``[[note|label]]``. ``target`` is the whole construct (it is replaced
+    whole), ``path`` the file part as written, ``fragment`` the ``#heading``, ``alias``
+    the part after ``|``."""
+    for m in _WIKI.finditer(masked):
+        if _escaped(masked, m.start()) or not m.group(2).strip():
+            continue
+        path = text[m.start(2):m.end(2)].strip()
+        fragment = text[m.start(3):m.end(3)].strip()
+        alias = text[m.start(4):m.end(4)].strip() if m.group(4) is not None else ""
+        yield Reference("wiki", text[m.start():m.end()], path, "", fragment, m.start(),
+                        m.end(), is_local(path), bool(m.group(1)), alias=alias)
+
+
+_FRONT_PATH = re.compile(
+    r"^[ \t]*(?:-[ \t]+|[\w.-]+[ \t]*:[ \t]+)"
+    r"(?:\"([^\"\n]+)\"|'([^'\n]+)'|([^\s\"'#|>&*!%@`{\[][^\n#]*?))[ \t]*\r?$", re.M)
+
+
+def _front_matter_paths(text: str) -> Iterator[Reference]:
+    """Front matter values that may be paths (``cover: images/a.png``, a list item): optional,
+    so only a value naming an existing file is rewritten; any other value is never touched."""
+    m = _FRONT_MATTER.match(text)
+    if not m:
+        return
+    for v in _FRONT_PATH.finditer(text, text.index("\n") + 1, m.end()):
+        g = next(g for g in (1, 2, 3) if v.group(g) is not None)
+        value = v.group(g)
+        if "." in value and "://" not in value and len(value) < 1024:
+            ref = _ref("frontmatter", text, v.start(g), v.end(g), markdown=False,
+                       quoted=g != 3, optional=True)
+            yield dataclass_replace(ref, attr="'" if g == 2 else '"')
+
+
 def _all_markdown(text: str) -> list[Reference]:
     masked = _mask_markdown(text)
-    found: dict[int, Reference] = {}
-    for ref in (*_inline_links(text, masked), *_definitions(text, masked),
-                *_autolinks(text, masked), *_html_refs(text, masked)):
-        found.setdefault(ref.start, ref)
-    return [found[k] for k in sorted(found)]
+    found: dict[tuple[int, int], Reference] = {}
+    for ref in (*_front_matter_paths(text), *_wiki_links(text, masked),
+                *_inline_links(text, masked),
+                *_definitions(text, masked), *_autolinks(text, masked),
+                *_html_refs(text, masked)):
+        key = (ref.start, ref.end)
+        if key not in found or (found[key].optional and not ref.optional):
+            found[key] = ref
+    # at one position: optional (Typora) readings first, longest first, then the strict one
+    return sorted(found.values(), key=lambda r: (r.start, not r.optional, -r.end))
 
 
-def markdown_references(text: str, *, include_remote: bool = False) -> list[Reference]:
-    """References in Markdown, in document order (local ones unless ``include_remote``)."""
-    return [r for r in _all_markdown(text) if include_remote or r.local]
+def markdown_references(text: str, *, include_remote: bool = False,
+                        include_optional: bool = False) -> list[Reference]:
+    """References in Markdown, in document order (local ones unless ``include_remote``).
+    ``include_optional`` adds Typora's readings (raw spaces, ``optional=True``), listed
+    before the CommonMark reading at the same position; a resolver keeps the one that
+    names a file (``render_pool.batch``)."""
+    return [r for r in _all_markdown(text)
+            if (include_remote or r.local) and (include_optional or not r.optional)]
 
 
 # --------------------------------------------------------------------------- HTML scanning
@@ -472,8 +594,48 @@ def _html_refs(text: str, masked: str) -> Iterator[Reference]:
                                attr=key, quoted=quoted)
 
 
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_CSS_IMPORT = re.compile(r"@import\s+(?:\"([^\"\n]*)\"|'([^'\n]*)')", re.I)
+
+
+def _css_refs(text: str, start: int = 0, end: int | None = None) -> Iterator[Reference]:
+    """``url(...)`` and ``@import "..."`` in CSS text between ``start`` and ``end``
+    (comments skipped)."""
+    stop = len(text) if end is None else end
+    masked = _blank(text[:stop], [m.span() for m in _CSS_COMMENT.finditer(text, start, stop)])
+    for pattern, groups in ((_CSS_URL, (1, 2, 3)), (_CSS_IMPORT, (1, 2))):
+        for m in pattern.finditer(masked, start, stop):
+            g = next(g for g in groups if m.group(g) is not None)
+            if m.end(g) > m.start(g):
+                quoted = masked[m.start(g) - 1] in "\"'"
+                yield _ref("css", text, m.start(g), m.end(g), markdown=True, image=True,
+                           attr="url", quoted=quoted)
+
+
+def _style_block_refs(text: str) -> Iterator[Reference]:
+    """References inside ``<style>`` elements (embedded CSS)."""
+    masked = _blank(text, [m.span() for m in _COMMENT.finditer(text)])
+    for m in _RAW_TEXT.finditer(masked):
+        if m.group(2).lower() == "style":
+            yield from _css_refs(text, m.start(3), m.end(3))
+
+
+def css_references(css: str, *, include_remote: bool = False) -> list[Reference]:
+    """References of a CSS file (``url()``, ``@import``), in document order."""
+    refs = sorted(_css_refs(css), key=lambda r: r.start)
+    return [r for r in refs if include_remote or r.local]
+
+
+def rewrite_css(css: str, mapping: Mapping[str, str]) -> str:
+    """Replace the ``url()``/``@import`` targets of a CSS file that ``mapping`` knows."""
+    if not mapping:
+        return css
+    return _apply(css, sorted(_css_refs(css), key=lambda r: r.start), mapping)
+
+
 def _all_html(html: str) -> list[Reference]:
-    return list(_html_refs(html, _mask_html(html)))
+    refs = [*_html_refs(html, _mask_html(html)), *_style_block_refs(html)]
+    return sorted(refs, key=lambda r: r.start)
 
 
 def html_reference_list(html: str, *, include_remote: bool = False) -> list[Reference]:
@@ -530,6 +692,61 @@ def markdown_destination(url: str, angle: bool) -> str:
     return url
 
 
+def _yaml_string(url: str, quote: str, quoted: bool) -> str:
+    """``url`` as a YAML scalar in place of a front matter value (double-quoted when it was
+    plain, so ``:`` or ``#`` in a URL cannot change the document)."""
+    if quote == "'" and quoted:
+        return url.replace("'", "''")
+    escaped = url.replace("\\", "\\\\").replace('"', '\\"')
+    return escaped if quoted else f'"{escaped}"'
+
+
+def css_url(url: str, quoted: bool) -> str:
+    """``url`` written inside a CSS ``url()`` or string (quotes, parentheses and spaces
+    percent-encoded so the value cannot end early)."""
+    table = {'"': "%22", "'": "%27", "\\": "%5C", "\n": "%0A"}
+    if not quoted:
+        table.update({"(": "%28", ")": "%29", " ": "%20"})
+    return "".join(table.get(c, c) for c in url)
+
+
+IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp", ".avif",
+                              ".ico", ".tif", ".tiff"})
+_SIZE = re.compile(r"^(\d{1,5})(?:x(\d{1,5}))?$")
+
+
+def _label(text: str) -> str:
+    return re.sub(r"([\[\]\\])", r"\\\1", text)
+
+
+def wiki_markdown(ref: Reference, url: str) -> str:
+    """Standard Markdown for an Obsidian embed or wiki-link pointing at ``url``.
+
+    - ``![[a.png]]`` -> ``![a.png](url)``; ``![[a.png|alt]]`` -> ``![alt](url)``;
+    - ``![[a.png|300]]`` / ``![[a.png|300x200]]`` -> ``<img src="url" alt="a.png"
+      width="300" height="200">`` (CommonMark has no image size; raw HTML keeps it and
+      every CommonMark renderer shows it);
+    - a note or any other file (``[[note]]``, ``[[note|label]]``, ``![[note#part]]``,
+      ``![[doc.pdf]]``) -> ``[label](url#part)``, the label being the alias or the text
+      as written (``note > part`` for a heading, as Obsidian shows it).
+    """
+    name = ref.path.rsplit("/", 1)[-1]
+    ext = ("." + name.rsplit(".", 1)[-1].lower()) if "." in name else ""
+    if ref.fragment and "#" not in url:
+        slug = re.sub(r"\s+", "-", ref.fragment[1:].strip().lower())
+        url = url + "#" + "".join(c if c.isalnum() or c in "-_" else "" for c in slug)
+    if ref.image and ext in IMAGE_EXTENSIONS:
+        size = _SIZE.match(ref.alias)
+        if size:
+            dims = f' width="{size.group(1)}"'
+            if size.group(2):
+                dims += f' height="{size.group(2)}"'
+            return f'<img src="{_attr_escape(url)}" alt="{_attr_escape(name)}"{dims}>'
+        return f"![{_label(ref.alias or name)}]({markdown_destination(url, False)})"
+    label = ref.alias or (ref.path + (" > " + ref.fragment[1:] if ref.fragment else ""))
+    return f"[{_label(label)}]({markdown_destination(url, False)})"
+
+
 def _apply(text: str, refs: list[Reference], mapping: Mapping[str, str]) -> str:
     out: list[str] = []
     last = 0
@@ -541,6 +758,12 @@ def _apply(text: str, refs: list[Reference], mapping: Mapping[str, str]) -> str:
             continue
         if ref.kind == "html":
             piece = _attr_escape(new) if ref.quoted else f'"{_attr_escape(new)}"'
+        elif ref.kind == "css":
+            piece = css_url(new, ref.quoted)
+        elif ref.kind == "wiki":
+            piece = wiki_markdown(ref, new)
+        elif ref.kind == "frontmatter":
+            piece = _yaml_string(new, ref.attr, ref.quoted)
         elif ref.kind == "autolink":
             piece = new.replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
         else:
@@ -573,12 +796,14 @@ def rewrite_html(html: str, mapping: Mapping[str, str]) -> str:
 # --------------------------------------------------------------------------- data URIs
 
 
-def data_uri_images(html: str) -> list[tuple[str, bytes, str]]:
-    """Images embedded as ``data:image/...`` URIs: ``(uri as written, bytes, mime)``, each
-    once, so they can be uploaded and replaced with :func:`rewrite_html` (key: the uri)."""
+def data_uri_images(text: str, *, markdown: bool = False) -> list[tuple[str, bytes, str]]:
+    """Images embedded as ``data:image/...`` URIs in HTML (or Markdown when ``markdown``,
+    raw HTML inside it included): ``(uri as written, bytes, mime)``, each once, so they can
+    be uploaded and replaced with :func:`rewrite_html` / :func:`rewrite_markdown` (key: the
+    uri as written)."""
     out: dict[str, tuple[str, bytes, str]] = {}
-    for ref in _all_html(html):
-        value = html_lib.unescape(ref.target)
+    for ref in (_all_markdown(text) if markdown else _all_html(text)):
+        value = ref.target if ref.kind != "html" else html_lib.unescape(ref.target)
         if not value[:11].lower().startswith("data:image/") or ref.target in out:
             continue
         decoded = decode_data_uri(value)

@@ -57,9 +57,13 @@ class WorkerCrashed(ConversionError):
     code = 50001
 
 
-def _worker_init() -> None:
+def _worker_init(browser_limits: dict[str, Any] | None = None) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the parent decides, not workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if browser_limits:
+        from render_pool import browser
+
+        browser.configure(**browser_limits)
 
 
 @dataclass
@@ -73,10 +77,10 @@ class PoolStats:
 class _Slot:
     """One worker process behind its own single-worker executor."""
 
-    def __init__(self) -> None:
+    def __init__(self, browser_limits: dict[str, Any] | None = None) -> None:
         self.executor = ProcessPoolExecutor(
             max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init)
+            initializer=_worker_init, initargs=(browser_limits,))
         self.pid = 0  # known once the worker has answered os.getpid
 
     def kill(self) -> None:
@@ -91,14 +95,18 @@ class RenderPool:
     """Process slots with admission control, per-job time limits and recovery."""
 
     def __init__(self, workers: int = 0, *, queue_limit: int = 16, job_timeout: float = 120.0,
-                 memory_limit_mb: int = 1500) -> None:
+                 memory_limit_mb: int = 1500,
+                 browser_limits: dict[str, Any] | None = None) -> None:
+        """``browser_limits``: keyword arguments of :func:`render_pool.browser.configure`,
+        applied in every worker when it starts (the service passes its settings)."""
+        self.browser_limits = browser_limits
         self.workers = workers or max(1, os.cpu_count() or 1)
         self.queue_limit = queue_limit
         self.job_timeout = job_timeout
         self.memory_limit_mb = memory_limit_mb
         self.in_flight = 0
         self.restarts = 0
-        self._slots: list[_Slot] = [_Slot() for _ in range(self.workers)]
+        self._slots: list[_Slot] = [_Slot(browser_limits) for _ in range(self.workers)]
         self._idle: collections.deque[_Slot] = collections.deque(self._slots)
         self._waiters: collections.deque[asyncio.Future[_Slot]] = collections.deque()
 
@@ -143,7 +151,7 @@ class RenderPool:
             return slot
         self.restarts += 1
         log.warning("replacing pool worker", extra={"reason": reason, "pid": slot.pid})
-        fresh = _Slot()
+        fresh = _Slot(self.browser_limits)
         self._slots[self._slots.index(slot)] = fresh
         if kill:
             slot.kill()
@@ -237,7 +245,7 @@ class RenderPool:
 
         The pool stays usable: its slots are replaced by fresh ones whose workers start on
         the next job (a test session shares one pool between services that close it)."""
-        old, self._slots = self._slots, [_Slot() for _ in range(self.workers)]
+        old, self._slots = self._slots, [_Slot(self.browser_limits) for _ in range(self.workers)]
         self._idle = collections.deque()
         for slot in self._slots:
             self._release(slot)

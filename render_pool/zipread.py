@@ -29,6 +29,12 @@ class ZipLimits:
     ratio_min_size: int = 1024 * 1024
 
 
+def ratio_exceeded(unpacked: int, compressed: int, *, max_ratio: float, min_size: int) -> bool:
+    """The one zip-bomb rule: more than ``min_size`` bytes unpacked from data compressed more
+    than ``max_ratio``:1. Small outputs never trip it (short runs compress very well)."""
+    return unpacked > min_size and unpacked > max_ratio * max(compressed, 1)
+
+
 class BoundedZip:
     """A zip whose entries are read within :class:`ZipLimits`; ``label`` names the file in
     error messages (``"The DOCX package"``)."""
@@ -56,8 +62,8 @@ class BoundedZip:
         self.remaining = limits.max_total  # bytes the next reads may still unpack
 
     def _ratio_too_high(self, unpacked: int, compressed: int) -> bool:
-        lim = self.limits
-        return unpacked > lim.ratio_min_size and unpacked > lim.max_ratio * max(compressed, 1)
+        return ratio_exceeded(unpacked, compressed, max_ratio=self.limits.max_ratio,
+                              min_size=self.limits.ratio_min_size)
 
     def read(self, info: zipfile.ZipInfo) -> bytes:
         """The entry's bytes, read through a stream capped by the limits and the budget."""

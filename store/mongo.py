@@ -1,11 +1,11 @@
-"""MongoDB connection (motor) and the indexes the service relies on."""
+"""MongoDB connection (motor) and atomic counters."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorClient, AsyncIOMotorDatabase
-from pymongo import ASCENDING, ReturnDocument
+from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 
@@ -18,19 +18,6 @@ def connect(url: str, db_name: str) -> tuple[Any, AsyncIOMotorDatabase]:
     else:
         client = AsyncIOMotorClient(url, serverSelectionTimeoutMS=5000, tz_aware=True)
     return client, client[db_name]
-
-
-async def ensure_indexes(db: AsyncIOMotorDatabase) -> None:
-    """Create the unique indexes that enforce tenant-scoped identity."""
-    await db.companies.create_index([("code", ASCENDING)], unique=True)
-    await db.users.create_index([("companyId", ASCENDING), ("username", ASCENDING)], unique=True)
-    await db.users.create_index([("companyId", ASCENDING), ("role", ASCENDING),
-                                 ("status", ASCENDING)])
-    from store import api_keys, audit, users  # they import this module's helpers
-
-    await users.ensure_indexes(db)
-    await audit.ensure_indexes(db)
-    await api_keys.ensure_indexes(db)
 
 
 async def next_id(db: AsyncIOMotorDatabase, sequence: str) -> int:

@@ -73,7 +73,7 @@ class Reply:
     raw: bytes = b""
 
 
-AUTH_FACE_PATHS = ("/api/auth/", "/api/users", "/api/keys")
+AUTH_FACE_PATHS = ("/api/auth/", "/api/users", "/api/keys", "/api/setup", "/api/audit")
 DOCS_CALLER_COMPANY = "DOCSCALLER"
 
 

@@ -216,6 +216,66 @@ def tagged_table_pdf(rows: int = 100, cols: int = 100) -> bytes:
     return _pdf(objects)
 
 
+def internal_links_pdf() -> bytes:
+    """Three untagged pages whose link annotations point inside the document.
+
+    Page 1 holds a "Contents" heading and one link per line: to the "Results" heading of
+    page 2 (an explicit /XYZ destination), to the "Summary" heading further down page 2 (a
+    named destination), to page 2 as a whole (/Fit: its first heading), to page 3 (a GoTo
+    action; that page has no heading), into the body text of page 2 (a GoTo action at a
+    position with no heading) and to an external address. Pages 2 and 3 hold body text.
+    """
+    ordinal = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+
+    def body(topic: str) -> list[bytes]:
+        return [f"The {o} line about {topic} fills the page with ordinary words.".encode()
+                for o in ordinal]
+
+    def text(lines: list[tuple[int, int, bytes]]) -> bytes:
+        out = bytearray()
+        for size, y, words in lines:
+            font = b"/F2" if size > 11 else b"/F1"
+            out += b"BT %s %d Tf 72 %d Td (%s) Tj ET\n" % (font, size, y, words)
+        return bytes(out)
+
+    links = [(b"Read the results section.", 700), (b"Read the summary.", 680),
+             (b"Open page two.", 660), (b"Open the appendix.", 640),
+             (b"Jump into the middle of the text.", 620), (b"Visit the example site.", 600)]
+    page1 = text([(20, 750, b"Contents")] + [(11, y, w) for w, y in links]
+                 + [(11, 560 - 16 * n, b) for n, b in enumerate(body("contents"))])
+    page2 = text([(20, 750, b"Results")]
+                 + [(11, 720 - 16 * n, b) for n, b in enumerate(body("results"))]
+                 + [(20, 500, b"Summary")]
+                 + [(11, 470 - 16 * n, b) for n, b in enumerate(body("the summary"))])
+    page3 = text([(11, 750 - 16 * n, b) for n, b in enumerate(body("the appendix"))])
+    # 1 catalog, 2 pages, 3-5 pages, 6-8 contents, 9-10 fonts, 11.. annotations
+    dests = {b"results": b"[4 0 R /XYZ 72 772 0]", b"summary": b"[4 0 R /XYZ 72 522 0]"}
+    targets = [b"/Dest " + dests[b"results"], b"/Dest (summary)", b"/Dest [4 0 R /Fit]",
+               b"/A << /S /GoTo /D [5 0 R /Fit] >>",
+               b"/A << /S /GoTo /D [4 0 R /XYZ 72 650 0] >>",
+               b"/A << /S /URI /URI (https://example.com/site) >>"]
+    annots = [b"<< /Type /Annot /Subtype /Link /Rect [70 %d 320 %d] /Border [0 0 0] %s >>"
+              % (y - 4, y + 11, t) for (_, y), t in zip(links, targets, strict=True)]
+    first = 11
+    refs = b" ".join(b"%d 0 R" % (first + i) for i in range(len(annots)))
+
+    def page(contents: int, extra: bytes = b"") -> bytes:
+        return (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font "
+                b"<< /F1 9 0 R /F2 10 0 R >> >> /Contents %d 0 R %s >>" % (contents, extra))
+
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R /Names << /Dests << /Names [(summary) %s] >> >> >>"
+        % dests[b"summary"],
+        b"<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >>",
+        page(6, b"/Annots [%s]" % refs), page(7), page(8),
+        _stream(b"", page1), _stream(b"", page2), _stream(b"", page3),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+        *annots,
+    ]
+    return _pdf(objects)
+
+
 def tiny_png() -> bytes:
     """A 48x32 two-colour PNG (for the data-URI image of the HTML fixture)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

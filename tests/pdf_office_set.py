@@ -6,7 +6,7 @@ two PDFs (bench/convert.py scores them per category). The DOCX and both PDFs are
 in ``tests/data/pdf/office/`` so tests and CI need neither python-docx's output to be
 rebuilt nor LibreOffice. Rebuild (needs ``soffice``, e.g. apt's libreoffice-writer-nogui):
 
-    .venv/bin/python tests/pdf_office_set.py build
+    .venv/bin/python tests/pdf_office_set.py build [name ...]
 """
 
 from __future__ import annotations
@@ -215,16 +215,65 @@ def long_docx(pages: int = 34) -> bytes:
     return out.getvalue()
 
 
-DOCUMENTS = {"report": report_docx, "long": long_docx}
+def quotes_docx() -> bytes:
+    """Block quotes set only by indentation (Quote and Intense Quote indented on both sides,
+    Block Text on the left only), beside what must stay paragraphs and lists: first-line
+    indents, a hanging indent, a single indented line, an indented bulleted list and a
+    numbered list whose items wrap."""
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.shared import Inches
+
+    doc = _new_document()
+    quote = doc.styles["Quote"].paragraph_format
+    quote.left_indent = quote.right_indent = Inches(0.6)
+    block_text = doc.styles.add_style("Block Text", WD_STYLE_TYPE.PARAGRAPH)
+    block_text.base_style = doc.styles["Normal"]
+    block_text.paragraph_format.left_indent = Inches(0.75)
+    doc.add_heading("Voices from the Field", level=1)
+    doc.add_paragraph(" ".join(_sentence(k, 13) for k in range(3)))
+    doc.add_paragraph("The regional manager wrote in her report:")
+    doc.add_paragraph(" ".join(_sentence(k + 20, 12) for k in range(3)), style="Quote")
+    doc.add_paragraph(" ".join(_sentence(k + 30, 11) for k in range(2)), style="Quote")
+    doc.add_paragraph(" ".join(_sentence(k + 40, 13) for k in range(2)))
+    doc.add_paragraph(" ".join(_sentence(k + 50, 12) for k in range(3)),
+                      style="Intense Quote")
+    doc.add_heading("Indented Paragraphs", level=2)
+    for k in range(3):
+        p = doc.add_paragraph(" ".join(_sentence(k * 3 + 60 + j, 12) for j in range(3)))
+        p.paragraph_format.first_line_indent = Inches(0.5)
+    doc.add_paragraph(" ".join(_sentence(k + 70, 13) for k in range(4)), style="Block Text")
+    p = doc.add_paragraph("A single indented line stays a paragraph.")
+    p.paragraph_format.left_indent = Inches(0.5)
+    p = doc.add_paragraph(" ".join(_sentence(k + 80, 12) for k in range(3)))
+    p.paragraph_format.left_indent = Inches(0.5)
+    p.paragraph_format.first_line_indent = Inches(-0.5)
+    doc.add_heading("Indented Lists", level=2)
+    for k in range(3):
+        p = doc.add_paragraph(" ".join(_sentence(k + 90 + j, 10) for j in range(2)),
+                              style="List Bullet")
+        p.paragraph_format.left_indent = Inches(1.0)
+    for k in range(3):
+        doc.add_paragraph(" ".join(_sentence(k + 95 + j, 10) for j in range(2)),
+                          style="List Number")
+    doc.add_paragraph(" ".join(_sentence(k + 99, 12) for k in range(2)))
+    out = io.BytesIO()
+    doc.save(out)
+    return out.getvalue()
 
 
-def build() -> None:
-    """Write every DOCX and export it with LibreOffice, untagged and tagged."""
+DOCUMENTS = {"report": report_docx, "long": long_docx, "quotes": quotes_docx}
+
+
+def build(names: list[str] | None = None) -> None:
+    """Write every DOCX (or the named ones) and export it with LibreOffice, untagged and
+    tagged."""
     soffice = shutil.which("soffice") or shutil.which("libreoffice")
     if soffice is None:
         raise SystemExit("soffice not found: apt-get install -y libreoffice-writer-nogui")
     OFFICE.mkdir(parents=True, exist_ok=True)
     for name, make in DOCUMENTS.items():
+        if names and name not in names:
+            continue
         source = OFFICE / f"{name}.docx"
         source.write_bytes(make())
         for suffix, flt in ((".pdf", "pdf"), (".tagged.pdf", TAGGED_FILTER)):
@@ -240,6 +289,6 @@ def build() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "build":
-        build()
+        build(sys.argv[2:])
     else:
         print(__doc__)

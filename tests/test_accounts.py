@@ -481,5 +481,6 @@ async def test_a_full_audit_queue_drops_and_counts(api, services):
     assert services.audit.dropped == 4
     await add_user(services, "ACME", "kim")
     assert await login(api, "ACME", "kim")
-    metrics = (await api.call("GET", "/metrics")).raw.decode()
+    services.settings = dataclasses.replace(services.settings, docs_api_token="operator-token")
+    metrics = (await api.call("GET", "/metrics", token="operator-token")).raw.decode()
     assert 'audit_records_dropped_total{reason="queue_full"} 4.0' in metrics

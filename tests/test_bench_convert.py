@@ -123,3 +123,18 @@ def test_pdf_categories_paragraphs_tables_code_alt_text_and_footnotes():
     assert (t["code blocks"].recall, t["code blocks"].precision) == (0.0, None)
     assert (t["alt text"].expected, t["alt text"].tp) == (1, 0)
     assert t["images"].f1 == 1.0 and t["footnotes"].f1 == 1.0
+
+
+def test_pdf_block_quotes_are_scored_apart_from_paragraphs():
+    from bench.fidelity import PDF_CATEGORIES
+
+    expected = "Before.\n\n> Quoted one.\n>\n> Quoted two.\n\nAfter.\n"
+    produced = "Before.\n\nQuoted one.\n\n> Quoted two.\n\n> After.\n"
+    s = Score(categories=PDF_CATEGORIES)
+    s.add(produced, expected)
+    t = s.tallies
+    # quotes: "quoted two" matches; "after" is a false quote, "quoted one" a missed one
+    assert (t["block quotes"].tp, t["block quotes"].produced, t["block quotes"].expected) \
+        == (1, 2, 2)
+    # paragraphs: "before" matches; "quoted one" is extra, "after" is missing
+    assert (t["paragraphs"].tp, t["paragraphs"].produced, t["paragraphs"].expected) == (1, 2, 2)

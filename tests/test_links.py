@@ -203,7 +203,7 @@ def test_nested_brackets_and_multiline_destination() -> None:
 HTML = """<!doctype html><html><head>
 <link rel="stylesheet" href="css/site.css"><script src="js/app.js"></script>
 <script>var s = '<img src="not-in-script.png">';</script>
-<style>.x { background: url(not-in-style.png) }</style></head>
+<style>.x { background: url(img/embedded-css.png) } /* url(not-in-css-comment.png) */</style></head>
 <body>
 <img src="img/a.png" srcset="img/a-1x.png 1x, img/a-2x.png 2x" alt="A">
 <a href="docs/guide.html#intro">guide</a> <a href="#top">top</a>
@@ -216,7 +216,7 @@ HTML = """<!doctype html><html><head>
 <!-- <img src="img/commented.png"> -->
 </body></html>"""
 
-HTML_LOCAL = ["css/site.css", "img/a.png", "img/a-1x.png", "img/a-2x.png",
+HTML_LOCAL = ["css/site.css", "img/embedded-css.png", "img/a.png", "img/a-1x.png", "img/a-2x.png",
               "docs/guide.html#intro", "img/b.webp", "img/b.avif", "media/v.mp4",
               "media/poster.jpg", "media/a.ogg", "img/bg.png", "img/border.png",
               "img/unquoted.png", "img/a&b.png"]
@@ -226,7 +226,7 @@ def test_html_references() -> None:
     assert html_references(HTML) == HTML_LOCAL
     every = html_references(HTML, include_remote=True)
     assert "https://example.com/x" in every and "#top" in every
-    for never in ("not-in-script.png", "not-in-style.png", "img/commented.png"):
+    for never in ("not-in-script.png", "not-in-css-comment.png", "img/commented.png"):
         assert never not in every
 
 
@@ -246,7 +246,7 @@ def test_rewrite_html() -> None:
     assert doc.find(".//a").get("href") == mapping["docs/guide.html#intro"]
     # untouched parts stay byte for byte
     for keep in ('<a href="#top">top</a>', "<!-- <img src=\"img/commented.png\"> -->",
-                 "var s = '<img src=\"not-in-script.png\">';", "url(not-in-style.png)"):
+                 "var s = '<img src=\"not-in-script.png\">';", "url(not-in-css-comment.png)"):
         assert keep in out
 
 

@@ -516,3 +516,75 @@ def test_footnote_marker_tied_to_its_text(name: str, office_tagged: Document,
     para = next(b for b in doc.blocks if isinstance(b, Paragraph) and ref in b.children)
     assert plain_text([para]) == "Totals are rounded to the nearest thousand."
     assert "Figures are in thousands" not in plain_text(doc.blocks)
+
+
+# ------------------------------------------------------------------ block quotes (untagged)
+def _shape(blocks) -> list[tuple[str, str]]:
+    """(kind, text) of each top-level block; a quote lists its paragraphs' texts."""
+    out = []
+    for b in blocks:
+        if isinstance(b, BlockQuote):
+            out.append(("quote", " | ".join(plain_text([p]) for p in b.blocks)))
+        else:
+            out.append((type(b).__name__, plain_text([b])))
+    return [(k, " ".join(t.split())) for k, t in out]
+
+
+@pytest.fixture(scope="module")
+def quotes_untagged() -> Document:
+    return read_pdf((OFFICE / "quotes.pdf").read_bytes())
+
+
+def test_untagged_quotes_from_indentation_match_the_docx(quotes_untagged: Document) -> None:
+    """Quote and Intense Quote (indented both sides) and Block Text (left only) come back as
+    the block quotes the DOCX reader finds by style; everything else keeps its kind."""
+    from render_pool.readers.docx import read_docx
+
+    expected = _shape(read_docx((OFFICE / "quotes.docx").read_bytes()).blocks)
+    assert [k for k, _ in expected].count("quote") == 3
+    assert _shape(quotes_untagged.blocks) == expected
+
+
+def test_untagged_indents_that_are_not_quotes_stay_paragraphs_and_lists(
+        quotes_untagged: Document) -> None:
+    shape = _shape(quotes_untagged.blocks)
+    quoted = " ".join(t for k, t in shape if k == "quote")
+    first_line_indented = [t for k, t in shape[shape.index(("Heading", "Indented Paragraphs"))
+                                               + 1:][:3]]
+    assert len(first_line_indented) == 3
+    for text in [*first_line_indented, "A single indented line stays a paragraph."]:
+        assert ("Paragraph", text) in shape and text not in quoted
+    hanging = next(t for k, t in shape if t.startswith("A that table the the covers"))
+    assert ("Paragraph", hanging) in shape
+    lists = [b for b in quotes_untagged.blocks if isinstance(b, ListBlock)]
+    assert [(b.ordered, len(b.items)) for b in lists] == [(False, 3), (True, 3)]
+
+
+@pytest.mark.parametrize("path", [OFFICE / "report.pdf", OFFICE / "long.pdf",
+                                  GEN / "report.pdf", GEN / "lists_tables.pdf",
+                                  DATA / "multi_page.pdf", DATA / "2305.03393v1-pg9.pdf",
+                                  DATA / "code_and_formula.pdf"], ids=lambda p: p.name)
+def test_documents_without_quotes_get_none(path: Path) -> None:
+    doc = read_pdf(path.read_bytes())
+    assert not any(isinstance(b, BlockQuote) for b in walk(doc.blocks))
+
+
+# ------------------------------------------------------------------ internal (GoTo) links
+def test_internal_links_point_at_the_heading_at_their_destination() -> None:
+    """Explicit, named and whole-page destinations link to the heading there (``#slug``);
+    one to a page without a heading, or into body text, leaves its text unlinked."""
+    from render_pool.jobs import convert_document
+
+    data = pdf_fixtures.internal_links_pdf()
+    doc = read_pdf(data)
+    assert links(doc.blocks) == [("Read the results section.", "#results"),
+                                 ("Read the summary.", "#summary"),
+                                 ("Open page two.", "#results"),
+                                 ("Visit the example site.", "https://example.com/site")]
+    texts = top_texts(doc)
+    assert "Open the appendix." in texts and "Jump into the middle of the text." in texts
+    html = convert_document(data, "html").content
+    hrefs = set(re.findall(r'href="#([^"]+)"', html))
+    assert hrefs == {"results", "summary"}
+    for anchor in hrefs:  # every internal link lands on a heading of the page
+        assert re.search(rf'<h\d id="{anchor}">', html)

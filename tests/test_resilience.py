@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tests.conftest import PASSWORD, Api, add_user, login
@@ -99,7 +101,8 @@ async def test_audit_store_down_never_changes_an_answer(app, http_server_client)
         r = await api.call("POST", "/api/auth/logout", token=admin)
         assert r.status == 200
         await svc.audit.flush(10)
-        metrics = (await api.call("GET", "/metrics")).raw.decode()
+        svc.settings = dataclasses.replace(svc.settings, docs_api_token="operator-token")
+        metrics = (await api.call("GET", "/metrics", token="operator-token")).raw.decode()
         line = next(x for x in metrics.splitlines()
                     if x.startswith('audit_records_dropped_total{reason="store_error"}'))
         assert float(line.rsplit(" ", 1)[1]) >= 6

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from store import companies, mongo, users
+from store import companies, indexes, mongo, users
 
 BACKENDS = ["secantus", "mongomock", "mongodb"]
 
@@ -25,7 +25,7 @@ def db(request, io_loop, mongo_server):
     else:
         url = mongo_server.url
     client, database = mongo.connect(url, f"store_{uuid.uuid4().hex[:10]}")
-    io_loop.run_sync(lambda: mongo.ensure_indexes(database))
+    io_loop.run_sync(lambda: indexes.ensure_indexes(database))
     yield database
     if request.param != "mongomock":
         io_loop.run_sync(lambda: client.drop_database(database.name))

@@ -13,7 +13,6 @@ import io
 import json
 import os
 import re
-import shutil
 import threading
 import urllib.error
 import urllib.request
@@ -26,6 +25,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from render_pool.browser import find_chromium
 from tests.conftest import PASSWORD, add_user
 from tests.docx_fixtures import PNG_1PX, build_feature_docx
 from tornado_app.app import make_app
@@ -33,7 +33,7 @@ from tornado_app.services import open_services
 from tornado_app.settings import Settings
 from tornado_app.ui import CONTENT_SECURITY_POLICY, default_static_dir, ui_routes
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = find_chromium() or "/usr/bin/chromium"
 pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no chromium (apt install chromium)"),
     pytest.mark.timeout(120),

@@ -8,20 +8,14 @@ import tornado.web
 
 from tornado_app.auth.handlers import ROUTES as AUTH_ROUTES
 from tornado_app.guards import GuardedApplication
-from tornado_app.http import BaseHandler, InFlight, NotFoundHandler, log_request
+from tornado_app.http import InFlight, NotFoundHandler, log_request
 from tornado_app.openapi import openapi_routes
 from tornado_app.ops import ROUTES as OPS_ROUTES
+from tornado_app.ops import HealthHandler
 from tornado_app.services import Services
 from tornado_app.ui import default_static_dir, ui_routes
 
 SERVICE_SETS = ("auth", "docs")
-
-
-class HealthHandler(BaseHandler):
-    """Liveness: answers as soon as the process serves."""
-
-    def get(self) -> None:
-        self.write_json(200, {"status": "ok"})
 
 
 def parse_services(value: str) -> tuple[str, ...]:

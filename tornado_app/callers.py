@@ -15,10 +15,13 @@ from __future__ import annotations
 import hmac
 import ipaddress
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store import api_keys
 from tornado_app.http import ApiError
+
+if TYPE_CHECKING:
+    from tornado_app.services import Services
 
 ROLES = ("ADMIN", "REVIEWER", "ANNOTATOR")
 OPERATOR_COMPANY = "_operator"
@@ -49,13 +52,13 @@ def bearer_value(header: str | None) -> str:
     return value.strip() if scheme.lower() == "bearer" else ""
 
 
-def _is_operator(svc: Any, value: str) -> bool:
+def _is_operator(svc: Services, value: str) -> bool:
     expected = svc.settings.docs_api_token
     return bool(expected) and hmac.compare_digest(value.encode("utf-8", "replace"),
                                                   expected.encode("utf-8"))
 
 
-async def key_caller(svc: Any, value: str) -> Caller | None:
+async def key_caller(svc: Services, value: str) -> Caller | None:
     """The caller behind an API key, or None when ``value`` is not a live key."""
     key = await api_keys.find_by_secret(svc.db, value)
     if key is None:
@@ -63,7 +66,7 @@ async def key_caller(svc: Any, value: str) -> Caller | None:
     return Caller("api_key", str(key.company_id), key.role, key_id=key.id)
 
 
-async def identify(svc: Any, header: str | None) -> Caller:
+async def identify(svc: Services, header: str | None) -> Caller:
     """Resolve the caller of a docs request from its Authorization header; 401 otherwise."""
     if svc.settings.docs_auth == "none":
         return Caller("local", LOCAL_COMPANY, "ADMIN")
@@ -95,7 +98,7 @@ def require_admin(caller: Caller) -> None:
         raise ApiError(403, "FORBIDDEN", "this action needs role ADMIN")
 
 
-async def auth_principal(svc: Any, header: str | None) -> Any:
+async def auth_principal(svc: Services, header: str | None) -> Any:
     """The principal of an auth-face request: a session, or an API key acting with its
     role in its company (``user_id`` 0, ``key_id`` set)."""
     from tornado_app.auth.service import Principal, authenticate

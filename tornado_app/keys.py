@@ -7,12 +7,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import unicodedata
 from typing import Any
 
-from store import api_keys, companies
+from store import api_keys
 from tornado_app.auth.fields import check_role, string_field
 from tornado_app.auth.handlers import AuthApiHandler
 from tornado_app.http import ApiError, validation_error
@@ -70,20 +69,6 @@ class KeyHandler(AuthApiHandler):
                 await api_keys.revoke_key(self.services.db, principal.company_id, key_id):
             raise ApiError(404, "NOT_FOUND", "no such API key")
         self.success(None)
-
-
-async def key_me(svc: Any, principal: Any) -> dict[str, Any]:
-    """``GET /api/auth/me`` for an API key: the key's company and role, no user."""
-    key, company = await asyncio.gather(
-        api_keys.get_key(svc.db, principal.company_id, principal.key_id),
-        companies.get_by_id(svc.db, principal.company_id))
-    if key is None or company is None:
-        raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
-    return {
-        "id": None, "username": None, "realName": key.name, "role": key.role,
-        "companyId": company.id, "companyName": company.name,
-        "apiKey": {"id": key.id, "name": key.name, "prefix": key.prefix},
-    }
 
 
 ROUTES: list[tuple[str, type]] = [

@@ -12,14 +12,17 @@ import asyncio
 import hmac
 import logging
 import os
-import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tornado.web
 
+from render_pool.browser import find_chromium
 from store.storage_settings import SERVICE
-from tornado_app.http import ApiError, BaseHandler
+from tornado_app.http import ApiError, BaseHandler, NotFoundHandler, log_request
 from tornado_app.metrics import CONTENT_TYPE
+
+if TYPE_CHECKING:
+    from tornado_app.services import Services
 
 CHECK_TIMEOUT = 3.0
 log = logging.getLogger("tornado_app.ops")
@@ -90,7 +93,7 @@ class ReadyHandler(OpsHandler):
             probes.append(_check("storage", storage))
         if svc.pool is not None:
             async def chromium() -> str:
-                path = svc.settings.chromium_path or shutil.which("chromium")
+                path = find_chromium(svc.settings.chromium_path)
                 if not path or not os.access(path, os.X_OK):
                     raise RuntimeError("chromium not found (apt-get install chromium)")
                 return path
@@ -102,15 +105,19 @@ class ReadyHandler(OpsHandler):
                         {"status": "ok" if ready else "degraded", "checks": checks})
 
 
+class HealthHandler(BaseHandler):
+    """Liveness: answers as soon as the process serves."""
+
+    def get(self) -> None:
+        self.write_json(200, {"status": "ok"})
+
+
 ROUTES = [(r"/metrics", MetricsHandler), (r"/ready", ReadyHandler)]  # main port: operator only
 
 
-def make_metrics_app(services: Any) -> tornado.web.Application:
+def make_metrics_app(services: Services) -> tornado.web.Application:
     """The application of the ``METRICS_ADDRESS`` listener: ``/metrics``, ``/ready`` and
     ``/health``, open (bind it to loopback or an internal network only)."""
-    from tornado_app.app import HealthHandler
-    from tornado_app.http import NotFoundHandler, log_request
-
     return tornado.web.Application(
         [(r"/metrics", MetricsHandler, {"open_access": True}),
          (r"/ready", ReadyHandler, {"open_access": True}), (r"/health", HealthHandler)],
@@ -128,7 +135,7 @@ def parse_address(value: str) -> tuple[str, int] | None:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def listen_metrics(services: Any, address: str) -> Any:
+def listen_metrics(services: Services, address: str) -> Any:
     """Start the metrics listener; None when it is off or its port is taken (logged: the
     service itself keeps running, only the metrics are missing)."""
     import tornado.httpserver

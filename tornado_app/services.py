@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
 
-from store import mongo
+from store import indexes, mongo
 from store.audit import AuditLog
 from store.sessions import SessionStore, Throttle
 from tornado_app.auth.passwords import PasswordService
@@ -56,7 +56,7 @@ class Services:
 async def open_services(settings: Settings, *, mongo_url: str, redis_url: str) -> Services:
     """Connect to MongoDB and Redis and build the shared services (indexes ensured)."""
     client, db = mongo.connect(mongo_url, settings.mongo_db)
-    await mongo.ensure_indexes(db)
+    await indexes.ensure_indexes(db)
     redis = Redis.from_url(redis_url, decode_responses=True, socket_timeout=5,
                            socket_connect_timeout=2, health_check_interval=30)
     passwords = PasswordService(

@@ -120,6 +120,10 @@ class Settings:
     folder_roots: tuple[Path, ...] = ()
     upload_concurrency: int = 8
     chromium_path: str = ""
+    chromium_max_jobs: int = 200
+    chromium_max_rss_mb: int = 2048
+    pdf_render_timeout: float = 60.0
+    chromium_page_reuse_jobs: int = 50
     docs_api_token: str = field(default="", repr=False)
     seed_file: Path | None = None  # a JSON seed applied at start-up (``serve --seed``)
     weed_bin: str = ""  # the SeaweedFS ``weed`` binary; empty: the embedded extra's, or PATH
@@ -171,6 +175,10 @@ class Settings:
             folder_roots=roots,
             upload_concurrency=max(1, _env_int(env, "UPLOAD_CONCURRENCY", 8)),
             chromium_path=env.get("CHROMIUM_PATH", ""),
+            chromium_max_jobs=max(1, _env_int(env, "CHROMIUM_MAX_JOBS", 200)),
+            chromium_max_rss_mb=max(64, _env_int(env, "CHROMIUM_MAX_RSS_MB", 2048)),
+            pdf_render_timeout=float(max(1, _env_int(env, "PDF_RENDER_TIMEOUT", 60))),
+            chromium_page_reuse_jobs=max(1, _env_int(env, "CHROMIUM_PAGE_REUSE_JOBS", 50)),
             docs_api_token=env.get("DOCS_API_TOKEN", ""),
             seed_file=Path(env["SEED_FILE"]) if env.get("SEED_FILE") else None,
             weed_bin=env.get("WEED_BIN", ""),

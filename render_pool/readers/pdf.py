@@ -6,8 +6,9 @@ Built on pypdfium2. Per page: characters with boxes, font style and marked-conte
 characters the tree does not reference, and every untagged page, are read by layout: ruled
 tables (pdf_tables), columns and reading order (pdf_layout). Then, for the whole document:
 running headers/footers and page numbers are removed (pdf_furniture), lines become
-headings, paragraphs, lists and tables (pdf_blocks), and tagged blocks cut by a page break
-are joined again (pdf_tagged).
+headings, paragraphs, lists, quotes and tables (pdf_blocks), tagged blocks cut by a page
+break are joined again (pdf_tagged), and internal links are pointed at the headings at
+their destinations (pdf_links).
 
 Bad input never surfaces as a pdfium error: empty, non-PDF, corrupt and encrypted files,
 and scans without a text layer raise :class:`CorruptDocument`; too many pages raise
@@ -23,14 +24,14 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from render_pool.errors import CorruptDocument, TooLarge
-from render_pool.model import Block, Document, Image, Paragraph, Resource
+from render_pool.model import Block, Document, Heading, Image, Paragraph, Resource
 from render_pool.readers.pdf_blocks import build_blocks
 from render_pool.readers.pdf_chars import ARTIFACT, Char, page_chars, segments_of
 from render_pool.readers.pdf_furniture import remove_furniture
 from render_pool.readers.pdf_graphics import PageImage, page_images, page_rules
 from render_pool.readers.pdf_layout import Block as FlowBlock
 from render_pool.readers.pdf_layout import Item, order_page
-from render_pool.readers.pdf_links import attach_links, page_links
+from render_pool.readers.pdf_links import attach_links, page_links, resolve_internal_links
 from render_pool.readers.pdf_notes import place_notes, take_notes
 from render_pool.readers.pdf_struct import BrokenTree, StructNode, page_tree
 from render_pool.readers.pdf_tables import build_grid_table, find_grids
@@ -248,9 +249,11 @@ def read_pdf(data: bytes) -> Document:
         if not page.tagged:
             take_notes(page.items, page.height, index, footnotes)
     flow = [it for items in page_items for it in items]
-    doc.blocks = build_blocks(flow)
+    places: list[tuple[int, float | None, Heading]] = []
+    doc.blocks = build_blocks(flow, places)
     if footnotes:
         place_notes(doc.blocks, list(footnotes))
         doc.notes.update(footnotes)
     dedent_code(doc.blocks)
+    resolve_internal_links(doc.blocks, doc.notes, places)
     return doc

@@ -8,6 +8,7 @@
   a full stop.
 * Lines opening with a bullet or a number marker start list items; the marker's x position
   gives the nesting level; indented lines continue the item.
+* Paragraphs indented like block quotes become BlockQuote blocks (pdf_quotes).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from render_pool.readers.pdf_chars import Char
 from render_pool.readers.pdf_inlines import join_lines, to_inlines
 from render_pool.readers.pdf_layout import Block as FlowBlock
 from render_pool.readers.pdf_layout import Item, Line
+from render_pool.readers.pdf_quotes import gather_quotes
 from render_pool.readers.pdf_tables import aligned_table
 
 # bullets (• ◦ ▪ ‣ ● ○ ■ □ ▫ ◾ ◽ hyphen-bullet ∙ · ❖ ➢ ► ▶ ✓ ✔), or - en/em dash * + space
@@ -155,6 +157,8 @@ class _Builder:
         self.next_item: Item | None = None
         self.code: list[Line] = []
         self.code_end: Line | None = None
+        self.para_lines: dict[int, list[Line]] = {}  # id(Paragraph) -> its lines (quotes)
+        self.places: list[tuple[int, float | None, Heading]] = []  # where headings start
 
     # ------------------------------------------------------------ headings
     def _heading_key(self, pos: int) -> tuple[float, bool] | None:
@@ -178,7 +182,7 @@ class _Builder:
                 or text.endswith((".", ",", ";", ":")):
             return None
         if line.bold:
-            return size, True
+            return None if self._bold_prose(pos) else (size, True)
         if line.italic and self._isolated(pos):
             return size, False
         return None
@@ -195,6 +199,27 @@ class _Builder:
                 and not self._gap_break(prev, line):
             return False
         return not (isinstance(nxt, Line) and nxt.italic and self._same_flow(line, nxt))
+
+    def _bold_prose(self, pos: int) -> bool:
+        """True when the bold line at ``pos`` is part of a run of bold lines (no gap
+        between them) that ends a sentence: a bold paragraph, such as a quote set in bold
+        italics, not a heading."""
+        run = [pos]
+        for step in (-1, 1):
+            at = pos
+            while 0 <= at + step < len(self.items) and len(run) < 40:
+                a, b = self.items[min(at, at + step)], self.items[max(at, at + step)]
+                if not (isinstance(a, Line) and isinstance(b, Line) and a.bold and b.bold
+                        and self._same_flow(a, b) and abs(a.size - b.size) < 0.5
+                        and not self._gap_break(a, b)):
+                    break
+                at += step
+                run.append(at)
+        if len(run) < 2:
+            return False
+        last = self.items[max(run)]
+        assert isinstance(last, Line)
+        return last.text.endswith((".", "!", "?", "\u3002"))
 
     def _heading_levels(self) -> dict[tuple[float, bool], int]:
         keys = {k for k in self.keys if k is not None}
@@ -231,6 +256,13 @@ class _Builder:
             if not hanging:
                 return False  # first-line indent of a new paragraph
         edge = self.edges.get(prev.region, prev.col_x1)
+        run = self.para[-2:] if self.para and self.para[-1] is prev else [prev]
+        if len(run) == 2 and abs(run[0].x0 - prev.x0) < 0.5 * size \
+                and line.x0 < prev.x0 - 1.5 * size:
+            return False  # back to the margin after lines indented alike (a quote ends)
+        if prev.x0 - prev.col_x0 >= 1.5 * size and abs(line.x0 - prev.x0) < 0.5 * size \
+                and all(abs(ln.x0 - prev.x0) < 0.5 * size for ln in self.para[-3:]):
+            edge = min(edge, max(ln.x1 for ln in self.para[-3:]) + 0.5 * size)  # a quote's
         fits = prev.x1 + _first_word_width(line) + 0.5 * size < edge
         return not (fits and (text_prev.endswith(_END) or text[:1].isupper()
                               or text[:1].isdigit()))
@@ -240,7 +272,9 @@ class _Builder:
         if self.para:
             inl = to_inlines(join_lines([ln.chars for ln in self.para]))
             if inl:
-                self.blocks.append(Paragraph(inl))
+                para = Paragraph(inl)
+                self.blocks.append(para)
+                self.para_lines[id(para)] = self.para
             self.para = []
 
     def flush_list(self) -> None:
@@ -328,7 +362,9 @@ class _Builder:
         else:
             self.flush()
             inl = to_inlines(join_lines([line.chars]), keep_style=False)
-            self.blocks.append(Heading(level, inl))
+            heading = Heading(level, inl)
+            self.blocks.append(heading)
+            self.places.append((line.page, line.top, heading))
         self.last_heading = line
 
     def add_list_line(self, line: Line, marker: tuple[str, bool, int]) -> None:
@@ -384,6 +420,9 @@ class _Builder:
             if isinstance(it, FlowBlock):
                 self.flush()
                 self.blocks.append(it.payload)  # type: ignore[arg-type]
+                if isinstance(it.payload, Heading):
+                    self.places.append((it.page, it.top if it.bottom > it.top else None,
+                                        it.payload))
                 self.last_heading = None
                 continue
             if self.is_code(it):
@@ -411,7 +450,7 @@ class _Builder:
                 self.flush_para()
                 self.para = [it]
         self.flush()
-        return self.blocks
+        return gather_quotes(self.blocks, self.para_lines, self.edges)
 
 
 def _styled_of(inlines: list[Inline]) -> list[tuple[str, bool, bool, str, bool]]:
@@ -465,7 +504,13 @@ def detect_aligned_tables(items: list[Item]) -> list[Item]:
     return out
 
 
-def build_blocks(items: list[Item]) -> list[Block]:
-    """Model blocks for the ordered lines and blocks of the whole document."""
-    return _Builder(detect_aligned_tables(items)).run()
+def build_blocks(items: list[Item], places: list[tuple[int, float | None, Heading]] | None = None
+                 ) -> list[Block]:
+    """Model blocks for the ordered lines and blocks of the whole document; ``places``,
+    when given, receives (page, top or None, heading) for every heading, in order."""
+    builder = _Builder(detect_aligned_tables(items))
+    blocks = builder.run()
+    if places is not None:
+        places.extend(builder.places)
+    return blocks
 

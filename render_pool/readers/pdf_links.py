@@ -2,8 +2,13 @@
 
 Each link is an area of the page (top-down coordinates, like :mod:`pdf_chars`) with its
 target; a character whose centre lies in the area belongs to the link. Annotations win over
-URLs found in the text (they are what the author made clickable). Internal links (GoTo
-actions) are not kept: their targets are page positions, not model anchors.
+URLs found in the text (they are what the author made clickable).
+
+Internal links (a GoTo action or a destination, named or explicit) point at a page position,
+which the model has no name for: the area carries an :data:`INTERNAL` target (page and
+position) until the document is built, then :func:`resolve_internal_links` points it at the
+heading found at that position (``#slug``, the slug the writers give that heading), or drops
+the link and keeps its text when the page has no heading there.
 """
 
 from __future__ import annotations
@@ -14,10 +19,14 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from render_pool.model import Block, Heading, Inline, Link, NoteRef, plain_text
 from render_pool.readers.pdf_chars import Char
+from render_pool.slugs import Slugger
 
 MAX_LINKS = 2000
 _SAFE_SCHEMES = ("http://", "https://", "mailto:", "ftp://")
+INTERNAL = "\x00goto:"  # target of an internal link: INTERNAL + "<page>:<top or ->"
+_ABOVE, _BELOW = 24.0, 30.0  # points around a destination where its heading may start
 
 
 @dataclass(slots=True)
@@ -37,6 +46,43 @@ def _safe(url: str) -> str:
     return url if url.lower().startswith(_SAFE_SCHEMES) and len(url) < 4096 else ""
 
 
+def _internal(pdf: pdfium.PdfDocument, dest: object) -> str:
+    """The INTERNAL target of a destination: its page and, when it names one, the top-down
+    y of its position on that page; '' when the page does not exist."""
+    page = pdfium_c.FPDFDest_GetDestPageIndex(pdf.raw, dest)
+    if page < 0 or page >= len(pdf):
+        return ""
+    flags = [ctypes.c_int(0) for _ in range(3)]
+    xyz = [pdfium_c.FS_FLOAT(0) for _ in range(3)]
+    top = "-"
+    size = pdfium_c.FS_SIZEF()
+    if pdfium_c.FPDFDest_GetLocationInPage(dest, *map(ctypes.byref, flags),
+                                           *map(ctypes.byref, xyz)) and flags[1].value \
+            and pdfium_c.FPDF_GetPageSizeByIndexF(pdf.raw, page, ctypes.byref(size)):
+        top = f"{size.height - xyz[1].value:.1f}"
+    return f"{INTERNAL}{page}:{top}"
+
+
+def _target(pdf: pdfium.PdfDocument, link: object) -> str:
+    """A link annotation's target: a safe URI, an INTERNAL target, or ''."""
+    action = pdfium_c.FPDFLink_GetAction(link)
+    kind = pdfium_c.FPDFAction_GetType(action) if action else pdfium_c.PDFACTION_UNSUPPORTED
+    if kind == pdfium_c.PDFACTION_URI:
+        n = pdfium_c.FPDFAction_GetURIPath(pdf.raw, action, None, 0)
+        if n <= 1 or n > 8192:
+            return ""
+        buf = ctypes.create_string_buffer(n)
+        pdfium_c.FPDFAction_GetURIPath(pdf.raw, action, buf, n)
+        return _safe(buf.raw[: n - 1].decode("latin-1"))
+    if kind == pdfium_c.PDFACTION_GOTO:
+        dest = pdfium_c.FPDFAction_GetDest(pdf.raw, action)
+    elif not action:
+        dest = pdfium_c.FPDFLink_GetDest(pdf.raw, link)
+    else:
+        return ""  # other documents, launch, JavaScript: not followed
+    return _internal(pdf, dest) if dest else ""
+
+
 def _annotation_links(pdf: pdfium.PdfDocument, page: pdfium.PdfPage,
                       height: float) -> list[LinkArea]:
     out: list[LinkArea] = []
@@ -45,15 +91,7 @@ def _annotation_links(pdf: pdfium.PdfDocument, page: pdfium.PdfPage,
     rect = pdfium_c.FS_RECTF()
     while len(out) < MAX_LINKS and pdfium_c.FPDFLink_Enumerate(page.raw, ctypes.byref(pos),
                                                                ctypes.byref(link)):
-        action = pdfium_c.FPDFLink_GetAction(link)
-        if not action or pdfium_c.FPDFAction_GetType(action) != pdfium_c.PDFACTION_URI:
-            continue
-        n = pdfium_c.FPDFAction_GetURIPath(pdf.raw, action, None, 0)
-        if n <= 1 or n > 8192:
-            continue
-        buf = ctypes.create_string_buffer(n)
-        pdfium_c.FPDFAction_GetURIPath(pdf.raw, action, buf, n)
-        url = _safe(buf.raw[: n - 1].decode("latin-1"))
+        url = _target(pdf, link)
         if not url or not pdfium_c.FPDFLink_GetAnnotRect(link, ctypes.byref(rect)):
             continue
         top, bottom = sorted((height - rect.top, height - rect.bottom))
@@ -113,3 +151,65 @@ def attach_links(chars: list[Char | None], links: list[LinkArea]) -> None:
             if a.x0 - 0.5 <= cx <= a.x1 + 0.5 and a.top - 0.5 <= cy <= a.bottom + 0.5:
                 c.link = a.url
                 break
+
+
+def is_internal(target: str) -> bool:
+    """True for an INTERNAL target (not yet resolved to a heading)."""
+    return target.startswith(INTERNAL)
+
+
+def resolve_internal_links(blocks: list[Block], notes: dict[str, list[Block]],
+                           places: list[tuple[int, float | None, Heading]]) -> None:
+    """Point internal links at the heading at their destination, or unwrap them.
+
+    ``places`` holds (page, top or None, heading) for every heading, in document order. A
+    destination with a position takes the first heading on its page that starts there
+    (from ``_ABOVE`` points above to ``_BELOW`` points below; a heading of unknown position
+    counts), so a citation or a "see Table 1" pointing into body text finds none; one
+    without a position (the whole page) takes the page's first heading. The heading gets
+    the anchor the writers would give it (GitHub's slug, numbered in document order) and
+    the link ``#anchor``. A link with no heading at its destination, or around a footnote
+    reference, keeps only its content.
+    """
+    slug = Slugger()
+    anchors = {id(h): slug(plain_text(h.children)) for _, _, h in places}
+    by_page: dict[int, list[tuple[float | None, Heading]]] = {}
+    for page, top, heading in places:
+        by_page.setdefault(page, []).append((top, heading))
+
+    def heading_at(target: str) -> Heading | None:
+        page_s, _, top_s = target[len(INTERNAL):].partition(":")
+        found = by_page.get(int(page_s), [])
+        if top_s == "-":
+            return found[0][1] if found else None
+        y = float(top_s)
+        return next((h for top, h in found if top is None or y - _ABOVE <= top <= y + _BELOW),
+                    None)
+
+    def fix(inlines: list[Inline]) -> list[Inline]:
+        out: list[Inline] = []
+        for node in inlines:
+            kids = getattr(node, "children", None)
+            if isinstance(kids, list):
+                node.children = fix(kids)  # type: ignore[union-attr]
+            if isinstance(node, Link) and is_internal(node.target):
+                heading = heading_at(node.target)
+                if heading is None or any(isinstance(k, NoteRef) for k in node.children):
+                    out.extend(node.children)
+                    continue
+                heading.anchor = heading.anchor or anchors[id(heading)]
+                node.target = "#" + heading.anchor
+            out.append(node)
+        return out
+
+    stack: list[object] = [*blocks, *(b for note in notes.values() for b in note)]
+    while stack:
+        node = stack.pop()
+        for attr in ("children", "caption"):
+            kids = getattr(node, attr, None)
+            if isinstance(kids, list) and not isinstance(node, (Link,)):
+                setattr(node, attr, fix(kids))
+        for attr in ("blocks", "items", "rows", "cells"):
+            more = getattr(node, attr, None)
+            if isinstance(more, list):
+                stack.extend(more)

@@ -26,6 +26,7 @@ from render_pool.model import (
     Heading,
     Image,
     Inline,
+    Link,
     ListBlock,
     ListItem,
     NoteRef,
@@ -38,6 +39,7 @@ from render_pool.model import (
 )
 from render_pool.readers.pdf_chars import Char
 from render_pool.readers.pdf_inlines import join_lines, to_inlines
+from render_pool.readers.pdf_links import is_internal
 from render_pool.readers.pdf_struct import StructNode
 
 _HEADING = re.compile(r"^H([1-6])$")
@@ -149,7 +151,8 @@ class _Builder:
         marker character stands in its place (``_place_notes`` makes it a NoteRef)."""
         chars = self.peek_chars(node)
         text = "".join(c.text for c in chars).strip()
-        if not _NOTE_MARK.match(text) or any(c.link for c in chars) \
+        if not _NOTE_MARK.match(text) \
+                or any(c.link and not is_internal(c.link) for c in chars) \
                 or max(c.size for c in chars) > 0.9 * self.body:
             return None  # a page number link or a web link, not a raised note marker
         for k in _walk(node):
@@ -344,6 +347,14 @@ class _Builder:
         if not blocks:
             return []
         first = blocks[0]
+        if isinstance(first, Paragraph) and first.children \
+                and isinstance(first.children[0], Link) and is_internal(first.children[0].target):
+            # the leading marker links back to the reference: keep its text only
+            head = [*first.children[0].children, *first.children[1:]]
+            text = ""
+            while head and isinstance(head[0], Text):
+                text += head.pop(0).text
+            first.children = [Text(text), *head] if text else head
         lead = _NOTE_LEAD.match(plain_text(blocks[:1]))
         note_id = f"p{self.page + 1}-{lead.group(1)}" if lead else \
             f"p{self.page + 1}n{len(self.out.notes) + 1}"

@@ -5,7 +5,7 @@ stays), every session of the user on a reset."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from store import companies, users
 from store.audit import Who
@@ -14,8 +14,11 @@ from tornado_app.auth.passwords import HasherBusy
 from tornado_app.auth.service import UNAUTHORIZED, Principal
 from tornado_app.http import ApiError
 
+if TYPE_CHECKING:
+    from tornado_app.services import Services
 
-async def _hash(svc: Any, password: str) -> str:
+
+async def _hash(svc: Services, password: str) -> str:
     try:
         return await svc.passwords.hash(password)
     except HasherBusy as exc:
@@ -23,7 +26,7 @@ async def _hash(svc: Any, password: str) -> str:
                        {"Retry-After": "1"}) from exc
 
 
-async def change_own(svc: Any, principal: Principal, *, old_password: str,
+async def change_own(svc: Services, principal: Principal, *, old_password: str,
                      new_password: str, address: str) -> None:
     """``PUT /api/auth/password``: the old password is checked with login's throttling
     (same counters: guesses here and at login add up)."""
@@ -60,7 +63,7 @@ async def change_own(svc: Any, principal: Principal, *, old_password: str,
     audit("success")
 
 
-async def reset(svc: Any, principal: Principal, user_id: int, *, password: str,
+async def reset(svc: Services, principal: Principal, user_id: int, *, password: str,
                 address: str) -> None:
     """``PUT /api/users/{id}/password`` (ADMIN): every session of that user ends. Another
     company's user answers 404 like a missing one."""

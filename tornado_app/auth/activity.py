@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store import audit as audit_store
 from store.audit import Who
 
+if TYPE_CHECKING:
+    from tornado_app.services import Services
+
 log = logging.getLogger("tornado_app.audit")
 
 
-def record(svc: Any, *, company_id: int | None, action: str, outcome: str,
+def record(svc: Services, *, company_id: int | None, action: str, outcome: str,
            actor: Who | None, target: Who | None = None, address: str = "",
            detail: dict[str, str] | None = None) -> None:
     """Queue an audit record. Any problem here is logged and swallowed: the request the
@@ -45,7 +48,7 @@ def _item(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def list_records(svc: Any, company_id: int, *, page: int, page_size: int,
+async def list_records(svc: Services, company_id: int, *, page: int, page_size: int,
                        action: str | None, actor: str | None, target: str | None,
                        since: datetime | None, until: datetime | None) -> dict[str, Any]:
     page_size = min(page_size, 100)

@@ -84,9 +84,7 @@ class MeHandler(AuthApiHandler):
     async def get(self) -> None:
         principal = await self.principal()
         if principal.key_id:
-            from tornado_app.keys import key_me
-
-            self.success(await key_me(self.services, principal))
+            self.success(await service.key_me(self.services, principal))
             return
         self.success(await service.me(self.services, principal))
 

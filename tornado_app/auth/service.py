@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from store import companies, users
+from store import api_keys, companies, users
 from store.audit import Who
 from store.sessions import CompanyLock, Profile
 from store.usernames import mixed_scripts
@@ -18,6 +18,9 @@ from tornado_app.auth import activity, throttling
 from tornado_app.auth.fields import is_canonical_uuid
 from tornado_app.auth.passwords import HasherBusy
 from tornado_app.http import ApiError
+
+if TYPE_CHECKING:
+    from tornado_app.services import Services
 
 UNAUTHORIZED = ApiError(401, "UNAUTHORIZED", "missing, invalid or expired session token")
 
@@ -53,7 +56,7 @@ def token_from_header(header: str | None) -> str:
     return token
 
 
-async def authenticate(svc: Any, header: str | None) -> Principal:
+async def authenticate(svc: Services, header: str | None) -> Principal:
     """Resolve the caller. Warm: one Redis round trip (session, cached role, status and
     profile, and their versions), no MongoDB read. Cold: the user and the company are read
     from MongoDB and cached, unless a change evicted them meanwhile."""
@@ -91,7 +94,7 @@ def _busy(exc: HasherBusy) -> ApiError:
 
 
 async def login(
-    svc: Any, *, company_code: str, username: str, password: str, address: str
+    svc: Services, *, company_code: str, username: str, password: str, address: str
 ) -> dict[str, Any]:
     """Check the credentials and start a session. Wrong company, user or password all
     answer the same 401 after the same amount of work."""
@@ -134,13 +137,13 @@ async def login(
     }
 
 
-async def logout(svc: Any, principal: Principal, address: str = "") -> None:
+async def logout(svc: Services, principal: Principal, address: str = "") -> None:
     await svc.sessions.delete(principal.token, principal.user_id)
     activity.record(svc, company_id=principal.company_id, action="logout", outcome="success",
                     actor=principal.who(), target=principal.who(), address=address)
 
 
-async def me(svc: Any, principal: Principal) -> dict[str, Any]:
+async def me(svc: Services, principal: Principal) -> dict[str, Any]:
     """The caller's profile, straight from the principal (the per-user cache)."""
     if not principal.username:  # a principal built without a profile: read it
         user, company = await asyncio.gather(
@@ -158,7 +161,7 @@ async def me(svc: Any, principal: Principal) -> dict[str, Any]:
 
 
 async def list_users(
-    svc: Any, principal: Principal, *, role: str | None, status: str | None, page: int,
+    svc: Services, principal: Principal, *, role: str | None, status: str | None, page: int,
     page_size: int,
 ) -> dict[str, Any]:
     page_size = min(page_size, 100)
@@ -174,7 +177,7 @@ async def list_users(
 
 
 async def create_user(
-    svc: Any, principal: Principal, *, username: str, password: str, real_name: str,
+    svc: Services, principal: Principal, *, username: str, password: str, real_name: str,
     role: str, address: str = "",
 ) -> dict[str, Any]:
     """Create a user of the caller's company. A name that looks like a taken one (same
@@ -189,14 +192,7 @@ async def create_user(
         audit("username_exists")
         raise ApiError(409, "USERNAME_EXISTS", "this username (or one that looks like it) "
                                                "is taken")
-    if mixed_scripts(username):
-        raise ApiError(400, "VALIDATION_ERROR",
-                       "username mixes writing systems (for example Latin and Cyrillic)")
-    try:
-        password_hash = await svc.passwords.hash(password)
-    except HasherBusy as exc:
-        raise ApiError(429, "RATE_LIMITED", "busy; try again shortly",
-                       {"Retry-After": "1"}) from exc
+    password_hash = await new_account_hash(svc, username, password)
     try:
         user = await users.create_user(
             svc.db, company_id=principal.company_id, username=username,
@@ -209,14 +205,14 @@ async def create_user(
     return user.public()
 
 
-async def _existing(svc: Any, principal: Principal, user_id: int) -> users.User:
+async def _existing(svc: Services, principal: Principal, user_id: int) -> users.User:
     user = await users.get_user(svc.db, principal.company_id, user_id)
     if user is None:
         raise ApiError(404, "NOT_FOUND", "no such user")
     return user
 
 
-async def rename_user(svc: Any, principal: Principal, user_id: int, real_name: str,
+async def rename_user(svc: Services, principal: Principal, user_id: int, real_name: str,
                       address: str = "") -> None:
     updated = await users.update_fields(
         svc.db, principal.company_id, user_id, {"realName": real_name})
@@ -229,7 +225,7 @@ async def rename_user(svc: Any, principal: Principal, user_id: int, real_name: s
 
 
 async def _change_admin_state(
-    svc: Any, principal: Principal, user_id: int, changes: dict[str, str], address: str = ""
+    svc: Services, principal: Principal, user_id: int, changes: dict[str, str], address: str = ""
 ) -> users.User:
     """Apply a role/status change under the company lock, refusing to remove the last
     active ADMIN; then evict the permission cache (MongoDB first, cache second)."""
@@ -253,7 +249,7 @@ async def _change_admin_state(
 
 
 async def _apply_admin_change(
-    svc: Any, principal: Principal, user_id: int, changes: dict[str, str]
+    svc: Services, principal: Principal, user_id: int, changes: dict[str, str]
 ) -> users.User:
     async with CompanyLock(svc.redis, principal.company_id):
         user = await _existing(svc, principal, user_id)
@@ -270,20 +266,48 @@ async def _apply_admin_change(
     return updated
 
 
-async def set_status(svc: Any, principal: Principal, user_id: int, status: str,
+async def set_status(svc: Services, principal: Principal, user_id: int, status: str,
                      address: str = "") -> None:
     await _change_admin_state(svc, principal, user_id, {"status": status}, address)
     if status == "DISABLED":
         await svc.sessions.delete_all_for_user(user_id)
 
 
-async def set_role(svc: Any, principal: Principal, user_id: int, role: str,
+async def set_role(svc: Services, principal: Principal, user_id: int, role: str,
                    address: str = "") -> None:
     await _change_admin_state(svc, principal, user_id, {"role": role}, address)
 
 
-async def rename_company(svc: Any, company_id: int, name: str) -> None:
+async def rename_company(svc: Services, company_id: int, name: str) -> None:
     """A new display name; every cached profile of the company is a miss at once."""
     if await companies.rename(svc.db, company_id, name) is None:
         raise ApiError(404, "NOT_FOUND", "no such company")
     await svc.sessions.evict_company(company_id)
+
+
+async def key_me(svc: Services, principal: Principal) -> dict[str, Any]:
+    """``GET /api/auth/me`` for an API key: the key's company and role, no user."""
+    key, company = await asyncio.gather(
+        api_keys.get_key(svc.db, principal.company_id, principal.key_id),
+        companies.get_by_id(svc.db, principal.company_id))
+    if key is None or company is None:
+        raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
+    return {
+        "id": None, "username": None, "realName": key.name, "role": key.role,
+        "companyId": company.id, "companyName": company.name,
+        "apiKey": {"id": key.id, "name": key.name, "prefix": key.prefix},
+    }
+
+
+async def new_account_hash(svc: Services, username: str, password: str) -> str:
+    """The password hash of an account about to be created, after the checks every new
+    username passes (one writing system). 400 for a mixed-script name, 429 when the hashing
+    pool is saturated."""
+    if mixed_scripts(username):
+        raise ApiError(400, "VALIDATION_ERROR",
+                       "username mixes writing systems (for example Latin and Cyrillic)")
+    try:
+        return await svc.passwords.hash(password)
+    except HasherBusy as exc:
+        raise ApiError(429, "RATE_LIMITED", "busy; try again shortly",
+                       {"Retry-After": "1"}) from exc

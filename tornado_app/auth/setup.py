@@ -8,15 +8,16 @@ address; ``POST /api/setup`` spends it. Once any company exists the endpoint ans
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store import companies, users
 from store.audit import Who
 from store.setup_tokens import SetupTokens
-from store.usernames import mixed_scripts
-from tornado_app.auth import activity
-from tornado_app.auth.passwords import HasherBusy
+from tornado_app.auth import activity, service
 from tornado_app.http import ApiError
+
+if TYPE_CHECKING:
+    from tornado_app.services import Services
 
 NOT_FOUND = ApiError(404, "NOT_FOUND", "setup is over: a company exists; sign in instead")
 TOKEN_INVALID = ApiError(403, "SETUP_TOKEN_INVALID",
@@ -41,24 +42,24 @@ def check_company_name(value: str) -> str:
     return value
 
 
-def tokens(svc: Any) -> SetupTokens:
+def tokens(svc: Services) -> SetupTokens:
     return SetupTokens(svc.redis, svc.settings.setup_token_ttl_seconds)
 
 
-async def first_run_token(svc: Any) -> str | None:
+async def first_run_token(svc: Services) -> str | None:
     """A fresh setup token when no company exists yet, else None."""
     if await companies.count(svc.db):
         return None
     return await tokens(svc).create()
 
 
-async def ensure_pending(svc: Any) -> None:
+async def ensure_pending(svc: Services) -> None:
     """404 once a company exists (whatever else the request holds)."""
     if await companies.count(svc.db):
         raise NOT_FOUND
 
 
-async def status(svc: Any, token: str) -> dict[str, Any]:
+async def status(svc: Services, token: str) -> dict[str, Any]:
     """``GET /api/setup``: 404 once a company exists; else whether ``token`` is valid."""
     if await companies.count(svc.db):
         raise NOT_FOUND
@@ -67,19 +68,12 @@ async def status(svc: Any, token: str) -> dict[str, Any]:
 
 
 async def create_first_admin(
-    svc: Any, *, company_code: str, company_name: str, username: str, password: str,
+    svc: Services, *, company_code: str, company_name: str, username: str, password: str,
     real_name: str,
 ) -> tuple[companies.Company, users.User]:
     """The company (reused when its code exists) and an ADMIN in it; used by the setup
     endpoint and by ``create-admin``. Raises ApiError for a taken or mixed-script name."""
-    if mixed_scripts(username):
-        raise ApiError(400, "VALIDATION_ERROR",
-                       "username mixes writing systems (for example Latin and Cyrillic)")
-    try:
-        password_hash = await svc.passwords.hash(password)
-    except HasherBusy as exc:
-        raise ApiError(429, "RATE_LIMITED", "busy; try again shortly",
-                       {"Retry-After": "1"}) from exc
+    password_hash = await service.new_account_hash(svc, username, password)
     company = await companies.get_by_code(svc.db, company_code)
     if company is None:
         try:
@@ -98,7 +92,7 @@ async def create_first_admin(
     return company, user
 
 
-async def setup(svc: Any, *, token: str, company_code: str, company_name: str,
+async def setup(svc: Services, *, token: str, company_code: str, company_name: str,
                 username: str, password: str, real_name: str, address: str
                 ) -> dict[str, Any]:
     """``POST /api/setup``: create the first company and its ADMIN, sign the ADMIN in."""

@@ -19,10 +19,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.usernames import username_key
 from tornado_app.http import ApiError
+
+if TYPE_CHECKING:
+    from tornado_app.services import Services
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ def slowdown_seconds(settings: Any, account_failures: int) -> float:
                settings.account_slowdown_base_seconds * (2 ** min(over, 30)))
 
 
-async def check(svc: Any, keys: ThrottleKeys) -> None:
+async def check(svc: Services, keys: ThrottleKeys) -> None:
     """429 when the pair or the address is blocked; otherwise wait out the account's
     slowdown (if any) and return."""
     st = svc.settings
@@ -66,7 +69,7 @@ async def check(svc: Any, keys: ThrottleKeys) -> None:
         await asyncio.sleep(wait)
 
 
-async def failed(svc: Any, keys: ThrottleKeys) -> None:
+async def failed(svc: Services, keys: ThrottleKeys) -> None:
     st = svc.settings
     await svc.throttle.record_failures({
         keys.pair: st.account_failure_window_seconds,
@@ -76,7 +79,7 @@ async def failed(svc: Any, keys: ThrottleKeys) -> None:
     svc.metrics.logins_failed.inc()
 
 
-async def succeeded(svc: Any, keys: ThrottleKeys) -> None:
+async def succeeded(svc: Services, keys: ThrottleKeys) -> None:
     """The pair's count starts again; the account-wide count runs out with its window (so
     an attacker cannot learn from a shrinking wait that the owner signed in)."""
     await svc.throttle.reset(keys.pair)

@@ -50,6 +50,7 @@ class _Context:
     asset_links: dict[str, str] = field(default_factory=dict)
     asset_errors: dict[str, str] = field(default_factory=dict)
     doc_links: dict[str, Any] = field(default_factory=dict)
+    css_failed: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     async def io(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await self.svc.storage.io(fn, *args)
@@ -77,6 +78,31 @@ async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
     await asyncio.gather(*(one(rel) for rel in wanted))
 
 
+async def _upload_stylesheet(ctx: _Context, rel: str, seen: set[str]) -> None:
+    """Upload a CSS file after the files its ``url()``/``@import`` name (CSS it imports
+    first, depth first), with those references rewritten; its failures are kept for the
+    documents that use it."""
+    if rel in seen or rel in ctx.asset_links or rel in ctx.asset_errors:
+        return
+    seen.add(rel)
+    try:
+        text = batch.decode_text(await ctx.io(archives.read_inside, ctx.root, rel))
+    except OSError as exc:
+        ctx.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
+        return
+    plan = batch.plan_document(rel, text, ctx.files, kind="css")
+    deps = [f for f in plan.asset_files if f not in ctx.asset_links]
+    await _upload_assets(ctx, [f for f in deps if not f.lower().endswith(".css")])
+    for dep in deps:
+        if dep.lower().endswith(".css"):
+            await _upload_stylesheet(ctx, dep, seen)
+    mapping, _, failed = _mapping_for(ctx, plan)
+    ctx.css_failed[rel] = failed
+    data = links.rewrite_css(text, mapping).encode("utf-8")
+    stored = await ctx.io(ctx.store.put_asset, ctx.base, posixpath.basename(rel), data)
+    ctx.asset_links[rel] = link_for_documents(ctx.store, stored.links)
+
+
 def _mapping_for(ctx: _Context, plan: batch.DocumentPlan) -> tuple[dict[str, str], int, list]:
     mapping: dict[str, str] = {}
     failed: list[dict[str, str]] = []
@@ -86,10 +112,12 @@ def _mapping_for(ctx: _Context, plan: batch.DocumentPlan) -> tuple[dict[str, str
             mapping[ref.target] = ctx.linkmap.get(ref.target) or ctx.linkmap[ref.file or ""]
             ok += 1
         elif ref.status == batch.OK and ref.document and ref.file in ctx.doc_links:
-            mapping[ref.target] = ctx.doc_links[ref.file]
+            mapping[ref.target] = ref.link(ctx.doc_links[ref.file])
         elif ref.status == batch.OK and ref.file in ctx.asset_links:
-            mapping[ref.target] = ctx.asset_links[ref.file]
+            mapping[ref.target] = ref.link(ctx.asset_links[ref.file])
             ok += 1
+            failed += [{"ref": f"{ref.target}: {x['ref']}", "reason": x["reason"]}
+                       for x in ctx.css_failed.get(ref.file or "", [])]
         else:
             reason = ctx.asset_errors.get(ref.file or "", ref.status)
             failed.append({"ref": ref.target, "reason": reason})
@@ -99,15 +127,16 @@ def _mapping_for(ctx: _Context, plan: batch.DocumentPlan) -> tuple[dict[str, str
 async def _process_document(ctx: _Context, plan: batch.DocumentPlan, text: str
                             ) -> dict[str, Any]:
     mapping, ok, failed = _mapping_for(ctx, plan)
+    # base64 images (Markdown and HTML) uploaded once by content hash
+    for uri, data, mime in links.data_uri_images(text, markdown=plan.kind == "markdown"):
+        ext = mime.split("/", 1)[-1].split("+", 1)[0]
+        stored = await ctx.io(ctx.store.put_asset, ctx.base, f"inline.{ext}", data)
+        mapping[uri] = link_for_documents(ctx.store, stored.links)
+        ok += 1
     if plan.kind == "markdown":
         final = links.rewrite_markdown(text, mapping)
     else:
-        # phase 1: HTML assets (and base64 images) uploaded, HTML rewritten
-        for uri, data, mime in links.data_uri_images(text):
-            ext = mime.split("/", 1)[-1].split("+", 1)[0]
-            stored = await ctx.io(ctx.store.put_asset, ctx.base, f"inline.{ext}", data)
-            mapping[uri] = link_for_documents(ctx.store, stored.links)
-            ok += 1
+        # phase 1: HTML assets uploaded, HTML rewritten
         html = links.rewrite_html(text, mapping)
         # phase 2: HTML to Markdown (pool); phase 3: links left in the Markdown rewritten
         markdown = await ctx.svc.pool.run(html_to_markdown, html)
@@ -158,7 +187,10 @@ async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: st
     done: list[dict[str, Any]] = []
     total = len(plan.documents)
     try:
-        await _upload_assets(ctx, wanted)
+        await _upload_assets(ctx, [f for f in wanted if not f.lower().endswith(".css")])
+        seen: set[str] = set()
+        for sheet in (f for f in wanted if f.lower().endswith(".css")):
+            await _upload_stylesheet(ctx, sheet, seen)
         for i, doc in enumerate(plan.documents):
             done.append(await _process_document(ctx, doc, texts[doc.source]))
             if progress:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING
 
 from render_pool import jobs
 from tornado_app.docs.base import DocsError, UploadHandler, bool_field, choice_field
 from tornado_app.docs.conversion import convert
 from tornado_app.docs.fetch import fetch
+
+if TYPE_CHECKING:
+    from tornado_app.services import Services
 
 
 def safe_basename(name: str, default: str) -> str:
@@ -20,7 +23,7 @@ def safe_basename(name: str, default: str) -> str:
     return name[:120] or default
 
 
-async def fetch_remote(svc: Any, url: str) -> bytes:
+async def fetch_remote(svc: Services, url: str) -> bytes:
     """Bytes at ``url`` under the SSRF guard and the upload size limit."""
     st = svc.settings
     fetched = await fetch(url, allow_private=st.allow_private_urls,

@@ -20,7 +20,13 @@ def open_pool(svc: Services) -> RenderPool:
     st = svc.settings
     svc.pool = RenderPool(st.pool_workers, queue_limit=st.pool_queue_limit,
                           job_timeout=st.job_timeout_seconds,
-                          memory_limit_mb=st.worker_memory_mb)
+                          memory_limit_mb=st.worker_memory_mb,
+                          browser_limits={
+                              "max_jobs": st.chromium_max_jobs,
+                              "max_rss_mb": st.chromium_max_rss_mb,
+                              "timeout_s": st.pdf_render_timeout,
+                              "page_reuse_jobs": st.chromium_page_reuse_jobs,
+                              "executable": st.chromium_path})
     return svc.pool
 
 

@@ -1,6 +1,7 @@
 // API keys (ADMIN): the company's keys for scripts and CI; create (the key is shown once), revoke.
 import { authApi, Unavailable } from '../api.js';
 import { announce, card, clear, copyText, field, h, newId, notice, pageHeader, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
+import { dialog } from '../dialog.js';
 
 const ROLES = ['ANNOTATOR', 'REVIEWER', 'ADMIN'];
 const EXPIRY = [
@@ -68,17 +69,6 @@ function render(view) {
     return [tr, h('tr', { class: 'message-row' }, h('td', { colspan: '6' }, message))];
   }
 
-  function dialog(title, content, onclose) {
-    const titleId = newId('dlg');
-    const close = h('button', { type: 'button', class: 'btn btn-ghost btn-icon-only dialog-close', 'aria-label': 'Close' }, '×');
-    const dlg = h('dialog', { class: 'dialog', 'aria-labelledby': titleId },
-      h('div', { class: 'dialog-head' }, h('h2', { id: titleId }, title), close), content);
-    close.addEventListener('click', () => dlg.close());
-    dlg.addEventListener('close', () => { dlg.remove(); if (onclose) onclose(); });
-    document.body.append(dlg);
-    dlg.showModal();
-    return dlg;
-  }
 
   function openCreate() {
     const name = field({ label: 'Name', name: 'name', required: true, autocomplete: 'off', hint: 'What uses the key, e.g. "Nightly CI". Up to 64 characters.' });

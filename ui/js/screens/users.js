@@ -1,7 +1,7 @@
 // Users (ADMIN): paged, filterable list; create, rename, enable/disable, change role,
 // reset a password.
 import { authApi, session, Unavailable } from '../api.js';
-import { passwordPair } from '../dialog.js';
+import { passwordPair, dialog } from '../dialog.js';
 import { announce, card, clear, field, h, newId, notice, pageHeader, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
 
 const ROLES = ['ADMIN', 'REVIEWER', 'ANNOTATOR'];
@@ -178,18 +178,6 @@ function render(view, ctx) {
     } catch { /* handled globally */ }
   }
 
-  // ----- dialogs ---------------------------------------------------------------------------
-  function dialog(title, content, onclose) {
-    const titleId = newId('dlg');
-    const close = h('button', { type: 'button', class: 'btn btn-ghost btn-icon-only dialog-close', 'aria-label': 'Close' }, '×');
-    const dlg = h('dialog', { class: 'dialog', 'aria-labelledby': titleId },
-      h('div', { class: 'dialog-head' }, h('h2', { id: titleId }, title), close), content);
-    close.addEventListener('click', () => dlg.close());
-    dlg.addEventListener('close', () => { dlg.remove(); if (onclose) onclose(); });
-    document.body.append(dlg);
-    dlg.showModal();
-    return dlg;
-  }
 
   function openCreate() {
     const username = field({ label: 'Username', name: 'username', required: true, autocomplete: 'off', spellcheck: false, hint: '3 to 64 letters, digits or _ . @ -' });

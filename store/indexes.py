@@ -1,0 +1,20 @@
+"""The MongoDB indexes the service relies on, created at start-up by every replica."""
+
+from __future__ import annotations
+
+from motor.motor_asyncio import AsyncIOMotorDatabase
+from pymongo import ASCENDING
+
+from store import api_keys, audit, users
+
+
+async def ensure_indexes(db: AsyncIOMotorDatabase) -> None:
+    """Create the indexes that enforce tenant-scoped identity and keep queries indexed
+    (idempotent: creating an existing index is a no-op)."""
+    await db.companies.create_index([("code", ASCENDING)], unique=True)
+    await db.users.create_index([("companyId", ASCENDING), ("username", ASCENDING)], unique=True)
+    await db.users.create_index([("companyId", ASCENDING), ("role", ASCENDING),
+                                 ("status", ASCENDING)])
+    await users.ensure_indexes(db)
+    await audit.ensure_indexes(db)
+    await api_keys.ensure_indexes(db)
