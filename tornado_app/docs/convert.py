@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from render_pool import jobs
 from tornado_app.docs.base import DocsError, UploadHandler, bool_field, choice_field
@@ -45,7 +45,7 @@ def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes
     return export, engine
 
 
-async def convert_form(svc: Any, company_id: str, fields: dict[str, str],
+async def convert_form(svc: Services, company_id: str, fields: dict[str, str],
                        files: dict[str, tuple[str, bytes]], *, save: bool,
                        result_token: str | None = None) -> dict[str, Any]:
     """Convert a ``/api/convert`` form (the remote file fetched first); the answer's data.
