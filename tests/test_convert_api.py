@@ -5,17 +5,16 @@ from __future__ import annotations
 import base64
 import dataclasses
 import html as html_lib
-import io
 import json
 import re
 import urllib.request
-import zipfile
 from pathlib import Path
 
 import marko
 import pypdfium2
 import pytest
 
+from tests.archive_fixtures import zip_of
 from tests.conftest import post_form
 from tests.docx_fixtures import build_feature_docx
 from tests.local_http import LocalServer, body
@@ -139,20 +138,12 @@ async def test_parameter_errors(api):
     _fail(reply, 40001)
 
 
-def _zip(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in members.items():
-            z.writestr(name, data)
-    return buf.getvalue()
-
-
 async def test_hostile_documents_get_codes_and_service_stays_up(api):
-    bomb = _zip({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"<" + b"a" * (300 << 20)})
+    bomb = zip_of({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"<" + b"a" * (300 << 20)})
     cases = {
         "empty.docx": (b"", 40003),
         "corrupt.docx": (b"PK\x03\x04garbage-not-a-zip" * 10, 40003),
-        "missing.docx": (_zip({"[Content_Types].xml": b"<Types/>"}), 40003),
+        "missing.docx": (zip_of({"[Content_Types].xml": b"<Types/>"}), 40003),
         "encrypted.pdf": (encrypted_pdf(), 40003),
         "scan.pdf": (scanned_pdf(), 40003),
         "notes.txt": (b"just some text", 40002),

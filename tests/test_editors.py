@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import io
 import re
-import tarfile
 import urllib.error
 import urllib.request
-import zipfile
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,6 +20,7 @@ from hypothesis import strategies as st
 
 from render_pool.batch import plan_document
 from render_pool.links import css_references, markdown_references, rewrite_css, rewrite_markdown
+from tests.archive_fixtures import tgz_of, zip_of
 from tests.conftest import post_form
 from tests.pdf_fixtures import tiny_png
 from tornado_app.app import make_app
@@ -299,24 +297,6 @@ def static_site() -> Vault:
 VAULTS = {v.name: v for v in (typora(), obsidian(), vscode_windows(), static_site())}
 
 
-def as_zip(files: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in files.items():
-            z.writestr(name, data)
-    return buf.getvalue()
-
-
-def as_tgz(files: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 def download(url: str) -> tuple[int, bytes]:
     try:
         with urllib.request.urlopen(url, timeout=10) as r:
@@ -344,7 +324,7 @@ async def run_vault(api, storage_services, monkeypatch, tmp_path: Path, vault: V
                                 {"folder_path": str(root / vault.name), "prefix": vault.name})
         assert reply.status == 200 and reply.body["ok"] is True, reply.body
         return reply.body["files"]
-    data = as_zip(vault.files) if transport == "zip" else as_tgz(vault.files)
+    data = zip_of(vault.files) if transport == "zip" else tgz_of(vault.files)
     reply = await post_form(api, "/api/upload-archive", {"prefix": vault.name},
                             {"file": (f"{vault.name}.{transport}", data)})
     assert reply.status == 200 and reply.body["code"] == 0, reply.body

@@ -9,9 +9,7 @@ import asyncio
 import dataclasses
 import hashlib
 import hmac
-import io
 import json
-import tarfile
 import time
 import uuid
 from typing import Any
@@ -23,6 +21,7 @@ from redis.asyncio import Redis
 
 from store import api_keys
 from store.job_queue import STREAM, JobQueue
+from tests.archive_fixtures import tgz_of
 from tests.conftest import post_form
 from tests.pdf_fixtures import tiny_png
 from tornado_app.embedded.servers import free_port
@@ -31,18 +30,8 @@ from tornado_app.seed import ensure_company
 pytestmark = pytest.mark.timeout(120)
 
 
-def _tgz(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 def small_archive(tag: str = "a") -> bytes:
-    return _tgz({f"{tag}/page.md": f"# {tag}\n\n![p](img/p.png)\n".encode(),
+    return tgz_of({f"{tag}/page.md": f"# {tag}\n\n![p](img/p.png)\n".encode(),
                  f"{tag}/img/p.png": tiny_png()})
 
 
@@ -50,7 +39,7 @@ def slow_archive(documents: int = 120) -> bytes:
     """HTML documents (each one goes through the render pool): long enough to act mid-job."""
     body = "".join(f"<p>paragraph {i} <b>bold</b> <a href='x{i}.html'>l</a></p>"
                    for i in range(400))
-    return _tgz({f"d/{i:03}.html": f"<html><body><h1>{i}</h1>{body}</body></html>".encode()
+    return tgz_of({f"d/{i:03}.html": f"<html><body><h1>{i}</h1>{body}</body></html>".encode()
                  for i in range(documents)})
 
 

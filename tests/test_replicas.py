@@ -8,13 +8,11 @@ because nothing lives in one process only.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
 import subprocess
 import sys
-import tarfile
 import time
 import urllib.error
 import urllib.request
@@ -27,6 +25,7 @@ from typing import Any
 import pytest
 
 from store.objects import ObjectStore
+from tests.archive_fixtures import tgz_of
 from tests.conftest import multipart
 from tests.pdf_fixtures import tiny_png
 from tornado_app.embedded.servers import free_port, start_redis, start_secantus
@@ -297,7 +296,7 @@ def test_storage_config_profiles_and_link_map_set_on_one_are_seen_on_other(clust
         assert got["map"] == mapping and got["count"] == 1
         assert b.call("GET", "/config").body["linkmap_size"] == 1
         # B applies A's link map when it processes an archive: nothing is uploaded for it
-        archive = _tgz({"page.md": b"# P\n\n![l](img/logo.png)\n", "img/logo.png": tiny_png()})
+        archive = tgz_of({"page.md": b"# P\n\n![l](img/logo.png)\n", "img/logo.png": tiny_png()})
         data = _ok(b.call("POST", "/api/upload-archive", form={"prefix": "lm"},
                           files={"file": ("lm.tgz", archive)}))
         assert data["files"][0]["mappings"] == [{"from": "img/logo.png",
@@ -307,19 +306,9 @@ def test_storage_config_profiles_and_link_map_set_on_one_are_seen_on_other(clust
     assert a.call("GET", "/config/linkmap").body["map"] == {}
 
 
-def _tgz(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 def test_archive_staged_on_one_is_processed_on_other(cluster):
     png = tiny_png()
-    archive = _tgz({"book/intro.md": b"# Intro\n\n![pic](../img/pic.png)\n",
+    archive = tgz_of({"book/intro.md": b"# Intro\n\n![pic](../img/pic.png)\n",
                     "img/pic.png": png})
     staged = _ok(cluster.a.call("POST", "/api/archive/stage",
                                 files={"file": ("book.tgz", archive)}))

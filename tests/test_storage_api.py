@@ -16,6 +16,7 @@ import zipfile
 import pytest
 
 from store.storage_settings import SERVICE
+from tests.archive_fixtures import tgz_of
 from tests.conftest import docs_caller_company, post_form
 from tests.docx_fixtures import build_feature_docx
 from tests.pdf_fixtures import tiny_png
@@ -127,7 +128,7 @@ async def test_tar_symlink_refused(api):
 
 async def test_stage_then_process_with_version_and_job_polling(api, job_consumer):
     staged = _ok(await post_form(api, "/api/archive/stage", {},
-                                 {"file": ("site.tgz", _tgz({"a.md": b"![i](i.png)",
+                                 {"file": ("site.tgz", tgz_of({"a.md": b"![i](i.png)",
                                                              "i.png": PNG}))}))
     assert staged["name"] == "site.tgz" and staged["size"] > 0 and len(staged["id"]) == 32
     done = _ok(await post_form(api, "/api/archive/process",
@@ -144,16 +145,6 @@ async def test_stage_then_process_with_version_and_job_polling(api, job_consumer
     missing = await post_form(api, "/api/archive/process", {"id": "0" * 32})
     assert missing.body["code"] == 40401
     assert (await api.call("GET", "/api/jobs/" + "f" * 32)).body["code"] == 40401
-
-
-def _tgz(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 async def test_link_map_rewrites_without_upload(api, storage_services):

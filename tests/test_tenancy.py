@@ -5,13 +5,12 @@ company's id or key answers like a missing one; saved results sit at unguessable
 from __future__ import annotations
 
 import asyncio
-import io
 import re
 import urllib.parse
-import zipfile
 
 import pytest
 
+from tests.archive_fixtures import zip_of
 from tests.conftest import add_user, login, post_form
 from tests.docx_fixtures import build_feature_docx
 from tornado_app.seed import ensure_company
@@ -19,14 +18,6 @@ from tornado_app.seed import ensure_company
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00"
        b"\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N"
        b"\x00\x00\x00\x00IEND\xaeB`\x82")
-
-
-def _zip(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, data in members.items():
-            z.writestr(name, data)
-    return buf.getvalue()
 
 
 def _ok(reply):
@@ -84,7 +75,7 @@ async def test_saved_results_are_the_companys_own_and_unguessable(api, tenants):
 
 async def test_staged_archives_and_jobs_belong_to_their_company(api, tenants, job_consumer):
     (_, a), (_, b) = tenants
-    archive = {"file": ("s.zip", _zip({"a.md": b"![i](i.png)", "i.png": PNG}))}
+    archive = {"file": ("s.zip", zip_of({"a.md": b"![i](i.png)", "i.png": PNG}))}
     staged = _ok(await post_form(api, "/api/archive/stage", {}, archive, token=a))
     other = await post_form(api, "/api/archive/process", {"id": staged["id"]}, token=b)
     assert other.body["code"] == 40401
