@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from store import indexes, mongo
 from store.audit import AuditLog
+from store.job_queue import JobQueue
 from store.sessions import SessionStore, Throttle
 from tornado_app.auth.passwords import PasswordService
 from tornado_app.metrics import Metrics
@@ -38,6 +39,13 @@ class Services:
     metrics: Metrics = field(default_factory=Metrics)
     extras: dict[str, Any] = field(default_factory=dict)
     audit: Any = None  # store.audit.AuditLog: the audit trail's background writer
+
+    def job_queue(self) -> JobQueue:
+        """The durable job queue (Redis Streams) with this process's settings."""
+        s = self.settings
+        return JobQueue(self.redis, result_ttl=s.job_result_ttl_seconds,
+                        claim_idle_ms=int(s.job_claim_idle_seconds * 1000),
+                        max_attempts=s.job_max_attempts)
 
     async def close(self) -> None:
         if self.audit is not None:

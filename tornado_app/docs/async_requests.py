@@ -19,7 +19,6 @@ from typing import Any
 from store.job_queue import IdempotencyConflict
 from store.staging import StagedArchives
 from tornado_app.docs.base import DocsError, DocsHandler
-from tornado_app.docs.job_worker import job_queue
 from tornado_app.docs.webhooks import check_callback
 
 MAX_IDEMPOTENCY_KEY = 200
@@ -47,7 +46,7 @@ async def earlier_job(handler: DocsHandler, job_id: str, body_digest: str) -> st
         raise DocsError(40001, f"Idempotency-Key is longer than {MAX_IDEMPOTENCY_KEY} "
                                "characters")
     try:
-        bound = await job_queue(handler.services).claim_idempotency(
+        bound = await handler.services.job_queue().claim_idempotency(
             handler.company_id, key, body_digest, job_id)
     except IdempotencyConflict as exc:
         raise DocsError(40001, "Idempotency-Key was used with a different request within "
@@ -77,7 +76,7 @@ async def submit(handler: DocsHandler, kind: str, fields: dict[str, str],
         key = StagedArchives.new(store.config.prefix, kind, len(input_bytes)).key
         await svc.storage.put(store, key, input_bytes, "application/octet-stream")
         job_input = {**job_input, "key": key, "owned": True}
-    await job_queue(svc).submit(handler.company_id, kind, job_input, callback_url=callback,
+    await svc.job_queue().submit(handler.company_id, kind, job_input, callback_url=callback,
                                 job_id=job_id)
     return job_id
 

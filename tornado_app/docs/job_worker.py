@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Any
 
-from store.job_queue import Delivery, JobQueue
+from store.job_queue import Delivery
 from store.staging import STAGING_PREFIX
 from store.storage_errors import StorageError
 from tornado_app.services import Services
@@ -29,14 +29,6 @@ log = logging.getLogger(__name__)
 
 class JobCancelled(Exception):
     """The job was cancelled (or ended elsewhere) while it ran."""
-
-
-def job_queue(svc: Services) -> JobQueue:
-    """The queue with this process's settings."""
-    s = svc.settings
-    return JobQueue(svc.redis, result_ttl=s.job_result_ttl_seconds,
-                    claim_idle_ms=int(s.job_claim_idle_seconds * 1000),
-                    max_attempts=s.job_max_attempts)
 
 
 def consumer_name() -> str:
@@ -49,7 +41,7 @@ class JobWorker:
 
     def __init__(self, svc: Services) -> None:
         self.svc = svc
-        self.queue = job_queue(svc)
+        self.queue = svc.job_queue()
         self.name = consumer_name()
         self._stopping = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None

@@ -13,7 +13,6 @@ from tornado.iostream import StreamClosedError
 
 from store.job_queue import ENDED, public_view
 from tornado_app.docs.base import DocsError, DocsHandler
-from tornado_app.docs.job_worker import job_queue
 
 MAX_PAGE_SIZE = 100
 EVENT_POLL_SECONDS = 0.25
@@ -38,7 +37,7 @@ class JobsListHandler(DocsHandler):
         page = _positive(self.get_query_argument("page", ""), "page", 1)
         size = min(MAX_PAGE_SIZE, _positive(self.get_query_argument("pageSize", ""),
                                             "pageSize", 20))
-        records, total = await job_queue(self.services).list(self.company_id,
+        records, total = await self.services.job_queue().list(self.company_id,
                                                              (page - 1) * size, size)
         self.success({"items": [_summary(r) for r in records], "total": total, "page": page,
                       "pageSize": size})
@@ -46,7 +45,7 @@ class JobsListHandler(DocsHandler):
 
 class JobHandler(DocsHandler):
     async def get(self, job_id: str) -> None:
-        record = await job_queue(self.services).get(self.company_id, job_id)
+        record = await self.services.job_queue().get(self.company_id, job_id)
         if record is None:
             raise DocsError(40401, "no such job (it may have expired)")
         self.success(public_view(record))
@@ -54,7 +53,7 @@ class JobHandler(DocsHandler):
 
 class JobCancelHandler(DocsHandler):
     async def post(self, job_id: str) -> None:
-        record, cancelled = await job_queue(self.services).cancel(self.company_id, job_id)
+        record, cancelled = await self.services.job_queue().cancel(self.company_id, job_id)
         if record is None:
             raise DocsError(40401, "no such job (it may have expired)")
         if not cancelled:
@@ -69,7 +68,7 @@ class JobEventsHandler(DocsHandler):
     replica answers)."""
 
     async def get(self, job_id: str) -> None:
-        queue = job_queue(self.services)
+        queue = self.services.job_queue()
         record = await queue.get(self.company_id, job_id)
         if record is None:
             raise DocsError(40401, "no such job (it may have expired)")
