@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from store.objects import ObjectStore
-from tests.test_jobs import _tgz
+from tests.archive_fixtures import tgz_of
 from tests.test_replicas import OPERATOR, ROOT, Replica, _env, _ok, _stop, _wait_healthy
 from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
@@ -83,7 +83,7 @@ def _archive(documents: int, images: int) -> bytes:
         members[f"docs/{i:03}.html"] = (
             f"<html><body><h1>{i}</h1><img src='../img/p{i % images}.png'>{text}"
             "</body></html>").encode()
-    return _tgz(members)
+    return tgz_of(members)
 
 
 def _job(replica: Replica, job_id: str) -> dict[str, Any]:
