@@ -340,3 +340,16 @@ def test_create_admin_reads_the_password_from_stdin_and_console_logs(tmp_path):
     finally:
         out = _stop_output(proc)
     assert not any("First run" in x for x in out)
+
+
+def test_a_killed_service_leaves_no_embedded_server_behind(tmp_path):
+    import psutil
+
+    proc, _ = _start(tmp_path / "data")
+    children = psutil.Process(proc.pid).children(recursive=True)
+    names = {c.name() for c in children}
+    assert {"redis-server", "weed"} <= names, names  # SecantusDB runs as a python process
+    proc.kill()  # SIGKILL: no clean-up code of the service runs
+    proc.wait(10)
+    _, alive = psutil.wait_procs(children, timeout=20)
+    assert not alive, [(p.pid, p.name()) for p in alive]

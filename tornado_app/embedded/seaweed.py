@@ -27,6 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tornado_app.embedded.children import die_with_parent
+
 HOST = "127.0.0.1"
 REGION = "us-east-1"
 KEYS_FILE = "s3.json"
@@ -327,6 +329,7 @@ def start_seaweed(
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                preexec_fn=die_with_parent,
                 start_new_session=True,
             )
         finally:

@@ -9,11 +9,9 @@ them politely first.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
+
+from tornado_app.embedded.children import die_with_parent
 
 log = logging.getLogger("tornado_app.embedded.servers")
 T = TypeVar("T")
@@ -35,12 +35,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def find_binary(name: str, fix: str) -> str:
@@ -80,7 +74,7 @@ def _spawn(name: str, argv: list[str], log_path: Path | None) -> subprocess.Pope
     try:
         return subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent, start_new_session=True,
+            preexec_fn=die_with_parent, start_new_session=True,
         )
     finally:
         if log_path:
