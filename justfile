@@ -73,13 +73,15 @@ venv:
 # `just bench convert --quick` runs one section briefly. The conversion section compares with
 # pandoc (Debian package, installed here when missing) and with mammoth and markitdown, which
 # it installs itself into their own virtualenvs under bench/.peers/ (never into .venv).
+# HTTP load comes from wrk (Debian package, installed here when missing).
 bench *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail
-    if ! dpkg -s pandoc >/dev/null 2>&1; then
+    missing=$(for p in pandoc wrk; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+    if [ -n "$missing" ]; then
         sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
         $sudo_cmd apt-get update -q
-        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q pandoc
+        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q $missing
     fi
     {{py}} -m bench {{ARGS}}
 

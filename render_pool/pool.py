@@ -34,6 +34,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from render_pool.children import die_with_parent
 from render_pool.errors import ConversionError, ConversionTimeout
 from render_pool.procfs import descendants, tree_rss_mb
 
@@ -58,6 +59,7 @@ class WorkerCrashed(ConversionError):
 
 
 def _worker_init(browser_limits: dict[str, Any] | None = None) -> None:
+    die_with_parent()  # a SIGKILLed service (or OOM kill) leaves no worker behind
     # Ctrl-C in a terminal reaches the whole process group: the parent decides, not workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if browser_limits:

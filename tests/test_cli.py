@@ -342,14 +342,47 @@ def test_create_admin_reads_the_password_from_stdin_and_console_logs(tmp_path):
     assert not any("First run" in x for x in out)
 
 
-def test_a_killed_service_leaves_no_embedded_server_behind(tmp_path):
+def test_a_killed_service_leaves_no_child_process_behind(tmp_path):
     import psutil
 
-    proc, _ = _start(tmp_path / "data")
+    proc, port = _start(tmp_path / "data")
+    body, content_type = urllib3.encode_multipart_formdata(
+        {"target": "pdf", "markdown_text": "# Title\n\nA rendered page."})
+    req = urllib.request.Request(  # a render: a pool worker and its Chromium are running
+        f"http://127.0.0.1:{port}/md/convert", data=body, method="POST",
+        headers={"Content-Type": content_type, "Authorization": f"Bearer {OPERATOR_TOKEN}"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        answer = r.read()
+        assert answer[:5] == b"%PDF-", answer[:300]
     children = psutil.Process(proc.pid).children(recursive=True)
     names = {c.name() for c in children}
-    assert {"redis-server", "weed"} <= names, names  # SecantusDB runs as a python process
+    # SecantusDB and the pool workers run as python processes
+    assert {"redis-server", "weed"} <= names and any("chrom" in n for n in names), names
     proc.kill()  # SIGKILL: no clean-up code of the service runs
     proc.wait(10)
     _, alive = psutil.wait_procs(children, timeout=20)
     assert not alive, [(p.pid, p.name()) for p in alive]
+
+
+def test_event_loop_is_uvloop_by_default_and_asyncio_on_request(tmp_path):
+    """serve runs on uvloop unless EVENT_LOOP=asyncio (the untuned runtime, also with the
+    collector left at Python's defaults); the log's "serving" line says which loop runs,
+    and a misspelt EVENT_LOOP stops start-up with a message naming the setting."""
+    for extra, expected in (({}, "uvloop"),
+                            ({"EVENT_LOOP": "asyncio", "GC_GEN0_THRESHOLD": "0"}, "asyncio")):
+        proc, port = _start(tmp_path / f"data-{expected}", extra_env=extra)
+        try:
+            status, body = _post(port, "/api/auth/login", {"companyCode": "NOPE",
+                                                           "username": "x", "password": "y"})
+            assert status == 401 and body["code"] == "USER_NOT_FOUND"
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            out, _ = proc.communicate(timeout=30)
+        serving = [json.loads(line) for line in out.splitlines()
+                   if line.startswith("{") and '"serving"' in line]
+        assert serving and serving[0]["event_loop"].split(".")[0] == expected, out
+        assert proc.returncode == 0, out
+    r = subprocess.run([sys.executable, "-m", "tornado_app", "serve"],
+                       env={**_env(tmp_path / "d3"), "EVENT_LOOP": "twisted"},
+                       capture_output=True, text=True, timeout=30, cwd=ROOT)
+    assert r.returncode != 0 and "EVENT_LOOP must be uvloop or asyncio" in r.stderr

@@ -78,7 +78,7 @@ def test_first_run_setup_creates_the_company_and_signs_in(browser, empty_server)
         pg.get_by_label("Company code").wait_for()
         assert token not in pg.url  # the token leaves the address bar (and the history)
         pg.get_by_role("button", name="Create company and sign in").click()
-        assert field_error(pg, "Company code").inner_text().startswith("Use 1 to 64")
+        expect(field_error(pg, "Company code")).to_contain_text("Use 1 to 64")
         pg.get_by_label("Company code").fill("NEWCO")
         pg.get_by_label("Company name").fill("New Co")
         pg.get_by_label("Your username").fill("founder")
@@ -86,14 +86,14 @@ def test_first_run_setup_creates_the_company_and_signs_in(browser, empty_server)
         pg.get_by_label("Password", exact=True).fill("founder password")
         pg.get_by_label("Password again").fill("founder passwort")
         pg.get_by_role("button", name="Create company and sign in").click()
-        assert field_error(pg, "Password again").inner_text() == "The two passwords differ."
+        expect(field_error(pg, "Password again")).to_have_text("The two passwords differ.")
         pg.get_by_label("Password again").fill("founder password")
         shot(pg, "71-setup")
         pg.get_by_role("button", name="Create company and sign in").click()
         pg.get_by_role("heading", name="Users", level=1).wait_for()
         pg.get_by_text("New Co is set up and you are its administrator").wait_for()
-        assert "Fay Founder" in pg.locator("#who-text").inner_text()
-        assert pg.locator('tr[data-username="founder"]').is_visible()
+        expect(pg.locator("#who-text")).to_contain_text("Fay Founder")
+        expect(pg.locator('tr[data-username="founder"]')).to_be_visible()
         shot(pg, "72-setup-done")
 
         # the same address again: setup is over
@@ -128,8 +128,7 @@ def test_change_own_password_dialog(page):
     dialog.get_by_label("New password again").fill("noah new password")
     dialog.get_by_role("button", name="Change password").click()
     err = field_error(page, "Current password")
-    err.wait_for()
-    assert err.inner_text() == "This is not your current password."
+    expect(err).to_have_text("This is not your current password.")
     shot(page, "74-password-wrong", full_page=False)
     dialog.get_by_label("Current password").fill(PASSWORD)
     dialog.get_by_role("button", name="Change password").click()
@@ -140,7 +139,7 @@ def test_change_own_password_dialog(page):
         "el => el === document.activeElement")
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, "noah", "noah new password")
-    assert "Noah" in page.locator("#who-text").inner_text()
+    expect(page.locator("#who-text")).to_contain_text("Noah")
 
 
 def test_admin_resets_a_password_in_the_users_table(page):
@@ -152,8 +151,8 @@ def test_admin_resets_a_password_in_the_users_table(page):
     dialog = page.get_by_role("dialog", name="Reset password of mei")
     dialog.get_by_label("New password", exact=True).fill("short")
     dialog.get_by_role("button", name="Set password").click()
-    assert field_error(page, "New password").inner_text() == \
-        "The password needs 8 to 128 characters."
+    expect(field_error(page, "New password")).to_have_text(
+        "The password needs 8 to 128 characters.")
     dialog.get_by_label("New password", exact=True).fill("mei reset password")
     dialog.get_by_label("New password again").fill("mei reset password")
     shot(page, "76-users-reset-password", full_page=False)

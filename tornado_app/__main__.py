@@ -29,6 +29,7 @@ from tornado_app.embedded.servers import (
     start_secantus,
 )
 from tornado_app.logs import setup_logging
+from tornado_app.runtime import run, settle_heap
 from tornado_app.services import Services, open_services
 from tornado_app.settings import Settings
 
@@ -86,7 +87,9 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
     )
     server.listen(port, address=host)
     metrics_server = listen_metrics(svc, settings.metrics_address)
-    log.info("serving", extra={"port": port, "host": host, "services": ",".join(services)})
+    settle_heap(settings.gc_gen0_threshold)
+    log.info("serving", extra={"port": port, "host": host, "services": ",".join(services),
+                               "event_loop": type(asyncio.get_running_loop()).__module__})
     if "auth" in services:
         await announce_first_run(svc, host, port)
     stop = asyncio.Event()
@@ -125,6 +128,7 @@ async def work(settings: Settings, port: int, host: str, embedded: Embedded) -> 
     consumer.start()
     server = tornado.httpserver.HTTPServer(make_metrics_app(svc))
     server.listen(port, address=host)
+    settle_heap(settings.gc_gen0_threshold)
     log.info("worker", extra={"port": port, "host": host, "consumer": consumer.name})
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -272,11 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "serve":
             seed = args.seed or settings.seed_file
-            asyncio.run(serve(settings, args.port, args.host, parse_services(args.services),
-                              seed, embedded, worker=not args.no_worker))
+            run(serve(settings, args.port, args.host, parse_services(args.services), seed,
+                      embedded, worker=not args.no_worker), settings.event_loop)
             return 0
         if args.command == "worker":
-            asyncio.run(work(settings, args.port, args.host, embedded))
+            run(work(settings, args.port, args.host, embedded), settings.event_loop)
             return 0
         if args.command == "create-admin":
             return asyncio.run(_with_services(settings, embedded,

@@ -50,6 +50,14 @@ def _env_networks(env: dict[str, str], name: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _event_loop(value: str) -> str:
+    """``EVENT_LOOP``: ``uvloop`` (default) or ``asyncio``; anything else stops start-up."""
+    value = value.strip().lower() or "uvloop"
+    if value not in ("uvloop", "asyncio"):
+        raise SystemExit(f"EVENT_LOOP must be uvloop or asyncio, got {value!r}")
+    return value
+
+
 def _log_format(value: str) -> str:
     value = value.strip().lower() or "auto"
     if value not in ("auto", "json", "console"):
@@ -69,6 +77,9 @@ class Settings:
     permission_cache_seconds: int = 60
     log_level: str = "INFO"
     log_format: str = "auto"  # auto: console on a terminal, JSON lines otherwise
+    # process runtime (tornado_app.runtime): event loop and collector tuning for latency
+    event_loop: str = "uvloop"
+    gc_gen0_threshold: int = 50_000  # 0: Python's default (700)
     # request limits
     max_json_body_bytes: int = 64 * 1024
     max_upload_bytes: int = 50 * 1024 * 1024
@@ -153,6 +164,8 @@ class Settings:
             session_ttl_seconds=_env_int(env, "SESSION_TTL_SECONDS", 86400),
             log_level=(env.get("LOG_LEVEL") or "INFO").upper(),
             log_format=_log_format(env.get("LOG_FORMAT", "")),
+            event_loop=_event_loop(env.get("EVENT_LOOP", "")),
+            gc_gen0_threshold=_env_int(env, "GC_GEN0_THRESHOLD", 50_000),
             trusted_proxies=_env_networks(env, "TRUSTED_PROXIES"),
             max_upload_bytes=_env_int(env, "MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
