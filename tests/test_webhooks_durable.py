@@ -243,3 +243,28 @@ async def test_a_stopping_sender_gives_its_attempt_back_at_once(hook_services):
         await second.stop(5)
         receiver.stop()
     assert len(receiver.seen) == 2 and [d["status"] for d in record["deliveries"]] == [200]
+
+
+async def test_every_way_a_job_ends_schedules_its_webhook_once(hook_services):
+    queue = JobQueue(hook_services.redis, claim_idle_ms=50, max_attempts=1)
+    url = "http://127.0.0.1:9/hook"
+    cancelled = await queue.submit("co1", "archive", {"key": "k"}, callback_url=url)
+    await queue.cancel("co1", cancelled["id"])
+    await queue.cancel("co1", cancelled["id"])  # already ended: nothing more
+    abandoned = await queue.submit("co1", "archive", {"key": "k"}, callback_url=url)
+    delivery = await queue.next("c1", block_ms=50)
+    assert delivery is not None and delivery.job_id == cancelled["id"]
+    await queue.start(delivery, "c1")  # the cancelled job: acknowledged, not run
+    delivery = await queue.next("c1", block_ms=50)
+    assert (await queue.start(delivery, "c1"))["state"] == "running"
+    await asyncio.sleep(0.1)  # c1 died; its job was started max_attempts times
+    again = await queue.next("c2", block_ms=50)
+    assert again is not None and await queue.start(again, "c2") is None
+    silent = await queue.submit("co1", "archive", {"key": "k"})  # no callback_url
+    await queue.update("co1", silent["id"], {"state": "done"})
+    pending = await hook_services.redis.zrange(OUTBOX, 0, -1)
+    assert sorted(pending) == sorted([f"co1:{cancelled['id']}", f"co1:{abandoned['id']}"])
+    for job_id, state in ((cancelled["id"], "cancelled"), (abandoned["id"], "failed")):
+        record = await queue.get("co1", job_id)
+        assert record["state"] == state and record["webhook"]["state"] == "pending"
+    assert "webhook" not in await queue.get("co1", silent["id"])
