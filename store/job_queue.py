@@ -11,6 +11,11 @@ ours). A job started ``max_attempts`` times without finishing ends ``failed``.
 The record of a job lives under its company (another company's id is not found) for
 ``result_ttl`` seconds after its last change; the company's index (a sorted set by creation
 time) pages the list.
+
+A job with a ``callback_url`` that ends (done, failed or cancelled) is put in the webhook
+outbox (:data:`OUTBOX`, a sorted set scored by the next attempt's time) in the same
+transaction that writes its final state, so no process death can lose the delivery;
+:mod:`store.webhook_outbox` takes it from there.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ GROUP = "ds:workers"
 ENDED = ("done", "failed", "cancelled")
 PRIVATE_FIELDS = ("input", "company_id")
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+OUTBOX = "ds:hooks"  # pending webhook deliveries: member "<company>:<job>", score = due time
 
 
 def _record_key(company_id: str, job_id: str) -> str:
@@ -39,6 +45,11 @@ def _record_key(company_id: str, job_id: str) -> str:
 
 def _index_key(company_id: str) -> str:
     return f"ds:jobs:{company_id}"
+
+
+def outbox_member(company_id: str, job_id: str) -> str:
+    """The outbox member of a job (a job id never holds a colon; a company id may)."""
+    return f"{company_id}:{job_id}"
 
 
 def public_view(record: dict[str, Any]) -> dict[str, Any]:
@@ -130,7 +141,9 @@ class JobQueue:
     async def update(self, company_id: str, job_id: str, changes: dict[str, Any], *,
                      unless: tuple[str, ...] = ENDED) -> dict[str, Any] | None:
         """Apply ``changes`` atomically unless the job is gone or in a state of ``unless``;
-        returns the new record, or None when nothing was changed."""
+        returns the new record, or None when nothing was changed. A change that ends a job
+        with a ``callback_url`` also schedules its webhook (due now) in the same
+        transaction."""
         key = _record_key(company_id, job_id)
         async with self.redis.pipeline() as pipe:
             while True:
@@ -142,9 +155,18 @@ class JobQueue:
                     record = json.loads(raw)
                     if record.get("state") in unless:
                         return None
+                    was_ended = record.get("state") in ENDED
                     record.update(changes)
+                    hook = (not was_ended and record.get("state") in ENDED
+                            and bool(record.get("callback_url")))
+                    if hook:
+                        now = time.time()
+                        record["webhook"] = {"state": "pending", "since": now,
+                                             "next_attempt": now}
                     pipe.multi()
                     pipe.set(key, json.dumps(record), ex=self.result_ttl)
+                    if hook:
+                        pipe.zadd(OUTBOX, {outbox_member(company_id, job_id): now})
                     await pipe.execute()
                     return record
                 except WatchError:

@@ -4,15 +4,23 @@
   claims it (after ``JOB_CLAIM_IDLE_SECONDS``) and finishes it; every document once, every
   stored link works, nothing stored twice (the objects are counted);
 - ``serve --no-worker`` only enqueues, a ``worker`` runs the job; SIGTERM to the worker in
-  the middle of a job lets it finish before the process exits.
+  the middle of a job lets it finish before the process exits;
+- a ``worker`` whose webhook receiver is failing is killed with SIGKILL between retries;
+  another ``worker`` makes the next attempt (the delivery is pending in Redis, not in the dead
+  process).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import hmac
+import http.server
 import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from store.objects import ObjectStore
@@ -62,13 +71,13 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
         redis.stop()
 
 
-def _spawn(infra: Infra, name: str, *args: str) -> Replica:
+def _spawn(infra: Infra, name: str, *args: str, env: dict[str, str] | None = None) -> Replica:
     port = free_port()
     log_path = infra.base / f"{name}.log"
     command = [sys.executable, "-m", "tornado_app", *args, "--port", str(port)]
     with open(log_path, "wb") as out:
-        proc = subprocess.Popen(command, env=_env(infra.base, name, infra.urls), stdout=out,
-                                stderr=subprocess.STDOUT, cwd=ROOT)
+        proc = subprocess.Popen(command, env={**_env(infra.base, name, infra.urls), **(env or {})},
+                                stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
     replica = Replica(name, port, proc, log_path)
     _wait_healthy(replica)
     return replica
@@ -197,3 +206,75 @@ def test_worker_exposes_health_and_job_metrics(infra):
     finally:
         _stop(api)
         _stop(worker)
+
+
+class _Hook(http.server.BaseHTTPRequestHandler):
+    """Records each POST on its server; answers the server's ``status``."""
+
+    def do_POST(self) -> None:
+        server = self.server
+        assert isinstance(server, _HookServer)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        server.seen.append({"headers": dict(self.headers), "body": body, "at": time.time()})
+        self.send_response(server.status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class _HookServer(http.server.ThreadingHTTPServer):
+    """A webhook receiver on loopback, in a thread of the test."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Hook)
+        self.seen: list[dict[str, Any]] = []
+        self.status = 500
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/hook"
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+def test_a_killed_workers_webhook_retries_are_made_by_another_worker(infra):
+    secret = "replica hook secret"
+    hooks = {"WEBHOOK_SECRET": secret, "ALLOW_PRIVATE_URLS": "true",
+             "WEBHOOK_FIRST_RETRY_SECONDS": "1"}
+    receiver = _HookServer()  # failing (500) until the first worker is dead
+    api = _spawn(infra, "hook-api", "serve", "--no-worker", env=hooks)
+    first = _spawn(infra, "hook-w1", "worker", env=hooks)
+    second = None
+    try:
+        job_id = _ok(api.call("POST", "/api/upload-archive",
+                              form={"async": "true", "callback_url": receiver.url},
+                              files={"file": ("h.tgz", _archive(2, 1))}))["job_id"]
+        failing = _wait(api, job_id, lambda s: len(s.get("deliveries", [])) >= 1)
+        orphans = psutil.Process(first.process.pid).children(recursive=True)
+        first.process.send_signal(signal.SIGKILL)  # between retries: the next is due in 1 s
+        first.process.wait(10)
+        for child in orphans:  # its render pool does not die with it: not under test here
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
+        assert failing["state"] == "done" and failing["webhook"]["state"] == "pending"
+        assert _pid_of(failing["consumer"]) == first.process.pid
+        tried = len(receiver.seen)
+        receiver.status = 200
+        time.sleep(1.5)  # the retry is due; no live process to make it yet
+        assert len(receiver.seen) == tried
+        second = _spawn(infra, "hook-w2", "worker", env=hooks)
+        done = _wait(api, job_id, lambda s: s["webhook"]["state"] == "delivered")
+    finally:
+        for replica in (second, first, api):
+            if replica is not None:
+                _stop(replica)
+        receiver.shutdown()
+        receiver.server_close()
+    statuses = [d["status"] for d in done["deliveries"]]
+    assert statuses == [500] * tried + [200]
+    seen = receiver.seen
+    assert len(seen) == tried + 1 and seen[-1]["at"] > seen[-2]["at"] + 1.5
+    for hit in seen:  # every attempt signed, the same body
+        stamp = hit["headers"]["X-Timestamp"]
+        mac = hmac.new(secret.encode(), stamp.encode() + b"." + hit["body"], hashlib.sha256)
+        assert hmac.compare_digest(hit["headers"]["X-Signature"], "sha256=" + mac.hexdigest())
+        assert hit["body"] == seen[0]["body"]
+    assert json.loads(seen[-1]["body"])["id"] == job_id

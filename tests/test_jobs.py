@@ -252,6 +252,7 @@ async def test_webhook_is_signed_and_retried_after_a_500(api, consumer):
     finally:
         server.stop()
     assert [d["status"] for d in state["deliveries"]] == [500, 200]
+    assert state["webhook"]["state"] == "delivered"
     assert len(seen) == 2 and seen[0]["body"] == seen[1]["body"]
     for hit in seen:
         stamp = hit["headers"]["X-Timestamp"]

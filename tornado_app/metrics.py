@@ -55,6 +55,9 @@ class Metrics:
         self.job_duration = Histogram(
             "job_duration_seconds", "Run time of jobs that ended here",
             buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600), registry=r)
+        self.webhook_deliveries = Counter(
+            "webhook_deliveries_total", "Webhook attempts made here, by outcome "
+            "(delivered, retry, gave_up, refused)", ["outcome"], registry=r)
         self._launches: dict[int, int] = {}
 
     def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:

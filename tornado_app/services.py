@@ -50,8 +50,6 @@ class Services:
     async def close(self) -> None:
         if self.audit is not None:
             await self.audit.close()
-        for task in list(self.extras.get("webhook_tasks", ())):  # deliveries in flight
-            task.cancel()
         for closer in self.extras.get("closers", []):
             await closer()
         if self.pool is not None:

@@ -149,7 +149,8 @@ class Settings:
     job_max_attempts: int = 3
     webhook_secret: str = field(default="", repr=False)
     webhook_first_retry_seconds: float = 30.0
-    webhook_retry_seconds: float = 24 * 3600
+    webhook_max_retry_gap_seconds: float = 3600.0  # the doubling wait stops growing here
+    webhook_retry_seconds: float = 24 * 3600  # no attempt later than this after the job ended
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -206,6 +207,8 @@ class Settings:
             job_max_attempts=max(1, _env_int(env, "JOB_MAX_ATTEMPTS", 3)),
             webhook_secret=env.get("WEBHOOK_SECRET", ""),
             webhook_first_retry_seconds=float(env.get("WEBHOOK_FIRST_RETRY_SECONDS") or 30),
+            webhook_max_retry_gap_seconds=float(env.get("WEBHOOK_MAX_RETRY_GAP_SECONDS")
+                                                or 3600),
             webhook_retry_seconds=float(env.get("WEBHOOK_RETRY_SECONDS") or 24 * 3600),
         )
 

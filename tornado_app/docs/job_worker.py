@@ -1,6 +1,7 @@
 """The job consumer every ``serve`` (unless ``--no-worker``) and every ``worker`` runs: it takes
 jobs from the Redis Stream (:mod:`store.job_queue`), runs them in this process's render pool,
-and records progress and the result on the job.
+and records progress and the result on the job. Beside it runs the webhook sender
+(:class:`tornado_app.docs.webhooks.WebhookSender`), which delivers any ended job's callback.
 
 A job is acknowledged only when it has ended, so a consumer that dies leaves it to another
 (claimed after ``JOB_CLAIM_IDLE_SECONDS``). A cancel is seen at the job's next step: the run is
@@ -22,6 +23,7 @@ from typing import Any
 from store.job_queue import Delivery
 from store.staging import STAGING_PREFIX
 from store.storage_errors import StorageError
+from tornado_app.docs.webhooks import WebhookSender
 from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
@@ -47,16 +49,20 @@ class JobWorker:
         self._loop_task: asyncio.Task[None] | None = None
         self._job_task: asyncio.Task[None] | None = None
         self._delivery: Delivery | None = None
+        self.sender = WebhookSender(svc)
 
     def start(self) -> None:
-        """Begin consuming in the background."""
+        """Begin consuming (and delivering webhooks) in the background."""
         self._loop_task = asyncio.ensure_future(self._loop())
+        self.sender.start()
         log.info("job consumer started", extra={"consumer": self.name})
 
     async def stop(self, grace_seconds: float) -> None:
         """Take no more jobs; let the running one end within ``grace_seconds``, else hand
-        it back to the queue (never dropped)."""
+        it back to the queue (never dropped). Webhook attempts in flight end meanwhile or go
+        back to the outbox."""
         self._stopping.set()
+        sending = asyncio.ensure_future(self.sender.stop(min(grace_seconds, 5.0)))
         job = self._job_task
         if job is not None and not job.done():
             await asyncio.wait([job], timeout=grace_seconds)
@@ -72,6 +78,7 @@ class JobWorker:
             self._loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop_task
+        await sending
 
     async def _loop(self) -> None:
         while not self._stopping.is_set():
@@ -135,10 +142,8 @@ class JobWorker:
             await self._drop_input(company_id, record["input"]["key"])
 
     async def _after_end(self, record: dict[str, Any]) -> None:
-        if record.get("callback_url"):
-            from tornado_app.docs.webhooks import deliver_later
-
-            deliver_later(self.svc, self.queue, record)
+        if record.get("callback_url"):  # its delivery is in the outbox: send it now
+            self.sender.wake()
 
     async def _drop_input(self, company_id: str, key: str) -> None:
         storage = self.svc.storage

@@ -1,8 +1,13 @@
 """Webhooks: when a job with a ``callback_url`` ends, its public record is POSTed there, signed
 with HMAC-SHA256 over ``<timestamp>.<body>`` (``X-Timestamp``, ``X-Signature: sha256=<hex>``,
 secret ``WEBHOOK_SECRET``). A failed delivery is retried with exponential backoff
-(``WEBHOOK_FIRST_RETRY_SECONDS``, doubling) for up to ``WEBHOOK_RETRY_SECONDS`` (24 h); every
-attempt is recorded on the job under ``deliveries``.
+(``WEBHOOK_FIRST_RETRY_SECONDS``, doubling, each gap at most
+``WEBHOOK_MAX_RETRY_GAP_SECONDS``) for up to ``WEBHOOK_RETRY_SECONDS`` (24 h); every attempt
+is recorded on the job under ``deliveries``.
+
+Delivery is durable: the pending delivery is written to Redis with the job's final state
+(:mod:`store.webhook_outbox`) and every process running a job consumer runs a
+:class:`WebhookSender`, so the retries survive the process that ended the job.
 
 The callback address passes the same guard as every remote fetch (``tornado_app/docs/fetch.py``):
 http(s) only, no credentials, no private, loopback or link-local address (literal or resolved)
@@ -12,6 +17,7 @@ unless ``ALLOW_PRIVATE_URLS``; redirects are not followed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -21,12 +27,17 @@ from typing import Any
 
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-from store.job_queue import JobQueue, public_view
+from store.job_queue import public_view
+from store.webhook_outbox import Backoff, Claim, WebhookOutbox
 from tornado_app.docs.fetch import FetchRefused, GuardedResolver, _refuse_literal_private, check_url
 from tornado_app.services import Services
 from tornado_app.settings import Settings
 
 log = logging.getLogger(__name__)
+
+POST_TIMEOUT_SECONDS = 10.0
+LEASE_SECONDS = 3 * POST_TIMEOUT_SECONDS  # an attempt's hold on its delivery
+CLAIM_BATCH = 16
 
 
 def check_callback(url: str, settings: Settings) -> str:
@@ -78,34 +89,100 @@ async def post_once(url: str, body: bytes, secret: str, *, allow_private: bool,
         client.close()
 
 
-async def deliver(svc: Services, queue: JobQueue, record: dict[str, Any]) -> None:
-    """POST the ended job to its callback until a 2xx or the retry window is over."""
-    s = svc.settings
-    company_id, job_id, url = record["company_id"], record["id"], record["callback_url"]
-    body = json.dumps({k: v for k, v in public_view(record).items()
-                       if k != "deliveries"}).encode()
-    wait, began = s.webhook_first_retry_seconds, time.monotonic()
-    while True:
-        status, error = await post_once(url, body, s.webhook_secret,
-                                        allow_private=s.allow_private_urls)
-        current = await queue.get(company_id, job_id)
-        if current is not None:
-            attempt = {"at": time.time(), "status": status, "error": error}
-            await queue.update(company_id, job_id,
-                               {"deliveries": [*current.get("deliveries", []), attempt]},
-                               unless=())
-        if 200 <= status < 300 or error.startswith("refused"):
-            return
-        if time.monotonic() - began + wait > s.webhook_retry_seconds:
-            log.warning("webhook given up", extra={"job": job_id})
-            return
-        await asyncio.sleep(wait)
-        wait *= 2
+def payload(record: dict[str, Any]) -> bytes:
+    """The POSTed body: the job's public record without the delivery bookkeeping (the same
+    bytes at every attempt)."""
+    return json.dumps({k: v for k, v in public_view(record).items()
+                       if k not in ("deliveries", "webhook")}).encode()
 
 
-def deliver_later(svc: Services, queue: JobQueue, record: dict[str, Any]) -> None:
-    """Deliver in the background (kept referenced until it ends)."""
-    task = asyncio.ensure_future(deliver(svc, queue, record))
-    running: set[asyncio.Future[None]] = svc.extras.setdefault("webhook_tasks", set())
-    running.add(task)
-    task.add_done_callback(running.discard)
+class WebhookSender:
+    """The delivery loop every job consumer's process runs beside it: takes due deliveries
+    from the Redis outbox (:mod:`store.webhook_outbox`), POSTs them, records each attempt on
+    the job and reschedules or settles it. Any process may make any attempt, so a receiver
+    that is down when the job's process dies is retried by another."""
+
+    def __init__(self, svc: Services) -> None:
+        s = svc.settings
+        self.svc = svc
+        self.queue = svc.job_queue()
+        self.outbox = WebhookOutbox(self.queue)
+        self.backoff = Backoff(first=s.webhook_first_retry_seconds,
+                               cap=s.webhook_max_retry_gap_seconds,
+                               window=s.webhook_retry_seconds)
+        self.poll_seconds = min(1.0, max(0.05, s.webhook_first_retry_seconds / 4))
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin delivering in the background."""
+        self._task = asyncio.ensure_future(self._loop())
+
+    def wake(self) -> None:
+        """A job ended here: look at the outbox now rather than at the next poll."""
+        self._wake.set()
+
+    async def stop(self, grace_seconds: float) -> None:
+        """Take no more deliveries; attempts in flight get ``grace_seconds`` to end, then
+        are given back to the outbox (due at once) for another process."""
+        self._stopping = True
+        self._wake.set()
+        task = self._task
+        if task is None or task.done():
+            return
+        await asyncio.wait([task], timeout=grace_seconds)
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _loop(self) -> None:
+        while not self._stopping:
+            self._wake.clear()
+            try:
+                claims = await self.outbox.claim(time.time(), LEASE_SECONDS, CLAIM_BATCH)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis away: wait and try again
+                log.warning("webhook outbox unavailable", extra={"error": str(exc)})
+                await asyncio.sleep(1)
+                continue
+            if claims:
+                await asyncio.gather(*(self._attempt(c) for c in claims))
+                if len(claims) == CLAIM_BATCH:
+                    continue  # more may be due
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+
+    async def _attempt(self, claim: Claim) -> None:
+        """One POST of one claimed delivery, recorded and settled."""
+        s = self.svc.settings
+        try:
+            record = await self.queue.get(claim.company_id, claim.job_id)
+            if record is None or not record.get("callback_url"):
+                await self.outbox.drop(claim)  # expired: nothing left to send
+                return
+            status, error = await post_once(record["callback_url"], payload(record),
+                                            s.webhook_secret, allow_private=s.allow_private_urls,
+                                            timeout=POST_TIMEOUT_SECONDS)
+            final = ("delivered" if 200 <= status < 300
+                     else "refused" if error.startswith("refused") else None)
+            ended = await self.outbox.finish(
+                claim, {"at": time.time(), "status": status, "error": error}, final=final,
+                backoff=self.backoff)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):  # stopping: another process takes it now
+                await self.outbox.release(claim, time.time())
+            raise
+        except Exception:
+            log.exception("webhook attempt failed", extra={"job": claim.job_id})
+            return  # the lease runs out and the attempt is made again
+        if final is not None:
+            outcome = final
+        elif ended is not None and ended.get("webhook", {}).get("state") == "failed":
+            outcome = "gave_up"
+            log.warning("webhook given up", extra={"job": claim.job_id})
+        else:
+            outcome = "retry"
+        self.svc.metrics.webhook_deliveries.labels(outcome).inc()
