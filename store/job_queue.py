@@ -39,7 +39,7 @@ IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 OUTBOX = "ds:hooks"  # pending webhook deliveries: member "<company>:<job>", score = due time
 
 
-def _record_key(company_id: str, job_id: str) -> str:
+def record_key(company_id: str, job_id: str) -> str:
     return f"ds:job:{company_id}:{job_id}"
 
 
@@ -128,14 +128,14 @@ class JobQueue:
     # -- records ---------------------------------------------------------------------------
 
     async def _write(self, company_id: str, job_id: str, record: dict[str, Any]) -> None:
-        await self.redis.set(_record_key(company_id, job_id), json.dumps(record),
+        await self.redis.set(record_key(company_id, job_id), json.dumps(record),
                              ex=self.result_ttl)
 
     async def get(self, company_id: str, job_id: str) -> dict[str, Any] | None:
         """The record, or None when unknown, expired or another company's."""
         if not is_job_id(job_id):
             return None
-        raw = await self.redis.get(_record_key(company_id, job_id))
+        raw = await self.redis.get(record_key(company_id, job_id))
         return json.loads(raw) if raw else None
 
     async def update(self, company_id: str, job_id: str, changes: dict[str, Any], *,
@@ -144,7 +144,7 @@ class JobQueue:
         returns the new record, or None when nothing was changed. A change that ends a job
         with a ``callback_url`` also schedules its webhook (due now) in the same
         transaction."""
-        key = _record_key(company_id, job_id)
+        key = record_key(company_id, job_id)
         async with self.redis.pipeline() as pipe:
             while True:
                 try:

@@ -20,7 +20,7 @@ from typing import Any
 
 from redis.exceptions import WatchError
 
-from store.job_queue import OUTBOX, JobQueue, _record_key, outbox_member
+from store.job_queue import OUTBOX, JobQueue, outbox_member, record_key
 
 # due members (score <= ARGV[1]), at most ARGV[3], get the lease end ARGV[2] as their score
 _CLAIM = """
@@ -111,7 +111,7 @@ class WebhookOutbox:
         (``delivered``, ``refused``) removes it; otherwise it is due again by ``backoff``, or
         ``failed`` and removed once past the window. The job's ``webhook`` says which
         (``state``, ``next_attempt``). Returns the record, or None when the job is gone."""
-        key = _record_key(claim.company_id, claim.job_id)
+        key = record_key(claim.company_id, claim.job_id)
         async with self.redis.pipeline() as pipe:
             while True:
                 try:
