@@ -351,9 +351,13 @@ def test_a_killed_service_leaves_no_child_process_behind(tmp_path):
     req = urllib.request.Request(  # a render: a pool worker and its Chromium are running
         f"http://127.0.0.1:{port}/md/convert", data=body, method="POST",
         headers={"Content-Type": content_type, "Authorization": f"Bearer {OPERATOR_TOKEN}"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        answer = r.read()
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            answer = r.read()
         assert answer[:5] == b"%PDF-", answer[:300]
+    except BaseException:
+        _stop(proc)  # a failure here must not leave the service running
+        raise
     children = psutil.Process(proc.pid).children(recursive=True)
     names = {c.name() for c in children}
     # SecantusDB and the pool workers run as python processes
