@@ -473,8 +473,9 @@ def consumer_pid(record: dict[str, Any]) -> int:
 @dataclass
 class WorkerKill:
     pid: int
-    job: str  # the job that was running on it
+    job: str  # the job seen running on it just before
     at: float  # time.time() of the kill (jobs carry wall-clock times)
+    mid_job: bool  # that job was still running on it when it died
 
 
 class Jobs:
@@ -600,9 +601,11 @@ async def kill_worker(run: Run, jobs: Jobs, holder: dict[str, Any],
         await asyncio.to_thread(worker.process.wait, 10)
         after = await jobs.record(job)
         holder["worker"] = await restart()
-        if after is None or after.get("state") != "running" or consumer_pid(after) != pid:
-            continue  # it had just ended: not a kill mid-job
-        jobs.kills.append(WorkerKill(pid, job, wall))
+        mid_job = (after is not None and after.get("state") == "running"
+                   and consumer_pid(after) == pid)
+        jobs.kills.append(WorkerKill(pid, job, wall, mid_job))
+        if not mid_job:  # it had just ended (the worker may have taken the next one)
+            continue
         w = Window(f"kill -9 job worker (pid {pid}) mid-job", now, excuses=False)
         run.windows.append(w)
         ended = await jobs.ended(job, 120)
@@ -759,16 +762,18 @@ def report(run: Run, seconds: float, faults: bool, mem_start: dict, mem_end: dic
     if jobs is not None:
         n = jobs.summary()
         kills = [f"{w.recovered_after:.1f}" for w in run.windows if not w.excuses]
-        jobs_ok = n["accepted"] > 0 and n["done"] == n["accepted"] and bool(jobs.kills)
+        mid_job = sum(k.mid_job for k in jobs.kills)
+        jobs_ok = n["accepted"] > 0 and n["done"] == n["accepted"] and mid_job > 0
         table(f"Archive jobs (async=true, {JOB_DOCS} Markdown files and {JOB_IMAGES} images "
               f"each, batches of {JOB_BATCH}) on two consumers: the service and a worker "
               f"(JOB_CLAIM_IDLE_SECONDS={JOB_CLAIM_IDLE})",
               ["accepted", "done", "failed", "cancelled", "lost", "re-run after a claim",
-               "re-runs started at s", "worker killed mid-job", "kill -9 -> its job done s",
+               "re-runs started at s", "worker SIGKILLs (mid-job)", "kill -9 -> its job done s",
                "end wait s"],
               [[n["accepted"], n["done"], n["failed"], n["cancelled"], n["lost"],
                 n["re-run"], ", ".join(f"{t:.1f}" for t in jobs.rerun_starts(run.wall0)) or "-",
-                len(jobs.kills), ", ".join(kills) or "-", f"{jobs.settled_after:.1f}"]])
+                f"{len(jobs.kills)} ({mid_job})", ", ".join(kills) or "-",
+                f"{jobs.settled_after:.1f}"]])
         for job_id in [j for j in jobs.accepted
                        if jobs.latest.get(j, {}).get("state") != "done"][:10]:
             rec = jobs.latest.get(job_id, {})
