@@ -539,12 +539,14 @@ class Jobs:
             await asyncio.sleep(1.0)
 
     async def running_on(self, pid: int, limit: float) -> str | None:
-        """The id of a job running at the consumer with ``pid`` (waits up to ``limit``)."""
+        """The id of a job in its first half at the consumer with ``pid`` (so it is still
+        running when the kill lands; waits up to ``limit``)."""
         end = time.monotonic() + limit
         while time.monotonic() < end:
             await self.refresh()
             for job_id, rec in self.latest.items():
-                if rec.get("state") == "running" and consumer_pid(rec) == pid:
+                if (rec.get("state") == "running" and consumer_pid(rec) == pid
+                        and rec.get("done", 0) < (rec.get("total") or JOB_DOCS) // 2):
                     return job_id
             await asyncio.sleep(0.05)
         return None
@@ -558,6 +560,12 @@ class Jobs:
                 return rec
             await asyncio.sleep(0.2)
         return None
+
+    async def prime(self) -> None:
+        """One batch run to its end before the clock starts (like every other operation):
+        the job path of both consumers warmed up, not judged."""
+        await asyncio.gather(*(self.submit() for _ in range(JOB_BATCH)))
+        await self.settle(JOB_END_WAIT)
 
     async def settle(self, limit: float) -> None:
         """Wait until every accepted job has ended, or ``limit`` has passed."""
@@ -843,6 +851,10 @@ async def soak(seconds: float, clients: int, faults: bool, warmup: float) -> boo
         # (every pool worker and its Chromium started)
         await asyncio.gather(*(c.op_login() for c in users))
         await asyncio.gather(*(c.prime() for c in users))
+        if faults:
+            jobs = Jobs(Client(clients, service.base, run, inputs))
+            await jobs.prime()
+            jobs.accepted.clear()
         run.records.clear()
         run.t0, run.wall0 = time.monotonic(), time.time()
         deadline = run.t0 + seconds
@@ -865,8 +877,7 @@ async def soak(seconds: float, clients: int, faults: bool, warmup: float) -> boo
                 await asyncio.sleep(max(5.0, seconds / 12))
 
         tasks: list[Any] = [load, measure(), timeline()]
-        if faults:
-            jobs = Jobs(Client(clients, service.base, run, inputs))
+        if jobs is not None:
             span = seconds - warmup
             at = [warmup + span * f for f in (0.2, 0.4, 0.6, 0.8)]
             tasks += [jobs.feed(deadline),
