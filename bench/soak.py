@@ -7,9 +7,17 @@ resident memory of the service, its pool workers and Chromium after a warm-up an
 end (growth must stay under 10 %).
 
 ``--faults`` adds one fault pass during the load: kill -9 one pool worker, kill -9 every
-Chromium process, and stop then restart Redis (a redis-server this script runs, on the same
-unix socket, with an append-only file). Every request must still get an answer; error
-answers are accepted only inside the fault windows, connection errors never.
+Chromium process, stop then restart Redis (a redis-server this script runs, on the same
+unix socket, with an append-only file), and kill -9 a second replica while it runs a job.
+Every request must still get an answer; error answers are accepted only inside the fault
+windows, connection errors never.
+
+Under ``--faults`` the service runs on a Redis, SecantusDB and SeaweedFS this script starts,
+beside a ``worker`` process on the same three (the second consumer of the job queue), and
+batches of archive jobs (``async=true``) are sent to the service during the load. The fault
+pass waits until a job runs on the worker, kills the worker with SIGKILL and starts a fresh
+one. At the end every accepted job must have ended ``done``: none failed, none lost (still
+queued or running, or gone).
 
     python -m bench.soak --seconds 60 [--faults] [--clients 4]
 """
@@ -40,9 +48,11 @@ from typing import Any
 import psutil
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest, HTTPResponse
 
+from bench.archives import build_archive
 from bench.common import AUTH_HEADER, SERVICE_ENV, machine, multipart, percentile, table
 from render_pool.procfs import descendants, rss_kb
-from tornado_app.embedded.servers import Child, free_port, start_redis
+from tornado_app.embedded.seaweed import SeaweedHandle, start_seaweed
+from tornado_app.embedded.servers import Child, free_port, start_redis, start_secantus
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCX_DIR = ROOT / "tests" / "data" / "docx" / "docling"
@@ -138,6 +148,7 @@ class Window:
     start: float
     end: float = float("inf")
     recovered_after: float | None = None
+    excuses: bool = True  # error answers inside it are expected (a replica kill: none are)
 
 
 @dataclass
@@ -146,9 +157,10 @@ class Run:
     windows: list[Window] = field(default_factory=list)
     timeline: list[tuple[float, dict[str, tuple[int, float]]]] = field(default_factory=list)
     t0: float = 0.0
+    wall0: float = 0.0  # time.time() at t0
 
     def in_window(self, r: Record) -> bool:
-        return any(r.start <= w.end and r.end >= w.start for w in self.windows)
+        return any(r.start <= w.end and r.end >= w.start for w in self.windows if w.excuses)
 
 
 def _json(resp: HTTPResponse) -> Any:
@@ -376,21 +388,35 @@ class Service:
         return f"http://127.0.0.1:{self.port}"
 
 
+def _env(work: Path, data: str, env_extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MONGO_", "REDIS_", "S3_", "SEED_"))}
+    env.update(DATA_DIR=str(work / data), LOG_LEVEL="WARNING", PYTHONPATH=str(ROOT),
+               **SERVICE_ENV, **env_extra)
+    return env
+
+
 async def start_service(work: Path, env_extra: dict[str, str]) -> Service:
     seed = work / "seed.json"
     seed.write_text(json.dumps({"companies": [{"code": COMPANY, "name": "Soak", "users": [
         {"username": ADMIN, "password": ADMIN_PASSWORD, "role": "ADMIN",
          "status": "ACTIVE"}]}]}))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("MONGO_", "REDIS_", "S3_", "SEED_"))}
-    env.update(DATA_DIR=str(work / "data"), LOG_LEVEL="WARNING", PYTHONPATH=str(ROOT),
-               **SERVICE_ENV, **env_extra)
+    return await _start(work, "service", env_extra, "serve", "--seed", str(seed))
+
+
+async def start_worker(work: Path, env_extra: dict[str, str], name: str) -> Service:
+    """A ``worker`` process (job consumer and render pool; /health on its port)."""
+    return await _start(work, name, {**env_extra, "POOL_WORKERS": "1"}, "worker")
+
+
+async def _start(work: Path, name: str, env_extra: dict[str, str], *args: str) -> Service:
     port = free_port()
-    log_path = work / "service.log"
+    log_path = work / f"{name}.log"
+    data = "data" if name == "service" else f"data-{name}"
     with open(log_path, "wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tornado_app", "serve", "--port", str(port), "--seed",
-             str(seed)], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+            [sys.executable, "-m", "tornado_app", args[0], "--port", str(port), *args[1:]],
+            env=_env(work, data, env_extra), stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
     service = Service(proc, port, log_path)
     try:
         await _wait_healthy(service)
@@ -429,6 +455,178 @@ def stop_service(service: Service) -> int:
     return service.process.returncode
 
 
+# ---------------------------------------------------------------- jobs (--faults)
+JOB_ROUTE = "POST /api/upload-archive (async)"
+JOB_CLAIM_IDLE = 3  # JOB_CLAIM_IDLE_SECONDS of both consumers under --faults
+JOB_BATCH = 4  # jobs sent at once, whenever at most one is still open
+JOB_DOCS, JOB_IMAGES = 40, 40  # per archive job (Markdown files, images)
+JOB_END_WAIT = 180.0  # after the load: how long the accepted jobs may take to end
+ENDED = ("done", "failed", "cancelled")
+
+
+def consumer_pid(record: dict[str, Any]) -> int:
+    """The pid in a job's ``consumer`` (host:pid:random), 0 when it has none."""
+    parts = str(record.get("consumer") or "").split(":")
+    return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else 0
+
+
+@dataclass
+class WorkerKill:
+    pid: int
+    job: str  # the job seen running on it just before
+    at: float  # time.time() of the kill (jobs carry wall-clock times)
+    mid_job: bool  # that job was still running on it when it died
+
+
+class Jobs:
+    """Archive jobs sent in batches to the service during the load (either consumer runs
+    them), and what became of every accepted one."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.archive = build_archive(JOB_DOCS, JOB_IMAGES)
+        self.accepted: dict[str, float] = {}  # job id -> accepted at (time.time())
+        self.latest: dict[str, dict[str, Any]] = {}
+        self.kills: list[WorkerKill] = []
+        self.settled_after = float("nan")
+        self.sent = 0
+
+    async def submit(self) -> None:
+        """One async archive upload (part of the load's figures); keeps the job id."""
+        self.sent += 1
+        resp = await self.client.call(
+            JOB_ROUTE, "POST", "/api/upload-archive", docs_ok,
+            form=multipart({"async": "true", "prefix": f"soak/jobs/{self.sent}"},
+                           {"file": ("batch.zip", self.archive)}))
+        body = _json(resp) if resp is not None else None
+        if resp is not None and not docs_ok(resp) and isinstance(body, dict):
+            self.accepted[body["data"]["job_id"]] = time.time()
+
+    async def _get(self, path: str) -> Any:
+        """The data of a GET that answered code 0, else None (polling is not load)."""
+        req = HTTPRequest(self.client.base + path, headers=AUTH_HEADER, request_timeout=30)
+        try:
+            resp = await self.client.http.fetch(req, raise_error=False)
+        except Exception:  # the service is busy restarting Redis: try later
+            return None
+        body = _json(resp)
+        ok = resp.code == 200 and isinstance(body, dict) and body.get("code") == 0
+        return body["data"] if ok else None
+
+    async def refresh(self) -> None:
+        """The latest state of recent jobs (one list call)."""
+        data = await self._get("/api/jobs?pageSize=100")
+        for item in (data or {}).get("items", []):
+            if item["id"] in self.accepted:
+                self.latest[item["id"]] = item
+
+    async def record(self, job_id: str) -> dict[str, Any] | None:
+        data = await self._get(f"/api/jobs/{job_id}")
+        if data is not None:
+            self.latest[job_id] = data
+        return data
+
+    def open_jobs(self) -> list[str]:
+        return [j for j in self.accepted if self.latest.get(j, {}).get("state") not in ENDED]
+
+    async def feed(self, deadline: float) -> None:
+        """Until ``deadline``: a batch of ``JOB_BATCH`` at once whenever at most one job is
+        open, so both consumers have work all along."""
+        while time.monotonic() < deadline:
+            await self.refresh()
+            if len(self.open_jobs()) <= 1:
+                await asyncio.gather(*(self.submit() for _ in range(JOB_BATCH)))
+            await asyncio.sleep(1.0)
+
+    async def running_on(self, pid: int, limit: float) -> str | None:
+        """The id of a job in its first half at the consumer with ``pid`` (so it is still
+        running when the kill lands; waits up to ``limit``)."""
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            await self.refresh()
+            for job_id, rec in self.latest.items():
+                if (rec.get("state") == "running" and consumer_pid(rec) == pid
+                        and rec.get("done", 0) < (rec.get("total") or JOB_DOCS) // 2):
+                    return job_id
+            await asyncio.sleep(0.05)
+        return None
+
+    async def ended(self, job_id: str, limit: float) -> dict[str, Any] | None:
+        """The job's record once it has ended (None when it has not within ``limit``)."""
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            rec = await self.record(job_id)
+            if rec is not None and rec.get("state") in ENDED:
+                return rec
+            await asyncio.sleep(0.2)
+        return None
+
+    async def prime(self) -> None:
+        """One batch run to its end before the clock starts (like every other operation):
+        the job path of both consumers warmed up, not judged."""
+        await asyncio.gather(*(self.submit() for _ in range(JOB_BATCH)))
+        await self.settle(JOB_END_WAIT)
+
+    async def settle(self, limit: float) -> None:
+        """Wait until every accepted job has ended, or ``limit`` has passed."""
+        start = time.monotonic()
+        while self.open_jobs() and time.monotonic() - start < limit:
+            for job_id in self.open_jobs():
+                await self.record(job_id)
+            await asyncio.sleep(0.5)
+        self.settled_after = time.monotonic() - start
+
+    def rerun_starts(self, wall0: float) -> list[float]:
+        """When (s into the run) each job that was claimed from another consumer last
+        started: compare with the fault times (a claim follows a kill, or a Redis outage
+        longer than the claim idle time, after which a live consumer's job is claimed too)."""
+        return sorted(rec["started"] - wall0 for j in self.accepted
+                      if (rec := self.latest.get(j, {})).get("claims") and rec.get("started"))
+
+    def summary(self) -> dict[str, int]:
+        states = Counter(self.latest.get(j, {}).get("state", "gone") for j in self.accepted)
+        return {"accepted": len(self.accepted), "done": states["done"],
+                "failed": states["failed"], "cancelled": states["cancelled"],
+                "lost": sum(n for s, n in states.items() if s not in ENDED),
+                "re-run": sum(1 for j in self.accepted
+                              if self.latest.get(j, {}).get("claims", 0))}
+
+
+async def kill_worker(run: Run, jobs: Jobs, holder: dict[str, Any],
+                      restart: Callable[[], Any]) -> None:
+    """SIGKILL the worker while a job runs on it, start a fresh one at once, and time the
+    killed job until another consumer has finished it. A job that ended between the look
+    and the kill does not count: up to three tries."""
+    now = time.monotonic()
+    for _ in range(3):
+        worker: Service = holder["worker"]
+        pid = worker.process.pid
+        job = await jobs.running_on(pid, 30)
+        if job is None:
+            break
+        now, wall = time.monotonic(), time.time()
+        os.kill(pid, signal.SIGKILL)
+        await asyncio.to_thread(worker.process.wait, 10)
+        after = await jobs.record(job)
+        holder["worker"] = await restart()
+        mid_job = (after is not None and after.get("state") == "running"
+                   and consumer_pid(after) == pid)
+        jobs.kills.append(WorkerKill(pid, job, wall, mid_job))
+        if not mid_job:  # it had just ended (the worker may have taken the next one)
+            continue
+        w = Window(f"kill -9 job worker (pid {pid}) mid-job", now, excuses=False)
+        run.windows.append(w)
+        ended = await jobs.ended(job, 120)
+        if ended is not None and ended.get("state") == "done":
+            w.recovered_after = ended["finished"] - wall
+        else:
+            w.recovered_after = float("nan")
+        w.end = time.monotonic()
+        return
+    run.windows.append(Window("kill -9 job worker: no job caught running on it", now,
+                              time.monotonic(), float("nan"), excuses=False))
+
+
 # ---------------------------------------------------------------- faults
 async def _first_success(run: Run, routes: set[str], after: float, limit: float = 60) -> float:
     """Seconds from ``after`` until a request of ``routes`` that started after it succeeds."""
@@ -447,8 +645,10 @@ REDIS_ROUTES = {"GET /api/auth/me", "POST /api/auth/login"}
 
 
 async def fault_pass(run: Run, service: Service, redis: Child, redis_dir: Path,
-                     at: list[float], holder: dict[str, Child]) -> None:
-    """Kill a pool worker, kill Chromium, restart Redis, at the given offsets (s)."""
+                     at: list[float], holder: dict[str, Any], jobs: Jobs,
+                     restart_worker: Callable[[], Any]) -> None:
+    """Kill a pool worker, kill Chromium, restart Redis, kill the job worker mid-job, at
+    the given offsets (s)."""
     await asyncio.sleep(max(0.0, run.t0 + at[0] - time.monotonic()))
     workers = groups(service.process.pid).get("pool worker", [])
     if workers:
@@ -483,6 +683,9 @@ async def fault_pass(run: Run, service: Service, redis: Child, redis_dir: Path,
     w.recovered_after = (up - now) + rec
     w.end = up + rec + GRACE
 
+    await asyncio.sleep(max(0.0, run.t0 + at[3] - time.monotonic()))
+    await kill_worker(run, jobs, holder, restart_worker)
+
 
 # ---------------------------------------------------------------- memory sampling
 async def sample_rss(service_pid: int, n: int = 9, gap: float = 0.5
@@ -502,7 +705,7 @@ async def sample_rss(service_pid: int, n: int = 9, gap: float = 0.5
 
 # ---------------------------------------------------------------- report
 def report(run: Run, seconds: float, faults: bool, mem_start: dict, mem_end: dict,
-           exit_code: int, leaks: list[int], clients: int) -> bool:
+           exit_code: int, leaks: list[int], clients: int, jobs: Jobs | None = None) -> bool:
     """Print the tables; True when every criterion holds."""
     routes: dict[str, list[Record]] = {}
     for r in run.records:
@@ -555,20 +758,44 @@ def report(run: Run, seconds: float, faults: bool, mem_start: dict, mem_end: dic
                 f"{w.end - w.start:.1f}"] for w in run.windows])
         answers: Counter[tuple[str, str, str]] = Counter()
         for r in run.records:
-            hit = [w for w in run.windows if r.start <= w.end and r.end >= w.start]
+            hit = [w for w in run.windows
+                   if w.excuses and r.start <= w.end and r.end >= w.start]
             if r.outcome == "error" and hit:  # a window's grace may reach the next fault
                 w = max(hit, key=lambda w: w.start if w.start <= r.end else -1)
                 answers[(w.name.split(" (")[0], r.route, r.detail)] += 1
         table("Error answers inside the fault windows (expected)",
               ["fault", "route", "answer (HTTP status, code)", "count"],
               [[*k, n] for k, n in sorted(answers.items())] or [["none", "", "", 0]])
+    jobs_ok = True
+    if jobs is not None:
+        n = jobs.summary()
+        kills = [f"{w.recovered_after:.1f}" for w in run.windows if not w.excuses]
+        mid_job = sum(k.mid_job for k in jobs.kills)
+        jobs_ok = n["accepted"] > 0 and n["done"] == n["accepted"] and mid_job > 0
+        table(f"Archive jobs (async=true, {JOB_DOCS} Markdown files and {JOB_IMAGES} images "
+              f"each, batches of {JOB_BATCH}) on two consumers: the service and a worker "
+              f"(JOB_CLAIM_IDLE_SECONDS={JOB_CLAIM_IDLE})",
+              ["accepted", "done", "failed", "cancelled", "lost", "re-run after a claim",
+               "re-runs started at s", "worker SIGKILLs (mid-job)", "kill -9 -> its job done s",
+               "end wait s"],
+              [[n["accepted"], n["done"], n["failed"], n["cancelled"], n["lost"],
+                n["re-run"], ", ".join(f"{t:.1f}" for t in jobs.rerun_starts(run.wall0)) or "-",
+                f"{len(jobs.kills)} ({mid_job})", ", ".join(kills) or "-",
+                f"{jobs.settled_after:.1f}"]])
+        for job_id in [j for j in jobs.accepted
+                       if jobs.latest.get(j, {}).get("state") != "done"][:10]:
+            rec = jobs.latest.get(job_id, {})
+            print(f"  job {job_id}: {rec.get('state', 'gone')} {rec.get('msg', '')}")
     done = len(run.records)
     ok = (total_err == 0 and total_noanswer == 0 and exit_code == 0 and not leaks
-          and growth_ok and all(w.recovered_after == w.recovered_after for w in run.windows))
+          and growth_ok and jobs_ok
+          and all(w.recovered_after == w.recovered_after for w in run.windows))
     print(f"\nrequests {done} ({done / seconds:.1f}/s), errors {total_err}"
           + (f", error answers in fault windows {total_fault_err}" if faults else "")
           + f", no answer {total_noanswer}; service exit code on SIGTERM {exit_code}; "
-          f"processes left behind {len(leaks)}")
+          f"processes left behind {len(leaks)}"
+          + (f"; jobs accepted {jobs.summary()['accepted']}, lost {jobs.summary()['lost']}"
+             if jobs is not None else ""))
     bad = [r for r in run.records if r.outcome != "ok" and not run.in_window(r)]
     for r in bad[:10]:
         print(f"  {r.outcome}: {r.route} at {r.start - run.t0:.1f} s: {r.detail}")
@@ -583,35 +810,58 @@ async def soak(seconds: float, clients: int, faults: bool, warmup: float) -> boo
     work = Path(tempfile.mkdtemp(prefix="soak-"))
     marker = f"SOAK_RUN_ID={uuid.uuid4().hex}"
     env_extra = {"SOAK_RUN_ID": marker.split("=", 1)[1]}
-    holder: dict[str, Child] = {}
+    holder: dict[str, Any] = {}
+    shared: list[Child | SeaweedHandle] = []  # started here, stopped last
     redis_dir = work / "redis"
-    if faults:
-        holder["redis"] = start_redis(redis_dir, persistent=True)
-        env_extra["REDIS_URL"] = holder["redis"].url
+    workers = 0
+
+    async def restart_worker() -> Service:
+        nonlocal workers
+        workers += 1
+        return await start_worker(work, env_extra, f"worker-{workers}")
+
     try:
+        if faults:  # two consumers on one Redis, SecantusDB and SeaweedFS
+            holder["redis"] = start_redis(redis_dir, persistent=True)
+            mongo = start_secantus(None, work / "mongo-logs")
+            shared.append(mongo)
+            s3 = start_seaweed(work / "s3", buckets=["soak"], persist_ports=False)
+            shared.append(s3)
+            env_extra.update(REDIS_URL=holder["redis"].url, MONGO_URL=mongo.url,
+                             MONGO_DB="soak", S3_ENDPOINT=s3.endpoint, S3_ACCESS_KEY=s3.access,
+                             S3_SECRET_KEY=s3.secret, S3_BUCKET="soak",
+                             JOB_CLAIM_IDLE_SECONDS=str(JOB_CLAIM_IDLE))
         service = await start_service(work, env_extra)
     except BaseException:
-        if "redis" in holder:
-            holder["redis"].stop()
+        for child in [holder.get("redis"), *shared]:
+            if child is not None:
+                child.stop()
         raise
     run = Run()
+    jobs: Jobs | None = None
     try:
+        if faults:
+            holder["worker"] = await restart_worker()
         inputs = load_inputs()
-        workers = [Client(i, service.base, run, inputs) for i in range(clients)]
-        for c in workers:
+        users = [Client(i, service.base, run, inputs) for i in range(clients)]
+        for c in users:
             await c.setup()
         # prime every part before the clock runs (these calls are not part of the load):
         # logins at once (both hashing threads), then each client through every conversion
         # (every pool worker and its Chromium started)
-        await asyncio.gather(*(c.op_login() for c in workers))
-        await asyncio.gather(*(c.prime() for c in workers))
+        await asyncio.gather(*(c.op_login() for c in users))
+        await asyncio.gather(*(c.prime() for c in users))
+        if faults:
+            jobs = Jobs(Client(clients, service.base, run, inputs))
+            await jobs.prime()
+            jobs.accepted.clear()
         run.records.clear()
-        run.t0 = time.monotonic()
+        run.t0, run.wall0 = time.monotonic(), time.time()
         deadline = run.t0 + seconds
         print(f"soak: {clients} clients for {seconds:.0f} s (warm-up {warmup:.0f} s)"
               f"{', with faults' if faults else ''}; service pid {service.process.pid}, "
               f"work dir {work}", flush=True)
-        load = asyncio.gather(*(c.loop(deadline) for c in workers))
+        load = asyncio.gather(*(c.loop(deadline) for c in users))
 
         async def measure() -> tuple[dict, dict]:
             await asyncio.sleep(warmup)
@@ -627,24 +877,31 @@ async def soak(seconds: float, clients: int, faults: bool, warmup: float) -> boo
                 await asyncio.sleep(max(5.0, seconds / 12))
 
         tasks: list[Any] = [load, measure(), timeline()]
-        if faults:
+        if jobs is not None:
             span = seconds - warmup
-            at = [warmup + span * f for f in (0.2, 0.4, 0.6)]
-            tasks.append(fault_pass(run, service, holder["redis"], redis_dir, at, holder))
+            at = [warmup + span * f for f in (0.2, 0.4, 0.6, 0.8)]
+            tasks += [jobs.feed(deadline),
+                      fault_pass(run, service, holder["redis"], redis_dir, at, holder, jobs,
+                                 restart_worker)]
         results = await asyncio.gather(*tasks)
         mem_start, mem_end = results[1]
+        if jobs is not None:
+            await jobs.settle(JOB_END_WAIT)
         health = await AsyncHTTPClient().fetch(service.base + "/health", raise_error=False)
         healthy = health.code == 200
     finally:
         exit_code = await asyncio.to_thread(stop_service, service)
+        if "worker" in holder:
+            await asyncio.to_thread(stop_service, holder["worker"])
         await asyncio.sleep(1.0)
         leaks = [p for p in marked_processes(marker) if p != os.getpid()]
         for pid in leaks:  # descendants of the service that outlived it: report, then end
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        if "redis" in holder:
-            holder["redis"].stop()
-    ok = report(run, seconds, faults, mem_start, mem_end, exit_code, leaks, clients)
+        for child in [holder.get("redis"), *shared]:
+            if child is not None:
+                child.stop()
+    ok = report(run, seconds, faults, mem_start, mem_end, exit_code, leaks, clients, jobs)
     if not healthy:
         print("the service did not answer /health after the run")
     if ok and healthy:
@@ -665,7 +922,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds before the first memory sample (20 %% of the run, "
                              "10-60 s)")
     parser.add_argument("--faults", action="store_true",
-                        help="kill a pool worker, kill Chromium and restart Redis mid-run")
+                        help="kill a pool worker, kill Chromium, restart Redis and kill a "
+                             "second replica (a worker) mid-job, while archive jobs run")
     args = parser.parse_args(argv)
     warmup = args.warmup if args.warmup is not None else min(60.0, max(15.0,
                                                                        args.seconds * 0.2))

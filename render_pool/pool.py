@@ -13,6 +13,8 @@ over and its clock starts then, never while it waits in the queue.
   job is retried once on another slot.
 - Memory-guarded: after each job the worker's resident size (with its children) is read; a
   worker past the bound is retired and its slot gets a fresh executor.
+- Bound to its service: a worker whose service died (even by SIGKILL, which runs no clean-up)
+  kills its own children (Chromium) and exits, so a killed replica leaves no process behind.
 
 A slot learns its worker's pid by running ``os.getpid`` first (no private attributes of the
 executor are read); that first job also waits for the process to start, so start-up time
@@ -28,13 +30,13 @@ import logging
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from render_pool.children import die_with_parent
 from render_pool.errors import ConversionError, ConversionTimeout
 from render_pool.procfs import descendants, tree_rss_mb
 
@@ -58,10 +60,29 @@ class WorkerCrashed(ConversionError):
     code = 50001
 
 
+def _exit_with_parent() -> None:
+    """In a worker: once the process that started it has died, kill this worker's own
+    children and exit. The parent's end of the start-up pipe (``parent_process().sentinel``)
+    closes when the parent dies however it dies, so SIGKILL and the out-of-memory killer are
+    covered too; nothing else would stop an orphaned worker, which blocks on its queue."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        parent.join()
+        for pid in descendants(os.getpid()):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def _worker_init(browser_limits: dict[str, Any] | None = None) -> None:
-    die_with_parent()  # a SIGKILLed service (or OOM kill) leaves no worker behind
     # Ctrl-C in a terminal reaches the whole process group: the parent decides, not workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent()
     if browser_limits:
         from render_pool import browser
 

@@ -7,7 +7,13 @@
   the middle of a job lets it finish before the process exits;
 - a ``worker`` whose webhook receiver is failing is killed with SIGKILL between retries;
   another ``worker`` makes the next attempt (the delivery is pending in Redis, not in the dead
-  process).
+  process);
+- three ``worker`` processes in turn are killed with SIGKILL while they run the same job: the
+  next consumer does not start it a fourth time but ends it ``failed`` with a reason its owner
+  reads in ``GET /api/jobs/{id}``.
+
+Every process is started with the parent-death signal (a dead pytest leaves no service
+behind), and a killed consumer's render-pool workers must exit on their own.
 """
 
 from __future__ import annotations
@@ -27,11 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
+import redis
 
+from store.job_queue import STREAM
 from store.objects import ObjectStore
 from tests.archive_fixtures import tgz_of
 from tests.test_replicas import OPERATOR, ROOT, Replica, _env, _ok, _stop, _wait_healthy
+from tornado_app.embedded.children import die_with_parent
 from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
 pytestmark = pytest.mark.timeout(180)
@@ -75,7 +85,8 @@ def _spawn(infra: Infra, name: str, *args: str, env: dict[str, str] | None = Non
     command = [sys.executable, "-m", "tornado_app", *args, "--port", str(port)]
     with open(log_path, "wb") as out:
         proc = subprocess.Popen(command, env={**_env(infra.base, name, infra.urls), **(env or {})},
-                                stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+                                stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
+                                preexec_fn=die_with_parent)
     replica = Replica(name, port, proc, log_path)
     _wait_healthy(replica)
     return replica
@@ -112,6 +123,20 @@ def _pid_of(consumer: str) -> int:
     return int(consumer.split(":")[1])
 
 
+def _sigkill(replica: Replica) -> None:
+    """SIGKILL ``replica`` (no clean-up runs, as with the out-of-memory killer); its render-pool
+    workers must then end by themselves within a few seconds."""
+    children = psutil.Process(replica.process.pid).children(recursive=True)
+    replica.process.send_signal(signal.SIGKILL)
+    replica.process.wait(10)
+    deadline = time.monotonic() + 10
+    alive = children
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [c for c in alive if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"left behind by the killed {replica.name}: {alive}"
+
+
 def test_sigkill_of_the_consumer_mid_job_another_finishes_it(infra):
     a = _spawn(infra, "a", "serve", "--seed", str(infra.seed))
     b = _spawn(infra, "b", "serve")
@@ -124,8 +149,7 @@ def test_sigkill_of_the_consumer_mid_job_another_finishes_it(infra):
         victim, survivor = ((a, b) if _pid_of(running["consumer"]) == a.process.pid
                             else (b, a))
         assert _pid_of(running["consumer"]) == victim.process.pid
-        victim.process.send_signal(signal.SIGKILL)
-        victim.process.wait(10)
+        _sigkill(victim)
         done = _wait(survivor, job_id, lambda s: s["state"] in ("done", "failed", "cancelled"))
         assert done["state"] == "done", done
         assert _pid_of(done["consumer"]) == survivor.process.pid
@@ -246,8 +270,7 @@ def test_a_killed_workers_webhook_retries_are_made_by_another_worker(infra):
                               form={"async": "true", "callback_url": receiver.url},
                               files={"file": ("h.tgz", _archive(2, 1))}))["job_id"]
         failing = _wait(api, job_id, lambda s: len(s.get("deliveries", [])) >= 1)
-        first.process.send_signal(signal.SIGKILL)  # between retries: the next is due in 1 s
-        first.process.wait(10)
+        _sigkill(first)  # between retries: the next is due in 1 s
         assert failing["state"] == "done" and failing["webhook"]["state"] == "pending"
         assert _pid_of(failing["consumer"]) == first.process.pid
         tried = len(receiver.seen)
@@ -272,3 +295,48 @@ def test_a_killed_workers_webhook_retries_are_made_by_another_worker(infra):
         assert hmac.compare_digest(hit["headers"]["X-Signature"], "sha256=" + mac.hexdigest())
         assert hit["body"] == seen[0]["body"]
     assert json.loads(seen[-1]["body"])["id"] == job_id
+
+
+def test_a_job_whose_consumer_is_killed_three_times_ends_failed_with_a_reason(infra):
+    api = _spawn(infra, "api3", "serve", "--no-worker")
+    consumers: list[Replica] = []
+    try:
+        job_id = _ok(api.call("POST", "/api/upload-archive", form={"async": "true"},
+                              files={"file": ("doomed.tgz", _archive(60, 4))}))["job_id"]
+        for attempt in (1, 2, 3):  # a fresh worker each time, killed mid-job
+            worker = _spawn(infra, f"doomed{attempt}", "worker")
+            consumers.append(worker)
+            running = _wait(api, job_id, lambda s, n=attempt: (
+                s["state"] == "running" and s["attempts"] == n and s["done"] >= 1), timeout=60)
+            assert _pid_of(running["consumer"]) == worker.process.pid
+            assert running["claims"] == attempt - 1  # taken over from the dead consumer
+            _sigkill(worker)
+        assert _job(api, job_id)["state"] == "running"  # nobody alive to say otherwise
+        last = _spawn(infra, "last", "worker")
+        consumers.append(last)
+        ended = _wait(api, job_id, lambda s: s["state"] != "running", timeout=30)
+        assert ended["state"] == "failed", ended
+        assert ended["code"] == 50001
+        assert "started 3 times" in ended["msg"] and "stopped" in ended["msg"], ended["msg"]
+        assert ended["done"] < 60 and "result" not in ended  # no half-done result
+        # not run a fourth time: still the third consumer's attempt, and no entry left
+        time.sleep(3 * float(infra.urls["JOB_CLAIM_IDLE_SECONDS"]))
+        final = _job(api, job_id)
+        assert final["state"] == "failed" and final["attempts"] == 3, final
+        assert _pid_of(final["consumer"]) == consumers[2].process.pid
+        client = redis.Redis.from_url(infra.urls["REDIS_URL"], decode_responses=True)
+        try:
+            entries = client.xrange(STREAM)
+        finally:
+            client.close()
+        assert not [e for e in entries if e[1].get("job") == job_id]
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{last.port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        assert "job_claims_total 1.0" in text  # it took the entry over ...
+        assert "job_duration_seconds_count 0.0" in text  # ... and ran nothing
+        assert last.process.poll() is None  # and is still there for the next job
+    finally:
+        for replica in (*consumers, api):
+            _stop(replica)

@@ -5,13 +5,16 @@ most ``queue_limit`` wait, and a waiter gives up after ``wait_seconds`` (the cal
 answers 429). The hashing threads run at a lower CPU priority (``nice``, Linux applies it
 per thread), so when the cores are busy the event loop serving every other request wins.
 Unknown users are verified against a dummy hash with the same parameters,
-so a miss costs the same time as a wrong password.
+so a miss costs the same time as a wrong password. Each hash's work area (``memory_kib``,
+19 MiB by default) is returned to the system when the hash ends (see
+:func:`_big_buffers_back_to_the_system`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import secrets
 import threading
@@ -31,6 +34,21 @@ def _lower_priority(increment: int) -> None:
         os.setpriority(os.PRIO_PROCESS, tid, min(19, current + increment))
 
 
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
+MMAP_THRESHOLD_BYTES = 128 * 1024  # glibc's own starting value, kept from moving
+
+
+def _big_buffers_back_to_the_system() -> None:
+    """Pin glibc's mmap threshold: every allocation of 128 KiB or more (an argon2 work area
+    is 19 MiB) gets its own mapping, unmapped when freed. Left alone, glibc raises the
+    threshold after the first such free, so later work areas come from the hashing threads'
+    heaps, where other allocations made in between keep the space from being given back:
+    with archive jobs running in the service, the soak saw its resident size climb in 19 MiB
+    steps (100 to 143 MiB in 60 s); pinned, it stays near 60-70 MiB. No effect off glibc."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+
+
 class HasherBusy(Exception):
     """Too many password operations queued; retry shortly."""
 
@@ -42,6 +60,7 @@ class PasswordService:
         self, *, time_cost: int, memory_kib: int, parallelism: int, workers: int,
         queue_limit: int, wait_seconds: float, nice: int = 0,
     ) -> None:
+        _big_buffers_back_to_the_system()
         self.hasher = PasswordHasher(
             time_cost=time_cost, memory_cost=memory_kib, parallelism=parallelism,
             type=Type.ID,

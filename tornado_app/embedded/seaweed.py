@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from render_pool.children import die_with_parent
+from tornado_app.embedded.children import die_with_parent
 
 HOST = "127.0.0.1"
 REGION = "us-east-1"

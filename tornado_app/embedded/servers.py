@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from render_pool.children import die_with_parent
+from tornado_app.embedded.children import die_with_parent
 
 log = logging.getLogger("tornado_app.embedded.servers")
 T = TypeVar("T")
