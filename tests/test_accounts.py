@@ -94,6 +94,77 @@ async def test_warm_me_reads_no_mongodb_and_makes_one_redis_call(api, services, 
         client.close()
 
 
+def _finds(listener: Commands) -> list[str]:
+    return [n for n in listener.names if n == "find"]
+
+
+async def test_concurrent_misses_of_one_user_share_one_read(api, services, mongo_server,
+                                                            monkeypatch):
+    """When a busy user's cached profile is gone (expired or evicted), the requests that
+    miss together wait for one MongoDB read instead of each making their own."""
+    from store import users
+
+    real_get_user = users.get_user
+
+    async def slow_get_user(*args, **kwargs):  # a loaded database: the read takes a while
+        await asyncio.sleep(0.3)
+        return await real_get_user(*args, **kwargs)
+
+    uid = await add_user(services, "ACME", "mira", real_name="Mira M")
+    token = await login(api, "ACME", "mira")
+    listener = Commands()
+    client = AsyncIOMotorClient(mongo_server.url, event_listeners=[listener])
+    services.db = client[services.settings.mongo_db]
+    try:
+        assert (await me(api, token)).status == 200
+        await services.redis.delete(f"ds:perm:{uid}")  # the entry expired
+        listener.names.clear()
+        monkeypatch.setattr(users, "get_user", slow_get_user)
+        answers = await asyncio.gather(*(me(api, token) for _ in range(8)))
+        assert {a.status for a in answers} == {200}
+        assert {a.body["data"]["realName"] for a in answers} == {"Mira M"}
+        assert len(_finds(listener)) == 2  # one user and one company read for all eight
+    finally:
+        client.close()
+
+
+async def test_an_entry_near_its_end_is_renewed_in_the_background(api, services,
+                                                                 mongo_server):
+    """A request served from an entry in the last fifth of its life answers from the cache
+    at once and renews the entry behind it, so the user never meets a miss."""
+    uid = await add_user(services, "ACME", "remy")
+    await add_user(services, "ACME", "rhea", role="ADMIN")
+    token = await login(api, "ACME", "remy")
+    assert (await me(api, token)).status == 200
+    key = f"ds:perm:{uid}"
+    full = services.sessions.perm_ttl * 1000
+    assert await services.redis.pttl(key) > full * 0.9
+    await services.redis.pexpire(key, full // 10)  # near its end
+    listener = Commands()
+    client = AsyncIOMotorClient(mongo_server.url, event_listeners=[listener])
+    services.db = client[services.settings.mongo_db]
+    try:
+        assert (await me(api, token)).status == 200
+        deadline = time.monotonic() + 5
+        while await services.redis.pttl(key) < full * 0.9 and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert await services.redis.pttl(key) > full * 0.9  # renewed, never expired
+        assert len(_finds(listener)) == 2
+        listener.names.clear()
+        for _ in range(5):  # a fresh entry: no further reads
+            assert (await me(api, token)).status == 200
+        assert listener.names == []
+        # a disable that lands after the renewal still applies at the very next request
+        await services.redis.pexpire(key, full // 10)
+        admin = await login(api, "ACME", "rhea")
+        r = await api.call("PUT", f"/api/users/{uid}/status", {"status": "DISABLED"},
+                           token=admin)
+        assert r.status == 200
+        assert (await me(api, token)).status == 401
+    finally:
+        client.close()
+
+
 @pytest.fixture
 def second_replica(io_loop, settings, redis_server, mongo_server):
     """Another process's view: its own services and HTTP server on the same stores."""

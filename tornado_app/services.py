@@ -13,6 +13,7 @@ from store.audit import AuditLog
 from store.job_queue import JobQueue
 from store.sessions import SessionStore, Throttle
 from tornado_app.auth.passwords import PasswordService
+from tornado_app.auth.profiles import ProfileLoader
 from tornado_app.metrics import Metrics
 from tornado_app.settings import Settings
 
@@ -34,6 +35,7 @@ class Services:
     sessions: SessionStore
     throttle: Throttle
     passwords: PasswordService
+    profiles: ProfileLoader
     pool: RenderPool | None = None  # when the docs service is mounted
     storage: StorageIO | None = None  # likewise
     metrics: Metrics = field(default_factory=Metrics)
@@ -71,11 +73,11 @@ async def open_services(settings: Settings, *, mongo_url: str, redis_url: str) -
         queue_limit=settings.hash_queue_limit, wait_seconds=settings.hash_wait_seconds,
         nice=settings.hash_thread_nice,
     )
+    sessions = SessionStore(redis, ttl_seconds=settings.session_ttl_seconds,
+                            perm_ttl_seconds=settings.permission_cache_seconds)
     svc = Services(
-        settings=settings, mongo_client=client, db=db, redis=redis,
-        sessions=SessionStore(redis, ttl_seconds=settings.session_ttl_seconds,
-                              perm_ttl_seconds=settings.permission_cache_seconds),
-        throttle=Throttle(redis), passwords=passwords,
+        settings=settings, mongo_client=client, db=db, redis=redis, sessions=sessions,
+        throttle=Throttle(redis), passwords=passwords, profiles=ProfileLoader(sessions),
     )
     dropped = svc.metrics.audit_dropped
     svc.audit = AuditLog(db, queue_limit=settings.audit_queue_limit,

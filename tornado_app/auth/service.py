@@ -59,24 +59,21 @@ def token_from_header(header: str | None) -> str:
 async def authenticate(svc: Services, header: str | None) -> Principal:
     """Resolve the caller. Warm: one Redis round trip (session, cached role, status and
     profile, and their versions), no MongoDB read. Cold: the user and the company are read
-    from MongoDB and cached, unless a change evicted them meanwhile."""
+    from MongoDB and cached, unless a change evicted them meanwhile (one read per user at a
+    time; an entry near its end is renewed in the background: ``auth.profiles``)."""
     token = token_from_header(header)
     info = await svc.sessions.lookup(token)
     if info is None:
         raise UNAUTHORIZED
     if info.role and info.username:
-        profile = Profile(info.role, info.status, info.username, info.real_name,
-                          info.company_name)
+        profile: Profile | None = Profile(info.role, info.status, info.username,
+                                          info.real_name, info.company_name)
+        svc.profiles.refresh_ahead(svc.db, info)
     else:
-        user, company = await asyncio.gather(
-            users.get_user(svc.db, info.company_id, info.user_id),
-            companies.get_by_id(svc.db, info.company_id))
-        if user is None or company is None:
+        profile = await svc.profiles.load(svc.db, info)
+        if profile is None:  # the user or the company is gone
             await svc.sessions.delete(token, info.user_id)
             raise UNAUTHORIZED
-        profile = Profile(user.role, user.status, user.username, user.real_name, company.name)
-        await svc.sessions.cache_profile(user.id, info.company_id, info.perm_version,
-                                         info.company_version, profile)
     if profile.status != "ACTIVE":
         raise UNAUTHORIZED
     return Principal(token, info.user_id, info.company_id, profile.role, profile.username,
