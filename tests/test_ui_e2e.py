@@ -57,6 +57,7 @@ class ServerThread:
         self.error: BaseException | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.port = 0
+        self.worker: Any = None  # the job consumer, when the app runs the docs face
         self.thread = threading.Thread(target=self._run, name="ui-e2e-server", daemon=True)
 
     async def _setup(self) -> None:
@@ -103,7 +104,8 @@ class ServerThread:
             return
         self.ready.set()
         self.loop.run_forever()
-        self.loop.run_until_complete(self.worker.stop(5))
+        if self.worker is not None:
+            self.loop.run_until_complete(self.worker.stop(5))
         self.http.stop()
         self.svc.pool = None  # the session's pool is closed by its own fixture
         self.loop.run_until_complete(self.svc.close())
