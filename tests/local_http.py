@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -73,3 +75,13 @@ def hang(seconds: float) -> Route:
             pass
 
     return route
+
+
+def download(url: str) -> tuple[int, bytes]:
+    """GET ``url`` (a stored link on the loopback S3); the status and body (empty on an
+    HTTP error)."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, b""

@@ -8,8 +8,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import re
-import urllib.error
-import urllib.request
 from pathlib import Path
 from urllib.parse import quote
 
@@ -22,6 +20,7 @@ from render_pool.batch import plan_document
 from render_pool.links import css_references, markdown_references, rewrite_css, rewrite_markdown
 from tests.archive_fixtures import tgz_of, zip_of
 from tests.conftest import post_form
+from tests.local_http import download
 from tests.pdf_fixtures import tiny_png
 from tornado_app.app import make_app
 
@@ -295,14 +294,6 @@ def static_site() -> Vault:
 
 
 VAULTS = {v.name: v for v in (typora(), obsidian(), vscode_windows(), static_site())}
-
-
-def download(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, b""
 
 
 @pytest.fixture

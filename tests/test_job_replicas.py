@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -169,8 +170,6 @@ def test_sigkill_of_the_consumer_mid_job_another_finishes_it(infra):
             keys = [o.object_name for o in infra.store.client.list_objects(
                 infra.store.config.bucket, recursive=True)]
         assert not [k for k in keys if "/_staging/" in f"/{k}"]
-        import urllib.request
-
         with urllib.request.urlopen(files[0]["storage_presigned_url"], timeout=10) as r:
             text = r.read().decode()
         link = files[0]["mappings"][0]["to"]
@@ -215,8 +214,6 @@ def test_worker_exposes_health_and_job_metrics(infra):
         job_id = _ok(api.call("POST", "/api/upload-archive", form={"async": "true"},
                               files={"file": ("m.tgz", _archive(2, 1))}))["job_id"]
         _wait(api, job_id, lambda s: s["state"] == "done")
-        import urllib.request
-
         base = f"http://127.0.0.1:{worker.port}"
         with urllib.request.urlopen(f"{base}/metrics", timeout=5) as r:
             text = r.read().decode()
@@ -330,8 +327,6 @@ def test_a_job_whose_consumer_is_killed_three_times_ends_failed_with_a_reason(in
         finally:
             client.close()
         assert not [e for e in entries if e[1].get("job") == job_id]
-        import urllib.request
-
         with urllib.request.urlopen(f"http://127.0.0.1:{last.port}/metrics", timeout=5) as r:
             text = r.read().decode()
         assert "job_claims_total 1.0" in text  # it took the entry over ...

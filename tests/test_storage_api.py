@@ -9,8 +9,6 @@ import dataclasses
 import io
 import json
 import tarfile
-import urllib.error
-import urllib.request
 import zipfile
 
 import pytest
@@ -19,6 +17,7 @@ from store.storage_settings import SERVICE
 from tests.archive_fixtures import tgz_of
 from tests.conftest import docs_caller_company, post_form
 from tests.docx_fixtures import build_feature_docx
+from tests.local_http import download
 from tests.pdf_fixtures import tiny_png
 from tornado_app.app import make_app
 
@@ -26,14 +25,6 @@ from tornado_app.app import make_app
 @pytest.fixture
 def app(storage_services):
     return make_app(storage_services)
-
-
-def download(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, b""
 
 
 def make_zip(members: dict[str, bytes]) -> bytes:

@@ -268,3 +268,14 @@ async def test_every_way_a_job_ends_schedules_its_webhook_once(hook_services):
         record = await queue.get("co1", job_id)
         assert record["state"] == state and record["webhook"]["state"] == "pending"
     assert "webhook" not in await queue.get("co1", silent["id"])
+
+
+def test_retry_settings_are_read_as_seconds_and_a_typo_stops_start_up():
+    from tornado_app.settings import Settings
+
+    s = Settings.from_env({"WEBHOOK_FIRST_RETRY_SECONDS": "0.5", "WEBHOOK_RETRY_SECONDS": "90",
+                           "WEBHOOK_MAX_RETRY_GAP_SECONDS": "", "JOB_CLAIM_IDLE_SECONDS": "2"})
+    assert (s.webhook_first_retry_seconds, s.webhook_retry_seconds,
+            s.webhook_max_retry_gap_seconds, s.job_claim_idle_seconds) == (0.5, 90, 3600, 2)
+    with pytest.raises(SystemExit, match="WEBHOOK_RETRY_SECONDS must be a number, got '1 day'"):
+        Settings.from_env({"WEBHOOK_RETRY_SECONDS": "1 day"})

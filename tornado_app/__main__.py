@@ -57,6 +57,15 @@ async def _with_services(settings: Settings, embedded: Embedded, fn):  # type: i
         await svc.close()
 
 
+async def stop_requested() -> None:
+    """Return once SIGTERM or SIGINT (Ctrl-C) has arrived."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
 async def serve(settings: Settings, port: int, host: str, services: tuple[str, ...],
                 seed: Path | None, embedded: Embedded, *, worker: bool = True) -> None:
     from tornado_app.callers import check_listen_address
@@ -92,11 +101,7 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
                                "event_loop": type(asyncio.get_running_loop()).__module__})
     if "auth" in services:
         await announce_first_run(svc, host, port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await stop_requested()
     log.info("shutting down: no new connections; waiting for requests in flight")
     server.stop()
     svc.extras["closing"] = True  # event streams end (clients follow elsewhere)
@@ -130,11 +135,7 @@ async def work(settings: Settings, port: int, host: str, embedded: Embedded) -> 
     server.listen(port, address=host)
     settle_heap(settings.gc_gen0_threshold)
     log.info("worker", extra={"port": port, "host": host, "consumer": consumer.name})
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await stop_requested()
     log.info("shutting down: the running job ends in the grace period or is handed back")
     await consumer.stop(SHUTDOWN_GRACE_SECONDS)
     server.stop()

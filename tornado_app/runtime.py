@@ -18,7 +18,6 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-EVENT_LOOPS = ("uvloop", "asyncio")
 
 
 def run(main: Coroutine[Any, Any, T], event_loop: str = "uvloop") -> T:

@@ -31,6 +31,16 @@ def _env_int(env: dict[str, str], name: str, default: int) -> int:
         raise SystemExit(f"{name} must be an integer, got {value!r}") from exc
 
 
+def _env_float(env: dict[str, str], name: str, default: float) -> float:
+    value = env.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except ValueError as exc:
+        raise SystemExit(f"{name} must be a number, got {value!r}") from exc
+
+
 def _docs_auth(value: str) -> str:
     """``DOCS_AUTH``: ``required`` (default) or ``none``; anything else stops start-up."""
     value = (value or "required").strip().lower()
@@ -202,14 +212,14 @@ class Settings:
             public_hosts=tuple(h.strip().lower()
                                for h in env.get("PUBLIC_HOSTS", "").split(",") if h.strip()),
             metrics_address=(env.get("METRICS_ADDRESS") or "127.0.0.1:9108").strip(),
-            job_claim_idle_seconds=float(env.get("JOB_CLAIM_IDLE_SECONDS") or 30),
+            job_claim_idle_seconds=_env_float(env, "JOB_CLAIM_IDLE_SECONDS", 30),
             job_result_ttl_seconds=_env_int(env, "JOB_RESULT_TTL_SECONDS", 24 * 3600),
             job_max_attempts=max(1, _env_int(env, "JOB_MAX_ATTEMPTS", 3)),
             webhook_secret=env.get("WEBHOOK_SECRET", ""),
-            webhook_first_retry_seconds=float(env.get("WEBHOOK_FIRST_RETRY_SECONDS") or 30),
-            webhook_max_retry_gap_seconds=float(env.get("WEBHOOK_MAX_RETRY_GAP_SECONDS")
-                                                or 3600),
-            webhook_retry_seconds=float(env.get("WEBHOOK_RETRY_SECONDS") or 24 * 3600),
+            webhook_first_retry_seconds=_env_float(env, "WEBHOOK_FIRST_RETRY_SECONDS", 30),
+            webhook_max_retry_gap_seconds=_env_float(env, "WEBHOOK_MAX_RETRY_GAP_SECONDS",
+                                                     3600),
+            webhook_retry_seconds=_env_float(env, "WEBHOOK_RETRY_SECONDS", 24 * 3600),
         )
 
     @functools.cached_property
