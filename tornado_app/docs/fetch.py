@@ -78,7 +78,9 @@ def check_url(url: str) -> str:
     return url.strip()
 
 
-def _refuse_literal_private(url: str) -> None:
+def refuse_literal_private(url: str) -> None:
+    """FetchRefused when ``url``'s host is a literal private, loopback or link-local address
+    (a name is judged later, when it is resolved; see GuardedResolver)."""
     host = (urlsplit(url).hostname or "").strip("[]")
     try:
         literal = ipaddress.ip_address(host)
@@ -136,7 +138,7 @@ async def fetch(url: str, *, allow_private: bool, max_bytes: int, timeout: float
         current = check_url(url)
         for _ in range(MAX_REDIRECTS + 1):
             if not allow_private:
-                _refuse_literal_private(current)
+                refuse_literal_private(current)
             response, body = await _get_once(client, current, max_bytes, timeout)
             if response.code in (301, 302, 303, 307, 308) and "Location" in response.headers:
                 current = check_url(urljoin(current, response.headers["Location"]))

@@ -29,7 +29,7 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from store.job_queue import public_view
 from store.webhook_outbox import Backoff, Claim, WebhookOutbox
-from tornado_app.docs.fetch import FetchRefused, GuardedResolver, _refuse_literal_private, check_url
+from tornado_app.docs.fetch import FetchRefused, GuardedResolver, check_url, refuse_literal_private
 from tornado_app.services import Services
 from tornado_app.settings import Settings
 
@@ -49,7 +49,7 @@ def check_callback(url: str, settings: Settings) -> str:
     try:
         url = check_url(url)
         if not settings.allow_private_urls:
-            _refuse_literal_private(url)
+            refuse_literal_private(url)
     except FetchRefused as exc:
         raise DocsError(42201, f"callback_url refused: {exc}") from exc
     return url
@@ -69,7 +69,7 @@ async def post_once(url: str, body: bytes, secret: str, *, allow_private: bool,
                              resolver=GuardedResolver(allow_private=allow_private))
     try:
         if not allow_private:
-            _refuse_literal_private(url)
+            refuse_literal_private(url)
         response = await client.fetch(HTTPRequest(
             url, method="POST", body=body, follow_redirects=False, connect_timeout=timeout,
             request_timeout=timeout, headers={
