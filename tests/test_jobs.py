@@ -20,7 +20,7 @@ import tornado.web
 from redis.asyncio import Redis
 
 from store import api_keys
-from store.job_queue import STREAM, JobQueue
+from store.job_queue import ACTIVE, JobQueue, stream_key
 from tests.archive_fixtures import tgz_of
 from tests.conftest import post_form
 from tests.pdf_fixtures import tiny_png
@@ -70,7 +70,8 @@ def test_dead_consumers_job_is_claimed_and_fails_after_three_starts(redis_server
         assert await queue.start(last, "c4") is None  # not run a fourth time
         ended = await queue.get("co1", record["id"])
         assert ended["state"] == "failed" and "started 3 times" in ended["msg"]
-        assert await redis.xlen(STREAM) == 0  # acknowledged and gone
+        assert await redis.xlen(stream_key("co1")) == 0  # acknowledged and gone
+        assert not await redis.smembers(ACTIVE)  # and its empty stream with it
         assert await queue.next("c5", block_ms=50) is None
         await redis.aclose()
 
@@ -87,7 +88,7 @@ def test_a_live_consumer_keeps_its_job_and_a_handed_back_job_moves_at_once(redis
         await queue.start(mine, "c1")
         for _ in range(4):  # alive: touches more often than the idle limit
             await asyncio.sleep(0.1)
-            await queue.touch("c1", mine.message_id)
+            await queue.touch("c1", mine)
             assert await queue.next("c2", block_ms=10) is None
         await queue.hand_back("c1", mine)  # shutdown: no waiting for the idle limit
         taken = await queue.next("c2", block_ms=10)

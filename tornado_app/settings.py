@@ -119,6 +119,7 @@ class Settings:
     # conversion pool
     pool_workers: int = 0  # 0: from the CPU count
     pool_queue_limit: int = 16
+    pool_queue_limit_per_company: int = 8  # waiting jobs of one company (0: no own limit)
     job_timeout_seconds: float = 120.0
     worker_memory_mb: int = 1500
     # remote fetches
@@ -157,6 +158,7 @@ class Settings:
     job_claim_idle_seconds: float = 30.0  # a job idle this long at its consumer is re-run
     job_result_ttl_seconds: int = 24 * 3600
     job_max_attempts: int = 3
+    job_queue_limit_per_company: int = 20  # async jobs queued or running (0: no limit)
     webhook_secret: str = field(default="", repr=False)
     webhook_first_retry_seconds: float = 30.0
     webhook_max_retry_gap_seconds: float = 3600.0  # the doubling wait stops growing here
@@ -181,6 +183,7 @@ class Settings:
             max_upload_bytes=_env_int(env, "MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
+            pool_queue_limit_per_company=max(0, _env_int(env, "POOL_QUEUE_LIMIT_PER_COMPANY", 8)),
             job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),
             allow_private_urls=_env_bool(env, "ALLOW_PRIVATE_URLS", False),
             s3_endpoint=env.get("S3_ENDPOINT", ""),
@@ -215,6 +218,7 @@ class Settings:
             job_claim_idle_seconds=_env_float(env, "JOB_CLAIM_IDLE_SECONDS", 30),
             job_result_ttl_seconds=_env_int(env, "JOB_RESULT_TTL_SECONDS", 24 * 3600),
             job_max_attempts=max(1, _env_int(env, "JOB_MAX_ATTEMPTS", 3)),
+            job_queue_limit_per_company=max(0, _env_int(env, "JOB_QUEUE_LIMIT_PER_COMPANY", 20)),
             webhook_secret=env.get("WEBHOOK_SECRET", ""),
             webhook_first_retry_seconds=_env_float(env, "WEBHOOK_FIRST_RETRY_SECONDS", 30),
             webhook_max_retry_gap_seconds=_env_float(env, "WEBHOOK_MAX_RETRY_GAP_SECONDS",

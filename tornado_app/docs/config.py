@@ -44,6 +44,7 @@ class PlainHandler(UploadHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
+        self.set_retry_after(exc)
         if isinstance(exc, PlainError):
             self.write_json(exc.status, {"ok": False, "error": exc.error, "hint": exc.hint})
         elif isinstance(exc, StorageConfigError):

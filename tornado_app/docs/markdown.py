@@ -153,11 +153,12 @@ def check_markdown_form(fields: dict[str, str]) -> tuple[str, str]:
     return target, css_name
 
 
-async def render_markdown_form(svc: Services, fields: dict[str, str],
+async def render_markdown_form(svc: Services, company_id: str, fields: dict[str, str],
                                files: dict[str, tuple[str, bytes]]
                                ) -> tuple[jobs.Rendered, str]:
-    """Render a ``/md/convert`` form (inputs fetched, images gathered, one pool render);
-    returns the rendered file and its name. Shared by the request and its async job."""
+    """Render a ``/md/convert`` form (inputs fetched, images gathered, one pool render) for
+    ``company_id`` (whose turn its pool jobs take); returns the rendered file and its name.
+    Shared by the request and its async job."""
     target, css_name = check_markdown_form(fields)
     text, stem = await _markdown(svc, fields, files)
     cover = CoverPage(
@@ -177,10 +178,10 @@ async def render_markdown_form(svc: Services, fields: dict[str, str],
         cover=None if cover.is_empty() else cover,
     )
     pool = svc.pool
-    sources = await pool.run(jobs.markdown_images, text)
+    sources = await pool.run(jobs.markdown_images, text, tenant=company_id)
     fetched, refused = await gather_images(svc, sources)
     rendered: jobs.Rendered = await pool.run(jobs.render_markdown, text, request, fetched,
-                                             refused)
+                                             refused, tenant=company_id)
     svc.metrics.observe_browser(rendered.worker_pid, rendered.browser_launches)
     name = f"{safe_basename(fields.get('filename') or stem, 'document')}.{rendered.extension}"
     return rendered, name
@@ -197,7 +198,8 @@ class MarkdownConvertHandler(UploadHandler):
 
             await enqueue_form(self, "markdown", fields, files)
             return
-        rendered, name = await render_markdown_form(self.services, fields, files)
+        rendered, name = await render_markdown_form(self.services, self.company_id, fields,
+                                                    files)
         if save:
             self.success(await save_rendered(self.services, self.company_id, rendered, name))
             return

@@ -19,6 +19,7 @@ def open_pool(svc: Services) -> RenderPool:
     """The bounded process pool sized from the settings (CPU count by default)."""
     st = svc.settings
     svc.pool = RenderPool(st.pool_workers, queue_limit=st.pool_queue_limit,
+                          tenant_queue_limit=st.pool_queue_limit_per_company,
                           job_timeout=st.job_timeout_seconds,
                           memory_limit_mb=st.worker_memory_mb,
                           browser_limits={
