@@ -173,6 +173,7 @@ class RenderPool:
     async def _acquire(self, tenant: str) -> _Slot:
         """The next idle slot; while none is, wait in ``tenant``'s queue."""
         if self._idle and not self._waiters:
+            self._served(tenant)
             return self._idle.popleft()
         waiter: asyncio.Future[_Slot] = asyncio.get_running_loop().create_future()
         self._waiters.setdefault(tenant, collections.deque()).append(waiter)
@@ -209,16 +210,20 @@ class RenderPool:
             if not queue:
                 del self._waiters[tenant]
             if not waiter.done():
-                self._turn += 1
-                self._served_at[tenant] = self._turn
-                if len(self._served_at) > _TURNS_KEPT:  # forget the longest-idle tenants
-                    for old in sorted(self._served_at, key=self._served_at.__getitem__)[
-                            :_TURNS_KEPT // 2]:
-                        if old not in self._waiters:
-                            del self._served_at[old]
+                self._served(tenant)
                 waiter.set_result(slot)
                 return
         self._idle.append(slot)
+
+    def _served(self, tenant: str) -> None:
+        """Note that ``tenant`` got a slot now (its place in the turn order)."""
+        self._turn += 1
+        self._served_at[tenant] = self._turn
+        if len(self._served_at) > _TURNS_KEPT:  # forget the tenants served longest ago
+            oldest = sorted(self._served_at, key=self._served_at.__getitem__)
+            for old in oldest[:_TURNS_KEPT // 2]:
+                if old not in self._waiters:
+                    del self._served_at[old]
 
     def _check_admission(self, tenant: str) -> None:
         """Raise :class:`PoolBusy` when the pool, or ``tenant``'s share of its queue, is
