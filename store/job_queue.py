@@ -5,9 +5,10 @@ Companies are served in turn: a consumer (a ``serve`` or ``worker`` process) tha
 takes the next entry of the company served least recently (a company new to the queue comes
 first), so one company's backlog of slow jobs delays another company's job by at most about
 one job per consumer instead of the whole backlog. The pick and the read are one Lua script
-(:data:`_NEXT`), atomic across consumers. A company may have at most ``company_limit`` jobs
-queued or running; more are refused (:class:`QueueFull`, the service answers 50301 with
-``Retry-After``) in the same script that would enqueue them (:data:`_SUBMIT`).
+(:data:`_NEXT`), atomic across consumers. A submit may hold the company to ``limit`` jobs
+queued or running (the async requests pass ``JOB_QUEUE_LIMIT_PER_COMPANY``); more are refused
+(:class:`QueueFull`, the service answers 50301 with ``Retry-After``) by the same script that
+would enqueue them (:data:`_SUBMIT`).
 
 An entry stays pending until its consumer acknowledges it. A consumer that dies leaves its
 entry pending and idle; another claims it with ``XAUTOCLAIM`` (before any new entry) once it
@@ -182,13 +183,11 @@ class JobQueue:
     """Submit, read, list, cancel and consume jobs."""
 
     def __init__(self, redis: Any, *, result_ttl: int = 24 * 3600, claim_idle_ms: int = 30000,
-                 max_attempts: int = 3, company_limit: int = 0) -> None:
-        """``company_limit``: jobs one company may have queued or running (0: no limit)."""
+                 max_attempts: int = 3) -> None:
         self.redis = redis
         self.result_ttl = result_ttl
         self.claim_idle_ms = claim_idle_ms
         self.max_attempts = max_attempts
-        self.company_limit = company_limit
         self._submit = redis.register_script(_SUBMIT)
         self._next = redis.register_script(_NEXT)
         self._ack = redis.register_script(_ACK)
@@ -199,17 +198,19 @@ class JobQueue:
         """The company's jobs queued or running."""
         return int(await self.redis.xlen(stream_key(company_id)))
 
-    async def check_room(self, company_id: str) -> None:
-        """Raise :class:`QueueFull` when the company is at its limit (a cheap early check, so
-        that a refused request stores nothing; :meth:`submit` checks again atomically)."""
-        if self.company_limit > 0 and await self.queued(company_id) >= self.company_limit:
-            raise QueueFull(self.company_limit)
+    async def check_room(self, company_id: str, limit: int) -> None:
+        """Raise :class:`QueueFull` when the company has ``limit`` jobs queued or running (a
+        cheap early check, so that a refused request stores nothing; :meth:`submit` checks
+        again atomically). ``limit`` 0: none."""
+        if limit > 0 and await self.queued(company_id) >= limit:
+            raise QueueFull(limit)
 
     async def submit(self, company_id: str, kind: str, job_input: dict[str, Any], *,
-                     callback_url: str = "", job_id: str | None = None) -> dict[str, Any]:
+                     callback_url: str = "", job_id: str | None = None,
+                     limit: int = 0) -> dict[str, Any]:
         """Save a ``queued`` record and enqueue it on the company's stream; returns the
-        record. Raises :class:`QueueFull` (and keeps no record) when the company is at its
-        limit."""
+        record. With ``limit`` (jobs the company may have queued or running; 0: none) raises
+        :class:`QueueFull`, keeping no record, when the company has that many."""
         job_id = job_id or uuid.uuid4().hex
         now = time.time()
         record: dict[str, Any] = {
@@ -220,10 +221,10 @@ class JobQueue:
         }
         await self._write(company_id, job_id, record)  # before the entry: a consumer reads it
         queued = await self._submit(keys=[stream_key(company_id), ACTIVE, BELL],
-                                    args=[GROUP, job_id, company_id, self.company_limit])
+                                    args=[GROUP, job_id, company_id, limit])
         if not int(queued):
             await self.redis.delete(record_key(company_id, job_id))
-            raise QueueFull(self.company_limit)
+            raise QueueFull(limit)
         await self.redis.zadd(_index_key(company_id), {job_id: now})
         await self.redis.expire(_index_key(company_id), self.result_ttl)
         return record

@@ -280,9 +280,10 @@ async def test_the_queue_refuses_atomically_and_keeps_no_record(redis_server):
     redis = Redis.from_url(redis_server.url, decode_responses=True)
     try:
         await redis.flushdb()
-        queue = JobQueue(redis, company_limit=3)
+        queue = JobQueue(redis)
         results = await asyncio.gather(
-            *(queue.submit("co", "archive", {"key": "k", "name": "a.tgz"}) for _ in range(8)),
+            *(queue.submit("co", "archive", {"key": "k", "name": "a.tgz"}, limit=3)
+              for _ in range(8)),
             return_exceptions=True)
         made = [r for r in results if isinstance(r, dict)]
         assert len(made) == 3 and await queue.queued("co") == 3

@@ -47,8 +47,7 @@ class Services:
         s = self.settings
         return JobQueue(self.redis, result_ttl=s.job_result_ttl_seconds,
                         claim_idle_ms=int(s.job_claim_idle_seconds * 1000),
-                        max_attempts=s.job_max_attempts,
-                        company_limit=s.job_queue_limit_per_company)
+                        max_attempts=s.job_max_attempts)
 
     async def close(self) -> None:
         if self.audit is not None:

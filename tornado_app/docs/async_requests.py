@@ -78,14 +78,15 @@ async def submit(handler: DocsHandler, kind: str, fields: dict[str, str],
     if earlier is not None:
         return earlier
     try:
-        await queue.check_room(handler.company_id)
+        limit = svc.settings.job_queue_limit_per_company
+        await queue.check_room(handler.company_id, limit)
         store = await svc.storage.store(handler.company_id)
         if input_bytes is not None:
             key = StagedArchives.new(store.config.prefix, kind, len(input_bytes)).key
             await svc.storage.put(store, key, input_bytes, "application/octet-stream")
             job_input = {**job_input, "key": key, "owned": True}
         await queue.submit(handler.company_id, kind, job_input, callback_url=callback,
-                           job_id=job_id)
+                           job_id=job_id, limit=limit)
     except QueueFull as exc:
         await _undo(handler, job_id, job_input)
         raise DocsError(50301, str(exc), retry_after=exc.retry_after) from exc
