@@ -129,6 +129,30 @@ end
 return 1
 """
 
+# KEYS: the stream, ACTIVE. ARGV: group, job id. Delete the job's entries that no consumer
+# holds (a cancelled queued job leaves the company's queue, and its room, at once); an
+# emptied stream goes as in _ACK. Returns how many entries were deleted.
+_DROP = """
+local dropped = 0
+for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+')) do
+  local f = e[2]
+  for i = 1, #f, 2 do
+    if f[i] == 'job' and f[i + 1] == ARGV[2] then
+      local held = redis.pcall('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
+      if type(held) ~= 'table' or held.err or #held == 0 then
+        redis.call('XDEL', KEYS[1], e[1])
+        dropped = dropped + 1
+      end
+    end
+  end
+end
+if dropped > 0 and redis.call('XLEN', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[1])
+  redis.call('SREM', KEYS[2], KEYS[1])
+end
+return dropped
+"""
+
 
 def stream_key(company_id: str) -> str:
     """The stream of a company's queued and running jobs."""
@@ -191,6 +215,7 @@ class JobQueue:
         self._submit = redis.register_script(_SUBMIT)
         self._next = redis.register_script(_NEXT)
         self._ack = redis.register_script(_ACK)
+        self._drop = redis.register_script(_DROP)
 
     # -- producers -------------------------------------------------------------------------
 
@@ -315,13 +340,15 @@ class JobQueue:
 
     async def cancel(self, company_id: str, job_id: str
                      ) -> tuple[dict[str, Any] | None, bool]:
-        """Mark a queued or running job ``cancelled`` (its consumer drops it at its next
-        step). Returns (record, whether this call cancelled it); (None, False) when
-        unknown."""
+        """Mark a queued or running job ``cancelled`` (a running job's consumer drops it at
+        its next step; a queued job's entry leaves the company's queue now, so it no longer
+        counts against the company's limit). Returns (record, whether this call cancelled
+        it); (None, False) when unknown."""
         record = await self.update(company_id, job_id,
                                    {"state": "cancelled", "finished": time.time(),
                                     "msg": "cancelled by the caller"})
         if record is not None:
+            await self._drop(keys=[stream_key(company_id), ACTIVE], args=[GROUP, job_id])
             return record, True
         return await self.get(company_id, job_id), False
 

@@ -292,3 +292,28 @@ async def test_the_queue_refuses_atomically_and_keeps_no_record(redis_server):
         assert total == 3 and {r["id"] for r in listed} == {r["id"] for r in made}
     finally:
         await redis.aclose()
+
+
+async def test_a_cancelled_queued_job_leaves_the_queue_and_frees_its_room(redis_server):
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(redis_server.url, decode_responses=True)
+    try:
+        await redis.flushdb()
+        queue = JobQueue(redis, claim_idle_ms=60_000)
+        jobs = [await queue.submit("co", "archive", {"key": "k", "name": f"{i}.tgz"}, limit=2)
+                for i in range(2)]
+        taken = await queue.next("c1", block_ms=10)  # the first one runs at c1
+        assert taken is not None and taken.job_id == jobs[0]["id"]
+        await queue.start(taken, "c1")
+        for job in jobs:
+            _, cancelled = await queue.cancel("co", job["id"])
+            assert cancelled
+        # the queued one is gone at once; the running one stays until its consumer acks it
+        assert await queue.queued("co") == 1
+        assert await queue.next("c2", block_ms=10) is None
+        await queue.submit("co", "archive", {"key": "k", "name": "again.tgz"}, limit=2)
+        await queue.ack(taken)
+        assert await queue.queued("co") == 1
+    finally:
+        await redis.aclose()
