@@ -5,10 +5,11 @@ more than about one job.
   operator's) one quick job waits less than two slow jobs; waiting jobs start companies in
   turn; a company past ``tenant_queue_limit`` waiting jobs gets 50301 with a Retry-After, and
   so does a sync request through HTTP.
-- The job stream (the real app with a real consumer, redis-server, SeaweedFS): company A
-  queues 10 slow archive batches, company B's one small batch ends within about one of A's
-  batches; past ``JOB_QUEUE_LIMIT_PER_COMPANY`` the async request answers 50301 with
-  Retry-After, stores nothing, and leaves its Idempotency-Key free.
+- The job stream (the real app with a real consumer, redis-server, SeaweedFS; and once more
+  through HTTP with ``serve --no-worker`` and a ``worker`` process): company A queues 10 slow
+  archive batches, company B's one small batch ends within about one of A's batches; past
+  ``JOB_QUEUE_LIMIT_PER_COMPANY`` the async request answers 50301 with Retry-After, stores
+  nothing, and leaves its Idempotency-Key free; a cancelled queued job frees its place.
 
 Times are compared with a slow job measured in the same run, never with a constant.
 """
@@ -317,3 +318,101 @@ async def test_a_cancelled_queued_job_leaves_the_queue_and_frees_its_room(redis_
         assert await queue.queued("co") == 1
     finally:
         await redis.aclose()
+
+
+# -- the job stream across processes -----------------------------------------------------
+
+
+@pytest.fixture
+def service_processes(tmp_path):
+    """``serve --no-worker`` (the API) and one ``worker`` process on a real redis-server,
+    SecantusDB and SeaweedFS; two companies with an ADMIN each. Yields (api, a token, b token)."""
+    import json
+    import uuid
+
+    from store.objects import ObjectStore
+    from tests.s3_server import running_s3
+    from tests.test_job_replicas import Infra, _spawn
+    from tests.test_replicas import _stop
+    from tornado_app.embedded.servers import start_redis, start_secantus
+
+    redis = start_redis(tmp_path / "redis", persistent=False)
+    mongo = start_secantus(None, tmp_path / "mongo-logs")
+    processes = []
+    try:
+        with running_s3() as s3:
+            bucket = f"f{uuid.uuid4().hex[:12]}"
+            assert ObjectStore(s3.config(bucket)).test_connection(
+                create_if_missing=True)["bucket_exists"]
+            seed = tmp_path / "seed.json"
+            seed.write_text(json.dumps({"companies": [
+                {"code": code, "name": code, "users": [{
+                    "username": "boss", "password": "fair queues please", "role": "ADMIN",
+                    "status": "ACTIVE"}]} for code in ("FAIRA", "FAIRB")]}))
+            urls = {"MONGO_URL": mongo.url, "MONGO_DB": f"f_{uuid.uuid4().hex[:10]}",
+                    "REDIS_URL": redis.url, "S3_ENDPOINT": s3.endpoint,
+                    "S3_ACCESS_KEY": s3.handle.access, "S3_SECRET_KEY": s3.handle.secret,
+                    "S3_BUCKET": bucket}
+            infra = Infra(tmp_path, urls, ObjectStore(s3.config(bucket)), seed)
+            api = _spawn(infra, "api", "serve", "--no-worker", "--seed", str(seed))
+            processes.append(api)
+            processes.append(_spawn(infra, "worker", "worker"))
+            tokens = []
+            for code in ("FAIRA", "FAIRB"):
+                r = api.call("POST", "/api/auth/login", {"companyCode": code,
+                                                         "username": "boss",
+                                                         "password": "fair queues please"})
+                assert r.status == 200, r.body
+                tokens.append(r.body["data"]["token"])
+            yield api, tokens[0], tokens[1]
+    finally:
+        for process in processes:
+            _stop(process)
+        mongo.stop()
+        redis.stop()
+
+
+def test_a_worker_process_serves_companies_in_turn(service_processes):
+    """Through HTTP with a real ``worker`` process: A's 10 queued batches delay B's small
+    batch by less than two of A's batches (one measured in the same run)."""
+    api, a, b = service_processes
+
+    def submit(archive: bytes, token: str) -> str:
+        r = api.call("POST", "/api/upload-archive", form={"async": "true"}, token=token,
+                     files={"file": ("a.tgz", archive)})
+        assert r.status == 200 and r.body["code"] == 0, r.body
+        return str(r.body["data"]["job_id"])
+
+    def job(job_id: str, token: str) -> dict[str, Any]:
+        r = api.call("GET", f"/api/jobs/{job_id}", token=token)
+        assert r.body["code"] == 0, r.body
+        return dict(r.body["data"])
+
+    def wait(job_id: str, token: str, until: Any, timeout: float = 120) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while not until(state := job(job_id, token)):
+            assert time.monotonic() < deadline, state
+            time.sleep(0.02)
+        return state
+
+    ended = ("done", "failed", "cancelled")
+    slow_archive = _slow_archive(12)
+    alone = wait(submit(slow_archive, a), a, lambda s: s["state"] in ended)
+    assert alone["state"] == "done", alone
+    backlog = [submit(slow_archive, a) for _ in range(10)]
+    try:
+        wait(backlog[0], a, lambda s: s["state"] == "running")
+        began = time.monotonic()
+        quick = submit(_small_archive("b"), b)
+        done = wait(quick, b, lambda s: s["state"] in ended)
+        waited = time.monotonic() - began
+        assert done["state"] == "done", done
+        first = job(backlog[0], a)
+        slow = max(alone["finished"] - alone["started"],
+                   (first["finished"] or time.time()) - first["started"])
+        assert waited < 2 * slow, (waited, slow)
+        states = [job(j, a)["state"] for j in backlog]
+        assert states.count("queued") >= 7, states
+    finally:
+        for job_id in backlog:
+            api.call("POST", f"/api/jobs/{job_id}/cancel", token=a)
