@@ -416,3 +416,22 @@ def test_a_worker_process_serves_companies_in_turn(service_processes):
     finally:
         for job_id in backlog:
             api.call("POST", f"/api/jobs/{job_id}/cancel", token=a)
+
+
+def test_the_limits_are_settings_and_reach_the_pool():
+    from tornado_app.docs.setup import open_pool
+    from tornado_app.settings import Settings
+
+    settings = Settings.from_env({"POOL_QUEUE_LIMIT_PER_COMPANY": "3",
+                                  "JOB_QUEUE_LIMIT_PER_COMPANY": "5", "POOL_WORKERS": "1"})
+    assert (settings.pool_queue_limit_per_company, settings.job_queue_limit_per_company) == (3, 5)
+    defaults = Settings.from_env({})
+    assert (defaults.pool_queue_limit_per_company, defaults.job_queue_limit_per_company) == (8, 20)
+    with pytest.raises(SystemExit, match="JOB_QUEUE_LIMIT_PER_COMPANY"):
+        Settings.from_env({"JOB_QUEUE_LIMIT_PER_COMPANY": "lots"})
+    holder = type("Svc", (), {"settings": settings, "pool": None})()
+    pool = open_pool(holder)  # type: ignore[arg-type]
+    try:
+        assert pool.tenant_queue_limit == 3 and pool.workers == 1
+    finally:
+        pool.close(wait=False)
