@@ -14,6 +14,7 @@ from store.storage_settings import EMBEDDED_PROFILE
 from tornado_app.address_policy import EndpointRefused, check_endpoint, policy_from
 from tornado_app.callers import require_admin
 from tornado_app.docs.base import DocsError, UploadHandler
+from tornado_app.docs.storage_view import storage_view
 from tornado_app.http import JsonTooDeep, load_json
 
 _STATUS = {40001: 400, 40002: 400, 40003: 400, 40004: 400, 40101: 401, 40401: 404,
@@ -100,7 +101,8 @@ class StorageConfigHandler(PlainHandler):
         fields, _ = self.form()
         config = await self.config_from_form(fields)
         await self.storage.configs.set_active(self.company_id, config)
-        self.reply({"ok": True, "storage": config.masked()})
+        self.reply({"ok": True, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config, active=False)})
 
 
 class StorageTestHandler(PlainHandler):
@@ -141,7 +143,8 @@ class ConfigSnapshotHandler(PlainHandler):
         st = self.services.settings
         self.reply({
             "ok": True,
-            "storage": config.masked() if config else None,
+            "storage": await storage_view(self.storage.configs, self.caller, self.company_id,
+                                          config),
             "storage_embedded": await self.storage.configs.active_is_embedded(self.company_id),
             "profiles": [p["name"] for p in await self.storage.configs.profiles(self.company_id)],
             "linkmap_size": len(await self.storage.linkmap.get(self.company_id)),
@@ -180,7 +183,8 @@ class SaveProfileHandler(PlainHandler):
                 raise PlainError(400, "no storage configured to save",
                                  "send the storage fields or configure storage first")
         await self.storage.configs.save_profile(self.company_id, name, config)
-        self.reply({"ok": True, "name": name, "storage": config.masked()})
+        self.reply({"ok": True, "name": name, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config, active=False)})
 
 
 class LoadProfileHandler(PlainHandler):
@@ -193,7 +197,8 @@ class LoadProfileHandler(PlainHandler):
             raise PlainError(404, f"no profile named {name!r}")
         await self.storage.configs.set_active(self.company_id, config,
                                               embedded=name == EMBEDDED_PROFILE)
-        self.reply({"ok": True, "name": name, "storage": config.masked()})
+        self.reply({"ok": True, "name": name, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config)})
 
 
 def _storable(text: str) -> bool:
