@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from store import api_keys
 from store.job_queue import STREAM, JobQueue
 from tests.archive_fixtures import tgz_of
-from tests.conftest import post_form
+from tests.conftest import DOCS_CALLER_COMPANY, post_form
 from tests.pdf_fixtures import tiny_png
 from tornado_app.embedded.servers import free_port
 from tornado_app.seed import ensure_company
@@ -321,8 +321,8 @@ async def test_async_folder_batch_runs_as_a_job(api, consumer, job_services, tmp
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "a.md").write_text("# A\n\n![p](p.png)\n")
     (tmp_path / "book" / "p.png").write_bytes(tiny_png())
-    job_services.settings = dataclasses.replace(job_services.settings,
-                                                folder_roots=(tmp_path,))
+    job_services.settings = dataclasses.replace(
+        job_services.settings, company_folder_roots={DOCS_CALLER_COMPANY: (tmp_path,)})
     r = await post_form(api, "/md/convert-folder", {"async": "true", "prefix": "fold",
                                                     "folder_path": str(tmp_path / "book")})
     assert r.status == 200 and r.body["ok"] is True, r.body
@@ -332,4 +332,4 @@ async def test_async_folder_batch_runs_as_a_job(api, consumer, job_services, tmp
     assert done["result"]["files"][0]["asset_ok"] == 1
     outside = await post_form(api, "/md/convert-folder", {"async": "true",
                                                           "folder_path": "/etc"})
-    assert outside.status == 403  # the same guard before a job exists
+    assert outside.status == 404  # the same guard before a job exists

@@ -14,6 +14,7 @@ from store.storage_settings import EMBEDDED_PROFILE
 from tornado_app.address_policy import EndpointRefused, check_endpoint, policy_from
 from tornado_app.callers import require_admin
 from tornado_app.docs.base import DocsError, UploadHandler
+from tornado_app.docs.folder_roots import roots_for
 from tornado_app.docs.storage_view import storage_view
 from tornado_app.http import JsonTooDeep, load_json
 
@@ -151,7 +152,7 @@ class ConfigSnapshotHandler(PlainHandler):
             "limits": {"max_upload_bytes": st.max_upload_bytes,
                        "max_markdown_bytes": st.max_markdown_bytes,
                        "job_timeout_seconds": st.job_timeout_seconds},
-            "folder_roots": [str(p) for p in st.folder_roots],
+            "folder_roots": [str(p) for p in await roots_for(self.services, self.company_id)],
         })
 
 
