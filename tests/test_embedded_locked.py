@@ -321,3 +321,36 @@ def test_unix_sockets_are_private(service: Service) -> None:
     filer_sock = str(service.data / "s3" / "filer.sock")
     assert filer_sock in service.unix
     assert _refused_or_denied(0, "/buckets/docservice/t/ACME/", unix=filer_sock) == "401"
+
+
+def test_secantus_login_kept_across_restarts_and_made_again_when_lost(tmp_path: Path) -> None:
+    from tornado_app.embedded.secantus import credentials_path
+    from tornado_app.embedded.servers import start_secantus
+
+    store = tmp_path / "mongo"
+    first = start_secantus(store, tmp_path / "logs")
+    try:
+        with pymongo.MongoClient(first.url) as client:
+            client.docservice.users.insert_one({"u": "kept"})
+    finally:
+        first.stop()
+    auth = credentials_path(store)
+    saved = auth.read_text()
+    again = start_secantus(store, tmp_path / "logs")  # no new user: the same login
+    try:
+        assert auth.read_text() == saved and again.url != first.url  # (a new port)
+        with pymongo.MongoClient(again.url) as client:
+            assert client.docservice.users.find_one({"u": "kept"}) is not None
+    finally:
+        again.stop()
+    auth.write_text(json.dumps({"user": "docservice", "password": "not-the-stored-one"}))
+    third = start_secantus(store, tmp_path / "logs")  # the store refuses it: provisioned again
+    try:
+        assert json.loads(auth.read_text())["password"] != "not-the-stored-one"
+        with pymongo.MongoClient(third.url) as client:
+            assert client.docservice.users.find_one({"u": "kept"}) is not None
+            assert [u["user"] for u in client.admin.command("usersInfo")["users"]] == [
+                "docservice"]
+    finally:
+        third.stop()
+    assert stat.S_IMODE(auth.stat().st_mode) == 0o600
