@@ -127,3 +127,10 @@ def test_binary_that_dies_gives_log(tmp_path: Path) -> None:
 
 def test_find_weed_in_this_venv() -> None:
     assert Path(find_weed()).name == "weed"
+
+
+def test_missing_openssl_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    weed = find_weed()
+    monkeypatch.setenv("PATH", str(tmp_path))  # no openssl: no certificates, no start
+    with pytest.raises(SeaweedError, match="apt-get install openssl"):
+        start_seaweed(tmp_path / "data", weed=weed, timeout=5)

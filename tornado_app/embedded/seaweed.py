@@ -32,7 +32,7 @@ from pathlib import Path
 
 from tornado_app.embedded.children import die_with_parent
 from tornado_app.embedded.seaweed_security import child_env, write_security
-from tornado_app.embedded.tls import TlsFiles
+from tornado_app.embedded.tls import TlsError, TlsFiles
 
 HOST = "127.0.0.1"
 REGION = "us-east-1"
@@ -241,12 +241,12 @@ def client_context(tls: TlsFiles) -> ssl.SSLContext:
     return ctx
 
 
-def _volume_registered(master_port: int, tls: TlsFiles) -> bool:
+def _volume_registered(master_port: int, ctx: ssl.SSLContext) -> bool:
     """True once the volume server has sent its heartbeat to the master: before that, S3
     already answers but reads of existing objects fail ("volume not found")."""
     try:
         with urllib.request.urlopen(f"https://{HOST}:{master_port}/dir/status", timeout=1,
-                                    context=client_context(tls)) as r:
+                                    context=ctx) as r:
             topo = json.load(r).get("Topology") or {}
     except (OSError, ValueError):
         return False
@@ -335,7 +335,11 @@ def start_seaweed(
         keys = ("sw" + secrets.token_hex(8), secrets.token_urlsafe(30))
     if keys != existing:
         _write_keys(keys_path, *keys)
-    tls = write_security(root)
+    try:
+        tls = write_security(root)
+    except TlsError as exc:
+        raise SeaweedError(str(exc)) from exc
+    probe_ctx = client_context(tls)
 
     # weed writes its glog files to $TMPDIR: a private directory, removed by stop()
     tmp_dir = Path(tempfile.mkdtemp(prefix="weed-"))
@@ -364,7 +368,7 @@ def start_seaweed(
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 break
-            if _answers(ports["s3.port"]) and _volume_registered(ports["master.port"], tls):
+            if _answers(ports["s3.port"]) and _volume_registered(ports["master.port"], probe_ctx):
                 try:
                     _make_buckets(handle, buckets or [])
                 except Exception:

@@ -33,7 +33,7 @@ from tornado_app.embedded.servers import (
     find_binary,
     free_port,
 )
-from tornado_app.embedded.tls import ensure_tls
+from tornado_app.embedded.tls import TlsError, ensure_tls
 
 HOST = "127.0.0.1"
 USER = "docservice"
@@ -89,7 +89,10 @@ def _provision(binary: str, config: Path, storage: Path, log_path: Path,
     from pymongo.errors import OperationFailure, PyMongoError
 
     with tempfile.TemporaryDirectory(prefix="secantus-boot-") as tmp:
-        tls = ensure_tls(Path(tmp), "secantus-bootstrap")
+        try:
+            tls = ensure_tls(Path(tmp), "secantus-bootstrap")
+        except TlsError as exc:
+            raise EmbeddedServerError(str(exc)) from exc
         port = free_port()
         argv = [*_base_argv(binary, config, port, storage),
                 "--tls-cert-file", str(tls.cert), "--tls-key-file", str(tls.key),

@@ -2,9 +2,8 @@
 
 Each server is a real child process bound to loopback (redis-server on a 0700 unix socket,
 SecantusDB speaking the MongoDB wire protocol with logins required: ``embedded.secantus``).
-Children get ``PR_SET_PDEATHSIG`` so that
-they die with the service even if it is killed hard; :meth:`Embedded.stop` terminates
-them politely first.
+Children get ``PR_SET_PDEATHSIG`` so that they die with the service even if it is killed
+hard; :meth:`Embedded.stop` terminates them politely first.
 """
 
 from __future__ import annotations
