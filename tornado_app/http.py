@@ -17,7 +17,7 @@ import tornado.web
 from pymongo.errors import PyMongoError
 from redis.exceptions import RedisError
 
-from tornado_app.clientaddr import client_address
+from tornado_app.clientaddr import client_address, forwarded_proto
 from tornado_app.logs import request_id_var
 
 if TYPE_CHECKING:
@@ -110,7 +110,11 @@ class BaseHandler(tornado.web.RequestHandler):
     def initialize(self, **kwargs: Any) -> None:
         self.services: Services = self.application.settings["services"]
         networks = self.services.settings.trusted_networks
-        if networks:  # X-Forwarded-For counts only from a trusted proxy (TRUSTED_PROXIES)
+        if networks:  # X-Forwarded-* count only from a trusted proxy (TRUSTED_PROXIES)
+            proto = forwarded_proto(self.request.remote_ip or "",
+                                    self.request.headers.get("X-Forwarded-Proto"), networks)
+            if proto:  # the scheme the Origin check compares with
+                self.request.protocol = proto
             self.request.remote_ip = client_address(
                 self.request.remote_ip or "", self.request.headers.get("X-Forwarded-For"),
                 networks)
