@@ -7,10 +7,9 @@
 - a state-changing request (POST/PUT/PATCH/DELETE) with an ``Origin`` must come from this
   origin (scheme, host and port: the scheme is the connection's, or ``X-Forwarded-Proto``
   from a ``TRUSTED_PROXIES`` peer) or one of ``ALLOWED_ORIGINS``; without ``Origin``, a
-  request with an
-  ``Authorization`` header (a script) passes, and a form-style body (what a cross-site HTML
-  form can send) is refused when no credential protects it (``DOCS_AUTH=none``; with caller
-  auth on it has no credential and is answered 401);
+  request with an ``Authorization`` header (a script) passes, and a form-style body (what a
+  cross-site HTML form can send) is refused when no credential protects it
+  (``DOCS_AUTH=none``; with caller auth on it has no credential and is answered 401);
 - a docs request a browser marks ``Sec-Fetch-Site: cross-site`` needs an allowed origin;
 - a GET that changes state (``GET /config/load_profile``) needs a credential header
   (``Authorization``) or ``Sec-Fetch-Site: same-origin``: a cross-site page can make a
