@@ -41,6 +41,27 @@ def _env_float(env: dict[str, str], name: str, default: float) -> float:
         raise SystemExit(f"{name} must be a number, got {value!r}") from exc
 
 
+def _folder_roots(value: str) -> tuple[tuple[Path, ...], dict[str, tuple[Path, ...]]]:
+    """``FOLDER_ROOTS``: ``;``-separated entries. ``CODE:/path[:/path...]`` gives the company
+    with that code (exactly as spelled) the folders its ADMINs may convert; bare paths
+    (``/path[:/path...]``, the old global form) serve only the operator token and
+    ``DOCS_AUTH=none``. Anything else stops start-up. Returns (operator's, per company)."""
+    operator: tuple[Path, ...] = ()
+    companies: dict[str, tuple[Path, ...]] = {}
+    for entry in filter(None, (e.strip() for e in value.split(";"))):
+        code, _, paths = ("", "", entry) if entry.startswith("/") else entry.partition(":")
+        roots = tuple(Path(p) for p in paths.split(os.pathsep) if p)
+        if not roots or not all(p.is_absolute() for p in roots) or code != code.strip():
+            raise SystemExit(f"FOLDER_ROOTS entry {entry!r} is not CODE:/absolute/path"
+                             f"[:/another] (entries separated by ';', e.g. "
+                             f"FOLDER_ROOTS=ACME:/srv/acme;BETA:/srv/beta)")
+        if code:
+            companies[code] = companies.get(code, ()) + roots
+        else:
+            operator += roots
+    return operator, companies
+
+
 def _docs_auth(value: str) -> str:
     """``DOCS_AUTH``: ``required`` (default) or ``none``; anything else stops start-up."""
     value = (value or "required").strip().lower()
@@ -141,7 +162,8 @@ class Settings:
     # endpoints the storage address policy allows although loopback/link-local ("host[:port]")
     storage_allowed_endpoints: tuple[str, ...] = ()
     storage_deny_private: bool = False
-    folder_roots: tuple[Path, ...] = ()
+    folder_roots: tuple[Path, ...] = ()  # the operator's (operator token, DOCS_AUTH=none)
+    company_folder_roots: dict[str, tuple[Path, ...]] = field(default_factory=dict)  # by code
     upload_concurrency: int = 8
     chromium_path: str = ""
     chromium_max_jobs: int = 200
@@ -169,7 +191,7 @@ class Settings:
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
         """Build settings from ``env`` (default: the process environment)."""
         env = dict(os.environ if env is None else env)
-        roots = tuple(Path(p) for p in env.get("FOLDER_ROOTS", "").split(os.pathsep) if p)
+        roots, company_roots = _folder_roots(env.get("FOLDER_ROOTS", ""))
         return cls(
             data_dir=Path(env.get("DATA_DIR") or "./data").absolute(),
             mongo_url=env.get("MONGO_URL", ""),
@@ -204,6 +226,7 @@ class Settings:
                 if e.strip()),
             storage_deny_private=_env_bool(env, "STORAGE_DENY_PRIVATE", False),
             folder_roots=roots,
+            company_folder_roots=company_roots,
             upload_concurrency=max(1, _env_int(env, "UPLOAD_CONCURRENCY", 8)),
             chromium_path=env.get("CHROMIUM_PATH", ""),
             chromium_max_jobs=max(1, _env_int(env, "CHROMIUM_MAX_JOBS", 200)),

@@ -15,6 +15,8 @@ from store.storage_settings import EMBEDDED_PROFILE
 from tornado_app.address_policy import EndpointRefused, check_endpoint, policy_from
 from tornado_app.callers import require_admin
 from tornado_app.docs.base import DocsError, UploadHandler
+from tornado_app.docs.folder_roots import roots_for
+from tornado_app.docs.storage_view import storage_view
 from tornado_app.guards import STATE_CHANGING_GET_REFUSED, state_changing_get_refused
 from tornado_app.http import JsonTooDeep, load_json
 
@@ -102,7 +104,8 @@ class StorageConfigHandler(PlainHandler):
         fields, _ = self.form()
         config = await self.config_from_form(fields)
         await self.storage.configs.set_active(self.company_id, config)
-        self.reply({"ok": True, "storage": config.masked()})
+        self.reply({"ok": True, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config, active=False)})
 
 
 class StorageTestHandler(PlainHandler):
@@ -143,14 +146,15 @@ class ConfigSnapshotHandler(PlainHandler):
         st = self.services.settings
         self.reply({
             "ok": True,
-            "storage": config.masked() if config else None,
+            "storage": await storage_view(self.storage.configs, self.caller, self.company_id,
+                                          config),
             "storage_embedded": await self.storage.configs.active_is_embedded(self.company_id),
             "profiles": [p["name"] for p in await self.storage.configs.profiles(self.company_id)],
             "linkmap_size": len(await self.storage.linkmap.get(self.company_id)),
             "limits": {"max_upload_bytes": st.max_upload_bytes,
                        "max_markdown_bytes": st.max_markdown_bytes,
                        "job_timeout_seconds": st.job_timeout_seconds},
-            "folder_roots": [str(p) for p in st.folder_roots],
+            "folder_roots": [str(p) for p in await roots_for(self.services, self.company_id)],
         })
 
 
@@ -182,7 +186,8 @@ class SaveProfileHandler(PlainHandler):
                 raise PlainError(400, "no storage configured to save",
                                  "send the storage fields or configure storage first")
         await self.storage.configs.save_profile(self.company_id, name, config)
-        self.reply({"ok": True, "name": name, "storage": config.masked()})
+        self.reply({"ok": True, "name": name, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config, active=False)})
 
 
 class LoadProfileHandler(PlainHandler):
@@ -213,7 +218,8 @@ class LoadProfileHandler(PlainHandler):
             raise PlainError(404, f"no profile named {name!r}")
         await self.storage.configs.set_active(self.company_id, config,
                                               embedded=name == EMBEDDED_PROFILE)
-        self.reply({"ok": True, "name": name, "storage": config.masked()})
+        self.reply({"ok": True, "name": name, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config)})
 
 
 def _storable(text: str) -> bool:
