@@ -115,6 +115,9 @@ class Settings:
     max_json_body_bytes: int = 64 * 1024
     max_upload_bytes: int = 50 * 1024 * 1024
     max_markdown_bytes: int = 10 * 1024 * 1024
+    # a body slower than this on average after the grace period is cut (408); 0: off
+    min_upload_bytes_per_second: int = 1024
+    upload_rate_grace_seconds: float = 10.0
     # password hashing: argon2id, OWASP parameters or stronger
     argon2_time_cost: int = 2
     argon2_memory_kib: int = 19 * 1024
@@ -201,6 +204,10 @@ class Settings:
             gc_gen0_threshold=_env_int(env, "GC_GEN0_THRESHOLD", 50_000),
             trusted_proxies=_env_networks(env, "TRUSTED_PROXIES"),
             max_upload_bytes=_env_int(env, "MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
+            min_upload_bytes_per_second=max(0, _env_int(env, "MIN_UPLOAD_BYTES_PER_SECOND",
+                                                        1024)),
+            upload_rate_grace_seconds=max(0.0, _env_float(env, "UPLOAD_RATE_GRACE_SECONDS",
+                                                          10.0)),
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
             job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),
