@@ -82,7 +82,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 COPY deploy/dpkg-headless.cfg /etc/dpkg/dpkg.cfg.d/headless
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 chromium-headless-shell fontconfig \
-      fonts-wqy-microhei fonts-dejavu-core fonts-noto-core redis-server tini ca-certificates \
+      fonts-wqy-microhei fonts-dejavu-core fonts-noto-core redis-server openssl tini ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old \
       /var/log/apt /var/log/dpkg.log /var/log/alternatives.log
 # The service user: no login shell, no root. /data is its volume (the embedded servers' data).

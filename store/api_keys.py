@@ -5,6 +5,11 @@ has 256 bits of entropy, so a fast hash is enough (nothing to brute-force), and 
 one indexed read. Every function takes the company id; a key of another company is
 indistinguishable from a missing one. A key is checked against MongoDB on every request,
 so a revoke applies at once on every replica (no cache outlives it).
+
+A key belongs to the user who made it (``createdBy``; a key made with an ADMIN key belongs
+to that key's owner): while that user is disabled the key does not work
+(``tornado_app.callers.live_key``). Keys without an owner (made by the command line or a
+seed) depend on nobody.
 """
 
 from __future__ import annotations
@@ -125,9 +130,10 @@ async def revoke_key(db: AsyncIOMotorDatabase, company_id: int, key_id: str) -> 
     return result.deleted_count == 1
 
 
-async def find_by_secret(db: AsyncIOMotorDatabase, secret: str) -> ApiKey | None:
+async def find_by_secret(db: AsyncIOMotorDatabase, secret: str, *, record: bool = True
+                         ) -> ApiKey | None:
     """The live key for ``secret``: None when unknown, revoked or expired. Records the use
-    (at most once a minute per key, so a busy script does not write on every request)."""
+    unless ``record`` is False (then :func:`record_use` does, once the caller accepts it)."""
     if not looks_like_key(secret):
         return None
     doc = await db.api_keys.find_one({"hash": hash_key(secret)})
@@ -137,10 +143,18 @@ async def find_by_secret(db: AsyncIOMotorDatabase, secret: str) -> ApiKey | None
     now = _now()
     if key.expired(now):
         return None
+    if record:
+        await record_use(db, key)
+    return key
+
+
+async def record_use(db: AsyncIOMotorDatabase, key: ApiKey) -> None:
+    """Set the key's ``lastUsedAt`` (at most once a minute per key, so a busy script does not
+    write on every request)."""
+    now = _now()
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_PRECISION:
         await db.api_keys.update_one({"_id": key.id}, {"$set": {"lastUsedAt": now.replace(
             microsecond=0)}})
-    return key
 
 
 async def get_key(db: AsyncIOMotorDatabase, company_id: int, key_id: str) -> ApiKey | None:

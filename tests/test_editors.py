@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from render_pool.batch import plan_document
 from render_pool.links import css_references, markdown_references, rewrite_css, rewrite_markdown
 from tests.archive_fixtures import tgz_of, zip_of
-from tests.conftest import post_form
+from tests.conftest import DOCS_CALLER_COMPANY, post_form
 from tests.local_http import download
 from tests.pdf_fixtures import tiny_png
 from tornado_app.app import make_app
@@ -310,7 +310,7 @@ async def run_vault(api, storage_services, monkeypatch, tmp_path: Path, vault: V
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         monkeypatch.setattr(storage_services, "settings", dataclasses.replace(
-            storage_services.settings, folder_roots=(root,)))
+            storage_services.settings, company_folder_roots={DOCS_CALLER_COMPANY: (root,)}))
         reply = await post_form(api, "/md/convert-folder",
                                 {"folder_path": str(root / vault.name), "prefix": vault.name})
         assert reply.status == 200 and reply.body["ok"] is True, reply.body

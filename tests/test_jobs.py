@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from store import api_keys
 from store.job_queue import ACTIVE, STREAM, JobQueue, stream_key
 from tests.archive_fixtures import tgz_of
-from tests.conftest import post_form
+from tests.conftest import DOCS_CALLER_COMPANY, post_form
 from tests.pdf_fixtures import tiny_png
 from tornado_app.embedded.servers import free_port
 from tornado_app.seed import ensure_company
@@ -126,7 +126,7 @@ def test_entries_left_on_the_single_stream_of_an_earlier_release_still_run(redis
 @pytest.fixture
 def job_services(storage_services):
     storage_services.settings = dataclasses.replace(
-        storage_services.settings, job_claim_idle_seconds=2.0, webhook_secret="hook secret",
+        storage_services.settings, job_claim_idle_seconds=2.0,
         webhook_first_retry_seconds=0.2)
     return storage_services
 
@@ -261,7 +261,8 @@ async def test_webhook_is_signed_and_retried_after_a_500(api, consumer):
     server = tornado.httpserver.HTTPServer(
         tornado.web.Application([(r"/hook", _Receiver, {"seen": seen})]))
     server.listen(port, "127.0.0.1")
-    try:
+    try:  # the caller's company signs with its own secret (tests/test_webhook_secrets.py)
+        secret = (await api.call("POST", "/api/webhook-secret", raw=b"")).body["data"]["secret"]
         job_id = (await _submit(api, small_archive(),
                                 callback_url=f"http://127.0.0.1:{port}/hook"))["data"]["job_id"]
         deadline = time.monotonic() + 30
@@ -278,7 +279,7 @@ async def test_webhook_is_signed_and_retried_after_a_500(api, consumer):
     assert len(seen) == 2 and seen[0]["body"] == seen[1]["body"]
     for hit in seen:
         stamp = hit["headers"]["X-Timestamp"]
-        expected = hmac.new(b"hook secret", stamp.encode() + b"." + hit["body"],
+        expected = hmac.new(secret.encode(), stamp.encode() + b"." + hit["body"],
                             hashlib.sha256).hexdigest()
         assert hmac.compare_digest(hit["headers"]["X-Signature"], f"sha256={expected}")
         assert abs(int(stamp) - time.time()) < 60
@@ -343,8 +344,8 @@ async def test_async_folder_batch_runs_as_a_job(api, consumer, job_services, tmp
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "a.md").write_text("# A\n\n![p](p.png)\n")
     (tmp_path / "book" / "p.png").write_bytes(tiny_png())
-    job_services.settings = dataclasses.replace(job_services.settings,
-                                                folder_roots=(tmp_path,))
+    job_services.settings = dataclasses.replace(
+        job_services.settings, company_folder_roots={DOCS_CALLER_COMPANY: (tmp_path,)})
     r = await post_form(api, "/md/convert-folder", {"async": "true", "prefix": "fold",
                                                     "folder_path": str(tmp_path / "book")})
     assert r.status == 200 and r.body["ok"] is True, r.body
@@ -354,4 +355,4 @@ async def test_async_folder_batch_runs_as_a_job(api, consumer, job_services, tmp
     assert done["result"]["files"][0]["asset_ok"] == 1
     outside = await post_form(api, "/md/convert-folder", {"async": "true",
                                                           "folder_path": "/etc"})
-    assert outside.status == 403  # the same guard before a job exists
+    assert outside.status == 404  # the same guard before a job exists

@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from render_pool import archives
-from tests.conftest import docs_caller_company, post_form
+from tests.conftest import DOCS_CALLER_COMPANY, docs_caller_company, post_form
 from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +152,7 @@ async def test_file_swapped_for_a_link_after_listing_is_not_uploaded(
     secret = tmp_path / "outside.txt"
     secret.write_text("TOP SECRET outside the root")
     monkeypatch.setattr(storage_services, "settings", dataclasses.replace(
-        storage_services.settings, folder_roots=(root,)))
+        storage_services.settings, company_folder_roots={DOCS_CALLER_COMPANY: (root,)}))
     listed = archives.list_files
 
     def list_then_swap(path):

@@ -367,7 +367,7 @@ def live(pytestconfig, loopback_only, redis_server, mongo_server, render_pool, s
     (folder / "img" / "logo.png").write_bytes(PNG)
     (folder / "guide.md").write_text("# Guide\n\n![logo](img/logo.png)\n", encoding="utf-8")
     settings = Settings(mongo_db=f"t_fuzz_{uuid.uuid4().hex[:12]}", allow_private_urls=True,
-                        folder_roots=(folder,), fetch_timeout_seconds=5.0,
+                        company_folder_roots={"FUZZ": (folder,)}, fetch_timeout_seconds=5.0,
                         storage_allowed_endpoints=(s3.endpoint,))
     bucket = f"fuzz{uuid.uuid4().hex[:12]}"
     config = s3.config(bucket)
@@ -450,7 +450,8 @@ def _stage(live: Live) -> str:
 # ----------------------------------------------------------------------- fuzz adjustments
 URL_FIELDS = ("source_url", "markdown_url", "cover_url", "logo_url")
 ENDPOINT_FIELDS = ("endpoint", "public")
-RESTORES_STORAGE = {("POST", "/config/storage"), ("GET", "/config/load_profile")}
+RESTORES_STORAGE = {("POST", "/config/storage"), ("GET", "/config/load_profile"),
+                    ("POST", "/config/load_profile")}
 
 
 def _pick(value: Any, n: int) -> int:

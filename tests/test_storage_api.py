@@ -15,7 +15,7 @@ import pytest
 
 from store.storage_settings import SERVICE
 from tests.archive_fixtures import tgz_of
-from tests.conftest import docs_caller_company, post_form
+from tests.conftest import DOCS_CALLER_COMPANY, docs_caller_company, post_form
 from tests.docx_fixtures import build_feature_docx
 from tests.local_http import download
 from tests.pdf_fixtures import tiny_png
@@ -236,15 +236,15 @@ async def test_convert_folder_under_roots_only(api, storage_services, tmp_path, 
     (root / "book" / "a.md").write_text("![i](i.png)\n")
     (root / "book" / "i.png").write_bytes(PNG)
     (tmp_path / "outside").mkdir()
-    monkeypatch.setattr(storage_services, "settings",
-                        dataclasses.replace(storage_services.settings, folder_roots=(root,)))
+    monkeypatch.setattr(storage_services, "settings", dataclasses.replace(
+        storage_services.settings, company_folder_roots={DOCS_CALLER_COMPANY: (root,)}))
     r = await post_form(api, "/md/convert-folder", {"folder_path": str(root / "book")})
     assert r.status == 200 and r.body["ok"] is True and r.body["count"] == 1
     assert r.body["files"][0]["asset_ok"] == 1
     for path in (str(tmp_path / "outside"), str(root / "book" / ".." / ".." / "outside"), "/etc",
                  "relative/path"):
         r = await post_form(api, "/md/convert-folder", {"folder_path": path})
-        assert r.status in (400, 403) and r.body["ok"] is False, path
+        assert r.status in (400, 404) and r.body["ok"] is False, path
 
 
 async def test_storage_failure_reports_clearly(api, storage_services, s3):

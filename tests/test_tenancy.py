@@ -99,14 +99,15 @@ async def test_link_map_profiles_and_storage_are_per_company(api, tenants, s3):
     assert (await api.call("GET", "/config/linkmap", token=b)).body["map"] == {}
     assert (await api.call("GET", "/config/linkmap", token=a)).body["count"] == 1
 
-    shared = (await api.call("GET", "/config", token=b)).body["storage"]["bucket"]
+    shared = (await api.call("GET", "/config", token=b)).body["storage"]
+    assert shared == {"source": "operator"}  # the operator's storage: no details
     own = {"endpoint": s3.endpoint, "access": s3.handle.access, "secret": s3.handle.secret,
            "bucket": "acme-own"}
     assert (await post_form(api, "/config/storage/test", {**own, "create_if_missing": "true"},
                             token=a)).body["ok"] is True
     assert (await post_form(api, "/config/storage", own, token=a)).body["ok"] is True
     assert (await api.call("GET", "/config", token=a)).body["storage"]["bucket"] == "acme-own"
-    assert (await api.call("GET", "/config", token=b)).body["storage"]["bucket"] == shared
+    assert (await api.call("GET", "/config", token=b)).body["storage"] == shared
     saved = _ok(await post_form(api, "/api/convert", {"save": "true"},
                                 {"file": ("f.docx", build_feature_docx())}, token=a))
     assert "/acme-own/" in saved["storage_url"]

@@ -445,6 +445,25 @@ def test_api_keys_flow(page, base_url):
     page.locator("#view").get_by_text("Administrators only").wait_for()
 
 
+def test_webhook_secret_is_made_shown_once_and_rotated(page):
+    sign_in(page)
+    page.get_by_role("link", name="API keys").click()
+    section = page.get_by_role("region", name="Webhook secret")
+    expect(section).to_contain_text("No secret yet")
+    section.get_by_role("button", name="Create secret").click()
+    dialog = page.get_by_role("dialog", name="Webhook secret")
+    first = dialog.get_by_label("Secret").input_value()
+    assert first.startswith("whsec_") and "only time it is shown" in dialog.inner_text()
+    dialog.get_by_role("button", name="Done").click()
+    expect(section).to_contain_text("A secret exists")
+    assert first not in page.content()  # shown once
+    section.get_by_role("button", name="Rotate secret").click()
+    rotated = page.get_by_role("dialog", name="New webhook secret")
+    second = rotated.get_by_label("Secret").input_value()
+    assert second.startswith("whsec_") and second != first
+    rotated.get_by_role("button", name="Done").click()
+
+
 def test_sanitizer_allows_only_safe_link_schemes(page):
     page.goto("/ui/#/signin")
     verdicts = page.evaluate(r"""async () => {

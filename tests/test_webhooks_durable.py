@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime as dt
 import hashlib
 import hmac
 import itertools
@@ -65,10 +66,13 @@ def _signed(hit: dict[str, Any]) -> bool:
 
 
 @pytest.fixture
-def hook_services(services):
+def hook_services(io_loop, services):
+    """Services whose company ``co1`` signs its deliveries with ``SECRET``."""
     services.settings = dataclasses.replace(
-        services.settings, webhook_secret=SECRET, webhook_first_retry_seconds=0.2,
+        services.settings, webhook_first_retry_seconds=0.2,
         webhook_max_retry_gap_seconds=0.5, webhook_retry_seconds=2.0)
+    io_loop.run_sync(lambda: services.db.webhook_secrets.replace_one(
+        {"_id": "co1"}, {"secret": SECRET, "createdAt": dt.datetime.now(dt.UTC)}, upsert=True))
     return services
 
 
@@ -266,6 +270,28 @@ async def test_every_way_a_job_ends_schedules_its_webhook_once(hook_services):
         record = await queue.get("co1", job_id)
         assert record["state"] == state and record["webhook"]["state"] == "pending"
     assert "webhook" not in await queue.get("co1", silent["id"])
+
+
+async def test_a_company_without_a_secret_gets_no_unsigned_delivery(hook_services):
+    receiver = Receiver([200])
+    queue = hook_services.job_queue()
+    sender = WebhookSender(hook_services)
+    sender.start()
+    try:
+        job_id = await _ended_job(queue, receiver.url, company="co2")  # co2 has no secret
+
+        async def settled() -> Any:
+            record = await queue.get("co2", job_id)
+            return record if record["webhook"]["state"] != "pending" else None
+
+        record = await _until(settled)
+    finally:
+        await sender.stop(2)
+        receiver.stop()
+    assert record["webhook"]["state"] == "refused"
+    assert [d["error"] for d in record["deliveries"]] == ["refused: no webhook signing secret"]
+    assert receiver.seen == []  # nothing sent unsigned, nothing retried
+    assert await hook_services.redis.zcard(OUTBOX) == 0
 
 
 def test_retry_settings_are_read_as_seconds_and_a_typo_stops_start_up():

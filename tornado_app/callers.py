@@ -2,7 +2,8 @@
 
 A caller of the conversion face is a session (the same Bearer token as the auth face,
 validated the same way, so a disabled user or a changed role applies at the next request),
-a company API key (``dsk_...``), the operator token (``DOCS_API_TOKEN``, service to service)
+a company API key (``dsk_...``, working while the user who made it is active), the
+operator token (``DOCS_API_TOKEN``, service to service)
 or, with ``DOCS_AUTH=none`` on a loopback-only service, the single local user. The auth
 face accepts sessions and API keys (:func:`auth_principal`).
 
@@ -58,12 +59,31 @@ def _is_operator(svc: Services, value: str) -> bool:
                                                   expected.encode("utf-8"))
 
 
-async def key_caller(svc: Services, value: str) -> Caller | None:
-    """The caller behind an API key, or None when ``value`` is not a live key."""
-    key = await api_keys.find_by_secret(svc.db, value)
+async def owner_active(svc: Services, key: api_keys.ApiKey) -> bool:
+    """True unless the key's owner is disabled or gone. Read like a session's user: from the
+    per-user profile cache (one Redis round trip), refilled from MongoDB on a miss; a disable
+    evicts that entry, so it applies at the key's very next request."""
+    if key.created_by is None:  # made by the command line or a seed: nobody to check
+        return True
+    info = await svc.sessions.cached_user(key.created_by, key.company_id)
+    if info.role:
+        svc.profiles.refresh_ahead(svc.db, info)
+        return info.status == "ACTIVE"
+    profile = await svc.profiles.load(svc.db, info)
+    return profile is not None and profile.status == "ACTIVE"
+
+
+async def live_key(svc: Services, value: str) -> api_keys.ApiKey:
+    """The key ``value`` if it works now: known, not expired, its owner active; 401
+    otherwise. Records its use."""
+    key = await api_keys.find_by_secret(svc.db, value, record=False)
     if key is None:
-        return None
-    return Caller("api_key", str(key.company_id), key.role, key_id=key.id)
+        raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
+    if not await owner_active(svc, key):
+        raise ApiError(401, "UNAUTHORIZED", "the user who made this API key is disabled; "
+                                            "the key works again once they are enabled")
+    await api_keys.record_use(svc.db, key)
+    return key
 
 
 async def identify(svc: Services, header: str | None) -> Caller:
@@ -76,10 +96,8 @@ async def identify(svc: Services, header: str | None) -> Caller:
     if _is_operator(svc, value):
         return Caller("operator", OPERATOR_COMPANY, "ADMIN")
     if value.startswith(api_keys.KEY_PREFIX):
-        caller = await key_caller(svc, value)
-        if caller is None:
-            raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
-        return caller
+        key = await live_key(svc, value)
+        return Caller("api_key", str(key.company_id), key.role, key_id=key.id)
     from tornado_app.auth.service import authenticate
 
     try:
@@ -105,9 +123,7 @@ async def auth_principal(svc: Services, header: str | None) -> Any:
 
     value = bearer_value(header)
     if value.startswith(api_keys.KEY_PREFIX):
-        key = await api_keys.find_by_secret(svc.db, value)
-        if key is None:
-            raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
+        key = await live_key(svc, value)
         return Principal("", 0, key.company_id, key.role, key_id=key.id)
     return await authenticate(svc, header)
 

@@ -1,6 +1,7 @@
 """Company API keys over HTTP (annotation envelope, role ADMIN):
 
 - ``POST /api/keys`` ``{name, role, expiresInDays?}``: 201 with the key itself, shown once;
+  the key works only while the user who made it is active;
 - ``GET /api/keys``: the company's keys (name, prefix, role, created, last used, expiry);
 - ``DELETE /api/keys/{id}``: revoked at once on every replica (another company's id: 404).
 """
@@ -40,6 +41,15 @@ def expiry(body: dict[str, Any]) -> dt.datetime | None:
     return (dt.datetime.now(dt.UTC) + dt.timedelta(days=days)).replace(microsecond=0)
 
 
+async def owner_of(db: Any, principal: Any) -> int | None:
+    """The user a new key belongs to: the signed-in user, or for a key made with an ADMIN
+    key that key's owner (so disabling the user stops every key made on their behalf)."""
+    if principal.key_id:
+        parent = await api_keys.get_key(db, principal.company_id, principal.key_id)
+        return parent.created_by if parent else None
+    return principal.user_id or None
+
+
 class KeysHandler(AuthApiHandler):
     async def get(self) -> None:
         principal = await self.principal("ADMIN")
@@ -55,7 +65,7 @@ class KeysHandler(AuthApiHandler):
         try:
             key, secret = await api_keys.create_key(
                 self.services.db, company_id=principal.company_id, name=name, role=role,
-                created_by=principal.user_id or None, expires_at=expires_at)
+                created_by=await owner_of(self.services.db, principal), expires_at=expires_at)
         except api_keys.TooManyKeys as exc:
             raise ApiError(409, "KEY_LIMIT", f"a company may hold at most "
                            f"{api_keys.MAX_KEYS_PER_COMPANY} keys; revoke unused ones") from exc

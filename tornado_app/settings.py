@@ -41,6 +41,27 @@ def _env_float(env: dict[str, str], name: str, default: float) -> float:
         raise SystemExit(f"{name} must be a number, got {value!r}") from exc
 
 
+def _folder_roots(value: str) -> tuple[tuple[Path, ...], dict[str, tuple[Path, ...]]]:
+    """``FOLDER_ROOTS``: ``;``-separated entries. ``CODE:/path[:/path...]`` gives the company
+    with that code (exactly as spelled) the folders its ADMINs may convert; bare paths
+    (``/path[:/path...]``, the old global form) serve only the operator token and
+    ``DOCS_AUTH=none``. Anything else stops start-up. Returns (operator's, per company)."""
+    operator: tuple[Path, ...] = ()
+    companies: dict[str, tuple[Path, ...]] = {}
+    for entry in filter(None, (e.strip() for e in value.split(";"))):
+        code, _, paths = ("", "", entry) if entry.startswith("/") else entry.partition(":")
+        roots = tuple(Path(p) for p in paths.split(os.pathsep) if p)
+        if not roots or not all(p.is_absolute() for p in roots) or code != code.strip():
+            raise SystemExit(f"FOLDER_ROOTS entry {entry!r} is not CODE:/absolute/path"
+                             f"[:/another] (entries separated by ';', e.g. "
+                             f"FOLDER_ROOTS=ACME:/srv/acme;BETA:/srv/beta)")
+        if code:
+            companies[code] = companies.get(code, ()) + roots
+        else:
+            operator += roots
+    return operator, companies
+
+
 def _docs_auth(value: str) -> str:
     """``DOCS_AUTH``: ``required`` (default) or ``none``; anything else stops start-up."""
     value = (value or "required").strip().lower()
@@ -94,6 +115,9 @@ class Settings:
     max_json_body_bytes: int = 64 * 1024
     max_upload_bytes: int = 50 * 1024 * 1024
     max_markdown_bytes: int = 10 * 1024 * 1024
+    # a body slower than this on average after the grace period is cut (408); 0: off
+    min_upload_bytes_per_second: int = 1024
+    upload_rate_grace_seconds: float = 10.0
     # password hashing: argon2id, OWASP parameters or stronger
     argon2_time_cost: int = 2
     argon2_memory_kib: int = 19 * 1024
@@ -139,7 +163,8 @@ class Settings:
     # endpoints the storage address policy allows although loopback/link-local ("host[:port]")
     storage_allowed_endpoints: tuple[str, ...] = ()
     storage_deny_private: bool = False
-    folder_roots: tuple[Path, ...] = ()
+    folder_roots: tuple[Path, ...] = ()  # the operator's (operator token, DOCS_AUTH=none)
+    company_folder_roots: dict[str, tuple[Path, ...]] = field(default_factory=dict)  # by code
     upload_concurrency: int = 8
     chromium_path: str = ""
     chromium_max_jobs: int = 200
@@ -168,7 +193,7 @@ class Settings:
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
         """Build settings from ``env`` (default: the process environment)."""
         env = dict(os.environ if env is None else env)
-        roots = tuple(Path(p) for p in env.get("FOLDER_ROOTS", "").split(os.pathsep) if p)
+        roots, company_roots = _folder_roots(env.get("FOLDER_ROOTS", ""))
         return cls(
             data_dir=Path(env.get("DATA_DIR") or "./data").absolute(),
             mongo_url=env.get("MONGO_URL", ""),
@@ -181,6 +206,10 @@ class Settings:
             gc_gen0_threshold=_env_int(env, "GC_GEN0_THRESHOLD", 50_000),
             trusted_proxies=_env_networks(env, "TRUSTED_PROXIES"),
             max_upload_bytes=_env_int(env, "MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
+            min_upload_bytes_per_second=max(0, _env_int(env, "MIN_UPLOAD_BYTES_PER_SECOND",
+                                                        1024)),
+            upload_rate_grace_seconds=max(0.0, _env_float(env, "UPLOAD_RATE_GRACE_SECONDS",
+                                                          10.0)),
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
             pool_queue_limit_per_company=max(0, _env_int(env, "POOL_QUEUE_LIMIT_PER_COMPANY", 8)),
@@ -200,6 +229,7 @@ class Settings:
                 if e.strip()),
             storage_deny_private=_env_bool(env, "STORAGE_DENY_PRIVATE", False),
             folder_roots=roots,
+            company_folder_roots=company_roots,
             upload_concurrency=max(1, _env_int(env, "UPLOAD_CONCURRENCY", 8)),
             chromium_path=env.get("CHROMIUM_PATH", ""),
             chromium_max_jobs=max(1, _env_int(env, "CHROMIUM_MAX_JOBS", 200)),

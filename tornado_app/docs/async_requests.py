@@ -24,7 +24,7 @@ from typing import Any
 from store.job_queue import IdempotencyConflict, QueueFull
 from store.staging import StagedArchives
 from tornado_app.docs.base import DocsError, DocsHandler
-from tornado_app.docs.webhooks import check_callback
+from tornado_app.docs.webhooks import check_callback, require_secret
 
 MAX_IDEMPOTENCY_KEY = 200
 
@@ -72,6 +72,8 @@ async def submit(handler: DocsHandler, kind: str, fields: dict[str, str],
     if svc.storage is None:
         raise DocsError(50201, "storage not configured")
     callback = check_callback((fields.get("callback_url") or "").strip(), svc.settings)
+    if callback:
+        await require_secret(svc, handler.company_id)
     queue = svc.job_queue()
     job_id = uuid.uuid4().hex
     earlier = await earlier_job(handler, job_id, form_digest(fields, files))

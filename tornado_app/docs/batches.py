@@ -25,6 +25,7 @@ from store.storage_errors import StorageConfigError, StorageError
 from store.storage_io import link_for_documents
 from tornado_app.docs.base import DocsError, UploadHandler, bool_field
 from tornado_app.docs.config import PlainError, PlainHandler
+from tornado_app.docs.folder_roots import NOT_A_FOLDER, allowed_folder
 from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
@@ -219,12 +220,6 @@ async def process_archive(svc: Services, company_id: str, data: bytes, filename:
         await svc.storage.io(context.__exit__, None, None, None)
 
 
-def folder_allowed(folder: Path, roots: tuple[Path, ...]) -> bool:
-    """True when ``folder`` (resolved) is one of ``roots`` or under one."""
-    real = folder.resolve()
-    return any(real == r.resolve() or real.is_relative_to(r.resolve()) for r in roots)
-
-
 def _params(fields: dict[str, str]) -> tuple[str, str]:
     prefix = (fields.get("prefix") or "").strip().strip("/")
     version = (fields.get("versionId") or "").strip().strip("/")
@@ -327,7 +322,10 @@ class ProcessArchiveHandler(ArchiveRunner):
 
 
 class ConvertFolderHandler(PlainHandler):
-    """``/md/convert-folder``: a folder under one of ``FOLDER_ROOTS`` (plain response)."""
+    """``/md/convert-folder`` (ADMIN): a folder under the caller's company's ``FOLDER_ROOTS``
+    (:mod:`tornado_app.docs.folder_roots`; plain response)."""
+
+    admin_methods = frozenset({"POST"})
 
     async def post(self) -> None:
         fields, _ = self.form()
@@ -337,12 +335,9 @@ class ConvertFolderHandler(PlainHandler):
         folder = Path(raw)
         if not folder.is_absolute():
             raise PlainError(400, "folder_path must be an absolute path")
-        real = folder.resolve()
-        if not folder_allowed(real, self.services.settings.folder_roots):
-            raise PlainError(403, "folder_path is not under a configured folder root",
-                             "set FOLDER_ROOTS to the folders the service may read")
-        if not real.is_dir():
-            raise PlainError(404, "folder_path is not a folder")
+        real = await allowed_folder(self.services, self.company_id, folder)
+        if real is None:  # outside the company's roots answers like a missing folder
+            raise PlainError(404, NOT_A_FOLDER)
         prefix, version = _params(fields)
         if bool_field(fields, "async"):
             from tornado_app.docs.async_requests import submit

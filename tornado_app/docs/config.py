@@ -7,6 +7,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
+from render_pool.url_safety import is_safe_link
 from store.clock import time_check
 from store.storage_config import StorageConfig, normalize_endpoint, parse_bool
 from store.storage_errors import StorageConfigError, StorageError
@@ -14,6 +15,9 @@ from store.storage_settings import EMBEDDED_PROFILE
 from tornado_app.address_policy import EndpointRefused, check_endpoint, policy_from
 from tornado_app.callers import require_admin
 from tornado_app.docs.base import DocsError, UploadHandler
+from tornado_app.docs.folder_roots import roots_for
+from tornado_app.docs.storage_view import storage_view
+from tornado_app.guards import STATE_CHANGING_GET_REFUSED, state_changing_get_refused
 from tornado_app.http import JsonTooDeep, load_json
 
 _STATUS = {40001: 400, 40002: 400, 40003: 400, 40004: 400, 40101: 401, 40401: 404,
@@ -101,7 +105,8 @@ class StorageConfigHandler(PlainHandler):
         fields, _ = self.form()
         config = await self.config_from_form(fields)
         await self.storage.configs.set_active(self.company_id, config)
-        self.reply({"ok": True, "storage": config.masked()})
+        self.reply({"ok": True, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config, active=False)})
 
 
 class StorageTestHandler(PlainHandler):
@@ -142,14 +147,15 @@ class ConfigSnapshotHandler(PlainHandler):
         st = self.services.settings
         self.reply({
             "ok": True,
-            "storage": config.masked() if config else None,
+            "storage": await storage_view(self.storage.configs, self.caller, self.company_id,
+                                          config),
             "storage_embedded": await self.storage.configs.active_is_embedded(self.company_id),
             "profiles": [p["name"] for p in await self.storage.configs.profiles(self.company_id)],
             "linkmap_size": len(await self.storage.linkmap.get(self.company_id)),
             "limits": {"max_upload_bytes": st.max_upload_bytes,
                        "max_markdown_bytes": st.max_markdown_bytes,
                        "job_timeout_seconds": st.job_timeout_seconds},
-            "folder_roots": [str(p) for p in st.folder_roots],
+            "folder_roots": [str(p) for p in await roots_for(self.services, self.company_id)],
         })
 
 
@@ -181,20 +187,40 @@ class SaveProfileHandler(PlainHandler):
                 raise PlainError(400, "no storage configured to save",
                                  "send the storage fields or configure storage first")
         await self.storage.configs.save_profile(self.company_id, name, config)
-        self.reply({"ok": True, "name": name, "storage": config.masked()})
+        self.reply({"ok": True, "name": name, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config, active=False)})
 
 
 class LoadProfileHandler(PlainHandler):
-    admin_methods = frozenset({"GET"})
+    """Makes a saved profile active: ``POST`` (form or query ``name``), or the older ``GET``
+    (query ``name``), which changes state and so is refused without an ``Authorization``
+    header or ``Sec-Fetch-Site: same-origin`` (a cross-site page can make a browser send a
+    GET, and under ``DOCS_AUTH=none`` no credential would stop it)."""
+
+    admin_methods = frozenset({"GET", "POST"})
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()  # the caller first: without one, 401 as everywhere
+        if state_changing_get_refused(self.request):
+            raise PlainError(403, STATE_CHANGING_GET_REFUSED,
+                             "POST /config/load_profile from a script sending its credential")
 
     async def get(self) -> None:
-        name = _profile_name(self.get_query_argument("name", ""))
+        await self._load(self.get_query_argument("name", ""))
+
+    async def post(self) -> None:
+        fields, _ = self.form()
+        await self._load(fields.get("name", ""))
+
+    async def _load(self, raw_name: str) -> None:
+        name = _profile_name(raw_name)
         config = await self.storage.configs.load_profile(self.company_id, name)
         if config is None:
             raise PlainError(404, f"no profile named {name!r}")
         await self.storage.configs.set_active(self.company_id, config,
                                               embedded=name == EMBEDDED_PROFILE)
-        self.reply({"ok": True, "name": name, "storage": config.masked()})
+        self.reply({"ok": True, "name": name, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config)})
 
 
 def _storable(text: str) -> bool:
@@ -219,6 +245,9 @@ def _parse_linkmap(raw: Any) -> dict[str, str]:
             raise PlainError(400, "every link map entry maps a non-empty string to a URL string")
         if not (_storable(key) and _storable(value)):
             raise PlainError(400, "link map entries may not hold NUL or unpaired surrogates")
+        if not is_safe_link(value):
+            raise PlainError(400, f"link map value of {key[:100]!r} is not an allowed link",
+                             "use an http, https or mailto URL, or a relative reference")
         out[key] = value
     return out
 

@@ -171,17 +171,19 @@ class JobWorker:
 
     async def _folder(self, company_id: str, job_input: dict[str, Any], progress: Any
                       ) -> list[dict[str, Any]]:
-        """An async ``/md/convert-folder``: the folder must be under this process's
-        ``FOLDER_ROOTS`` too (a worker on another machine may not have it)."""
+        """An async ``/md/convert-folder``: the folder must be under the job's company's
+        ``FOLDER_ROOTS`` of this process too (a worker on another machine may not have it)."""
         from pathlib import Path
 
         from tornado_app.docs.base import DocsError
-        from tornado_app.docs.batches import folder_allowed, process_tree
+        from tornado_app.docs.batches import process_tree
+        from tornado_app.docs.folder_roots import allowed_folder
 
-        folder = Path(job_input["folder"])
-        if not folder_allowed(folder, self.svc.settings.folder_roots) or not folder.is_dir():
-            raise DocsError(40401, "the folder is not under this worker's FOLDER_ROOTS")
-        return await process_tree(self.svc, company_id, folder.resolve(),
+        folder = await allowed_folder(self.svc, company_id, Path(job_input["folder"]))
+        if folder is None:
+            raise DocsError(40401, "the folder is not under this worker's FOLDER_ROOTS "
+                                   "of the job's company")
+        return await process_tree(self.svc, company_id, folder,
                                   prefix=job_input.get("prefix", ""),
                                   version_id=job_input.get("versionId", ""), progress=progress)
 

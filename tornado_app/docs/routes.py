@@ -29,6 +29,7 @@ from tornado_app.docs.jobs import (
     JobsListHandler,
 )
 from tornado_app.docs.markdown import MarkdownConvertHandler, ThemesHandler
+from tornado_app.docs.webhook_secret import WebhookSecretHandler
 
 
 def docs_routes() -> list[Any]:
@@ -45,6 +46,7 @@ def docs_routes() -> list[Any]:
         (r"/api/jobs/([0-9a-f]+)", JobHandler),
         (r"/api/jobs/([0-9a-f]+)/cancel", JobCancelHandler),
         (r"/api/jobs/([0-9a-f]+)/events", JobEventsHandler),
+        (r"/api/webhook-secret", WebhookSecretHandler),
         (r"/config", ConfigSnapshotHandler),
         (r"/config/storage", StorageConfigHandler),
         (r"/config/storage/test", StorageTestHandler),

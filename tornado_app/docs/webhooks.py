@@ -1,7 +1,11 @@
 """Webhooks: when a job with a ``callback_url`` ends, its public record is POSTed there, signed
-with HMAC-SHA256 over ``<timestamp>.<body>`` (``X-Timestamp``, ``X-Signature: sha256=<hex>``,
-secret ``WEBHOOK_SECRET``). A failed delivery is retried with exponential backoff
-(``WEBHOOK_FIRST_RETRY_SECONDS``, doubling, each gap at most
+with HMAC-SHA256 over ``<timestamp>.<body>`` (``X-Timestamp``, ``X-Signature: sha256=<hex>``)
+with the signing secret of the job's company (:mod:`store.webhook_secrets`, made and rotated
+by an ADMIN with ``POST /api/webhook-secret``). A ``callback_url`` is refused (40001) while
+the company has none, so no delivery is ever signed with a key others could know.
+``WEBHOOK_SECRET`` is only the operator's fallback: it signs the jobs of the operator token
+and of ``DOCS_AUTH=none`` while those have no secret of their own. A failed delivery is
+retried with exponential backoff (``WEBHOOK_FIRST_RETRY_SECONDS``, doubling, each gap at most
 ``WEBHOOK_MAX_RETRY_GAP_SECONDS``) for up to ``WEBHOOK_RETRY_SECONDS`` (24 h); every attempt
 is recorded on the job under ``deliveries``.
 
@@ -27,6 +31,7 @@ from typing import Any
 
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
+from store import webhook_secrets
 from store.job_queue import public_view
 from store.webhook_outbox import Backoff, Claim, WebhookOutbox
 from tornado_app.docs.fetch import FetchRefused, GuardedResolver, check_url, refuse_literal_private
@@ -53,6 +58,31 @@ def check_callback(url: str, settings: Settings) -> str:
     except FetchRefused as exc:
         raise DocsError(42201, f"callback_url refused: {exc}") from exc
     return url
+
+
+async def signing_secret(svc: Services, company_id: str) -> str:
+    """The key that signs the deliveries of ``company_id``'s jobs ('' while there is none):
+    the company's own secret; for the operator token and ``DOCS_AUTH=none`` also
+    ``WEBHOOK_SECRET``."""
+    from tornado_app.callers import LOCAL_COMPANY, OPERATOR_COMPANY
+
+    stored = await webhook_secrets.signing_key(svc.db, company_id)
+    if stored:
+        return stored
+    if company_id in (OPERATOR_COMPANY, LOCAL_COMPANY):
+        return svc.settings.webhook_secret
+    return ""
+
+
+async def require_secret(svc: Services, company_id: str) -> None:
+    """40001 while ``company_id`` has no signing secret (a ``callback_url`` would be sent
+    signed with a key anyone could forge)."""
+    from tornado_app.docs.base import DocsError
+
+    if not await signing_secret(svc, company_id):
+        raise DocsError(40001, "callback_url needs a webhook signing secret: an ADMIN makes "
+                               "one with POST /api/webhook-secret (shown once; the Keys "
+                               "screen has it), then send the request again")
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -163,9 +193,13 @@ class WebhookSender:
             if record is None or not record.get("callback_url"):
                 await self.outbox.drop(claim)  # expired: nothing left to send
                 return
-            status, error = await post_once(record["callback_url"], payload(record),
-                                            s.webhook_secret, allow_private=s.allow_private_urls,
-                                            timeout=POST_TIMEOUT_SECONDS)
+            secret = await signing_secret(self.svc, claim.company_id)
+            if secret:
+                status, error = await post_once(
+                    record["callback_url"], payload(record), secret,
+                    allow_private=s.allow_private_urls, timeout=POST_TIMEOUT_SECONDS)
+            else:  # never sent unsigned (a secret that existed at submission is gone)
+                status, error = 0, "refused: no webhook signing secret"
             final = ("delivered" if 200 <= status < 300
                      else "refused" if error.startswith("refused") else None)
             ended = await self.outbox.finish(

@@ -1,5 +1,6 @@
 // API keys (ADMIN): the company's keys for scripts and CI; create (the key is shown once), revoke.
-import { authApi, Unavailable } from '../api.js';
+// Also the company's webhook signing secret: create or rotate (shown once).
+import { authApi, docsGet, plainApi, Unavailable } from '../api.js';
 import { announce, card, clear, copyText, field, h, newId, notice, pageHeader, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
 import { dialog } from '../dialog.js';
 
@@ -24,7 +25,7 @@ function render(view) {
   view.append(
     pageHeader('API keys', 'Keys let scripts and CI call this service with the rights of a role in your company. A revoked key stops working at once.', newButton),
     pageMessage, body);
-  body.append(card(null, listMessage, h('div', { class: 'table-scroll' }, table)));
+  body.append(card(null, listMessage, h('div', { class: 'table-scroll' }, table)), webhookSecret());
   newButton.addEventListener('click', () => openCreate());
 
   async function load() {
@@ -154,6 +155,61 @@ function render(view) {
   }
 
   load();
+}
+
+/** The company's webhook signing secret: whether it exists, and create/rotate (shown once). */
+function webhookSecret() {
+  const status = h('p', { class: 'muted', 'aria-live': 'polite' }, 'Checking…');
+  const button = h('button', { type: 'button', class: 'btn btn-secondary', dataset: { action: 'webhook-secret' } }, 'Create secret');
+  const message = h('div', { class: 'form-message' });
+  const section = card('Webhook secret',
+    h('p', {}, 'Jobs sent with a callback_url are signed with this secret (X-Signature: sha256=HMAC-SHA256 of "X-Timestamp.body"). Until it exists, callback_url is refused. It is shown once; rotating replaces it at once.'),
+    status, message, h('div', { class: 'row-actions' }, button));
+
+  async function refresh() {
+    try {
+      const info = await docsGet('/api/webhook-secret');
+      status.textContent = info.exists ? `A secret exists, made ${when(info.createdAt)}.` : 'No secret yet: webhooks are refused.';
+      button.textContent = info.exists ? 'Rotate secret' : 'Create secret';
+    } catch (err) {
+      if (err instanceof Unavailable) { section.remove(); return; }
+      status.textContent = '';
+      showError(message, err, 'The webhook secret could not be checked');
+    }
+  }
+
+  button.addEventListener('click', async () => {
+    clear(message);
+    setBusy(button, true, 'Working…');
+    try {
+      const made = await plainApi('POST', '/api/webhook-secret');
+      const inputId = newId('webhook-secret');
+      const input = h('input', { id: inputId, class: 'mono', readonly: true, value: made.secret, spellcheck: 'false', autocomplete: 'off' });
+      const copied = h('p', { class: 'muted', 'aria-live': 'polite' });
+      const copy = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Copy');
+      copy.addEventListener('click', async () => {
+        copied.textContent = (await copyText(made.secret)) ? 'Copied to the clipboard.' : 'Copy failed; select the secret and copy it by hand.';
+      });
+      const done = h('button', { type: 'button', class: 'btn btn-primary' }, 'Done');
+      const dlg = dialog(made.rotated ? 'New webhook secret' : 'Webhook secret', h('div', { class: 'stack' },
+        notice('warning', 'Copy the secret now', h('p', {}, made.rotated ? 'This is the only time it is shown. The old secret stopped working.' : 'This is the only time it is shown.')),
+        h('div', { class: 'field' }, h('label', { for: inputId }, 'Secret'), h('div', { class: 'input-with-button' }, input, copy)),
+        copied, h('div', { class: 'dialog-actions' }, done)), () => button.focus());
+      done.addEventListener('click', () => dlg.close());
+      input.focus();
+      input.select();
+      announce('The webhook secret was made. Copy it now; it is not shown again.');
+    } catch (err) {
+      showError(message, err);
+      announce(err.message, true);
+    } finally {
+      setBusy(button, false);
+      refresh();
+    }
+  });
+
+  refresh();
+  return section;
 }
 
 function when(iso) {

@@ -229,7 +229,7 @@ function render(view) {
     if (!name) { setFieldError(profileSelect, 'Choose a profile.'); profileSelect.input.focus(); return; }
     setBusy(loadBtn, true, 'Loading…');
     try {
-      const data = await plainApi('GET', '/config/load_profile', { query: { name } });
+      const data = await plainApi('POST', '/config/load_profile', { form: { name } });
       fill(findConfig(data));
       profileMessage.append(notice('success', null, h('p', {}, `Profile “${name}” loaded; it is now the active storage.`)));
       announce(`Profile ${name} loaded.`);

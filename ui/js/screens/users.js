@@ -43,7 +43,7 @@ function render(view, ctx) {
 
   const body = h('div', {});
   view.append(
-    pageHeader('Users', 'People of your company. A new role or a disabled account takes effect on their very next request.', newButton),
+    pageHeader('Users', 'People of your company. A new role or a disabled account takes effect on their very next request: a disabled user\'s sessions end and their API keys stop working until enabled again.', newButton),
     pageMessage,
     body);
   body.append(card(null, filters, listMessage, h('div', { class: 'table-scroll' }, table), pager));
@@ -116,7 +116,7 @@ function render(view, ctx) {
       }
     });
     const active = u.status === 'ACTIVE';
-    const statusButton = h('button', { type: 'button', class: `btn btn-sm ${active ? 'btn-danger-outline' : 'btn-secondary'}`, 'aria-describedby': msgId, dataset: { action: 'status' } },
+    const statusButton = h('button', { type: 'button', class: `btn btn-sm ${active ? 'btn-danger-outline' : 'btn-secondary'}`, 'aria-describedby': msgId, dataset: { action: 'status' }, title: active ? 'Their sessions end and their API keys stop working until enabled again' : 'Their API keys work again' },
       active ? 'Disable' : 'Enable', h('span', { class: 'visually-hidden' }, ` ${displayName(u)}`));
     statusButton.addEventListener('click', async () => {
       const wanted = active ? 'DISABLED' : 'ACTIVE';
@@ -125,7 +125,7 @@ function render(view, ctx) {
       try {
         await authApi('PUT', `/api/users/${u.id}/status`, { status: wanted });
         u.status = wanted;
-        replaceRow(u, 'status', `${displayName(u)} is ${wanted === 'ACTIVE' ? 'enabled' : 'disabled'}.`);
+        replaceRow(u, 'status', wanted === 'ACTIVE' ? `${displayName(u)} is enabled. Their API keys work again.` : `${displayName(u)} is disabled. Their sessions end and their API keys stop working until enabled again.`);
       } catch (err) {
         setBusy(statusButton, false);
         rowError(message, err, statusButton);
