@@ -107,6 +107,7 @@ class BaseHandler(tornado.web.RequestHandler):
     a byte of the body is read, so a too-large body is refused, never buffered."""
 
     _counted = False
+    request_id = ""  # the caller's X-Request-Id when well formed, else a new one
 
     def initialize(self, **kwargs: Any) -> None:
         self.services: Services = self.application.settings["services"]
@@ -186,8 +187,11 @@ class BaseHandler(tornado.web.RequestHandler):
         super().on_connection_close()
 
     def set_default_headers(self) -> None:
-        incoming = self.request.headers.get("X-Request-Id", "")
-        self.request_id = incoming if _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex
+        # Made once per request: Tornado calls this again from send_error() -> clear(), and a
+        # new id there would give an error response another id than the log lines before it.
+        if not self.request_id:
+            incoming = self.request.headers.get("X-Request-Id", "")
+            self.request_id = incoming if _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex
         request_id_var.set(self.request_id)
         self.set_header("X-Request-Id", self.request_id)
         self.set_header("X-Content-Type-Options", "nosniff")
