@@ -20,10 +20,11 @@ create-admin *ARGS: setup
 # and buildah present; IMAGE_TEST=0 skips it), and says clearly when it skipped it. Under CI
 # (CI=true) it also skips while the image is not in the local store yet: a cold build takes
 # 5-8 min and would push the run past 15 min (IMAGE_TEST=1 runs it anyway).
-# Run the whole test suite (ruff, the layer contract, pytest, then the container image test when possible).
+# Run the whole test suite (ruff, the layer contract, mypy, pytest, then the container image test when possible).
 test *ARGS: setup
     {{venv}}/bin/ruff check .
     {{venv}}/bin/lint-imports
+    {{venv}}/bin/mypy
     {{py}} -m pytest {{ARGS}}
     @[ -n "{{ARGS}}" ] || {{just_executable()}} _image-test-if-possible
 

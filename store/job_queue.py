@@ -304,7 +304,7 @@ class JobQueue:
                     raw = await pipe.get(key)
                     if not raw:
                         return None
-                    record = json.loads(raw)
+                    record: dict[str, Any] = json.loads(raw)
                     if record.get("state") in unless:
                         return None
                     was_ended = record.get("state") in ENDED

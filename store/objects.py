@@ -142,7 +142,8 @@ class ObjectStore:
                   disposition: str | None = None) -> LinkPair:
         """Upload ``data`` under ``key`` (overwrites) and return its links; ``disposition``
         is the ``Content-Disposition`` the storage answers with."""
-        metadata = {"Content-Disposition": disposition} if disposition else None
+        metadata: dict[str, str | list[str] | tuple[str]] | None = (
+            {"Content-Disposition": disposition} if disposition else None)
         try:
             self.client.put_object(self.config.bucket, key, io.BytesIO(data), len(data),
                                    content_type=content_type, metadata=metadata)

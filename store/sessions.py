@@ -28,6 +28,12 @@ from redis.asyncio import Redis
 
 PREFIX = "ds:"
 
+
+def _texts(values: set[bytes | str] | set[str]) -> set[str]:
+    """Set members as text: the client decodes responses, but its types also allow bytes."""
+    return {v.decode() if isinstance(v, bytes) else v for v in values}
+
+
 _VALIDATE = """
 local s = redis.call('HMGET', KEYS[1], 'userId', 'companyId', 'loginAt')
 if not s[1] then return false end
@@ -109,7 +115,7 @@ class SessionStore:
         """Start a session; returns its token (UUID4). Prunes the user's stale tokens."""
         token = str(uuid.uuid4())
         user_set = f"{PREFIX}usess:{user_id}"
-        members = await self.redis.smembers(user_set)
+        members = _texts(await self.redis.smembers(user_set))
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(f"{PREFIX}sess:{token}", mapping={
                 "userId": user_id, "companyId": company_id, "loginAt": f"{time.time():.3f}",
@@ -193,7 +199,7 @@ class SessionStore:
         """End every session of a user (on disable or a password change), except the
         token ``keep`` when given; returns how many were live."""
         user_set = f"{PREFIX}usess:{user_id}"
-        tokens = [t for t in await self.redis.smembers(user_set) if t != keep]
+        tokens = [t for t in _texts(await self.redis.smembers(user_set)) if t != keep]
         if not tokens:
             return 0
         async with self.redis.pipeline(transaction=True) as pipe:

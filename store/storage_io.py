@@ -27,7 +27,7 @@ class StorageIO:
     def __init__(self, db: Any, *, io_threads: int = 8) -> None:
         self.db = db
         self.executor = ThreadPoolExecutor(max_workers=io_threads, thread_name_prefix="s3")
-        self._stores: dict[tuple, ObjectStore] = {}
+        self._stores: dict[tuple[Any, ...], ObjectStore] = {}
         self.configs = StorageSettings(db)
         # host:port of storages the operator started or named (the embedded one, S3_*):
         # the address policy always allows them

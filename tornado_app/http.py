@@ -153,6 +153,7 @@ class BaseHandler(tornado.web.RequestHandler):
             watch.add(len(chunk))
             return handler_received(chunk)
 
+        # wraps the subclass's own data_received (an instance attribute shadows the method)
         self.data_received = counted  # type: ignore[method-assign]
 
     def _body_too_slow(self, rate: float) -> None:
