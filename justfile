@@ -28,6 +28,15 @@ test *ARGS: setup
     {{py}} -m pytest {{ARGS}}
     @[ -n "{{ARGS}}" ] || {{just_executable()}} _image-test-if-possible
 
+# Tests marked `slow` (real servers, the render pool's processes, Chromium, subprocesses; see
+# tests/conftest.py) are left out: engines, model, writers, settings and units in about a minute.
+# Run the fast test subset (ruff, the layer contract, mypy, pytest -m "not slow").
+test-fast *ARGS: setup
+    {{venv}}/bin/ruff check .
+    {{venv}}/bin/lint-imports
+    {{venv}}/bin/mypy
+    {{py}} -m pytest -m "not slow" {{ARGS}}
+
 _image-test-if-possible:
     #!/usr/bin/env bash
     set -euo pipefail
