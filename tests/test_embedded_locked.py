@@ -31,7 +31,10 @@ import pytest
 from minio import Minio
 from pymongo.errors import OperationFailure, PyMongoError
 
+from tests.processes import stop_process
 from tornado_app.embedded.servers import free_port
+
+pytestmark = pytest.mark.slow  # starts the embedded servers
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
@@ -122,12 +125,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         svc.tcp, svc.unix = _listening(psutil.Process(proc.pid))
         yield svc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_process(proc)
 
 
 def _get(port: int, path: str, *, ctx: ssl.SSLContext | None = None,

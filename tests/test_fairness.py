@@ -33,7 +33,7 @@ from tests.conftest import docs_caller_company, post_form
 from tests.pdf_fixtures import tiny_png
 from tornado_app.seed import ensure_company
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # pools and processes
 
 SLOW_SECONDS = 0.4
 

@@ -45,7 +45,7 @@ from tests.test_replicas import OPERATOR, ROOT, Replica, _env, _ok, _stop, _wait
 from tornado_app.embedded.children import die_with_parent
 from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # processes
 
 
 @dataclass

@@ -11,6 +11,8 @@ from render_pool.errors import CorruptDocument
 from render_pool.pool import JobTimeout, PoolBusy, RenderPool, WorkerCrashed
 from tests import pool_jobs
 
+pytestmark = pytest.mark.slow  # each test starts a process pool
+
 
 @pytest.fixture
 def pool():

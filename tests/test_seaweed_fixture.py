@@ -17,6 +17,8 @@ from store.storage_config import StorageConfig
 from tornado_app.embedded.seaweed import KEYS_FILE, SeaweedError, find_weed, start_seaweed
 from tornado_app.embedded.seaweed_security import SECURITY_FILE
 
+pytestmark = pytest.mark.slow  # starts SeaweedFS processes
+
 
 def listening_addresses(pid: int) -> set[tuple[str, int]]:
     """(ip, port) of every TCP socket the process listens on, from /proc."""
