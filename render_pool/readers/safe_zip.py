@@ -1,0 +1,54 @@
+"""A zipped office file (PPTX, XLSX, EPUB) re-packed from bytes that passed the zip-bomb and
+XML-bomb guards, for libraries that open zips themselves (python-pptx, openpyxl).
+
+Why: those libraries read entries straight from the zip, trusting the declared sizes. Every
+entry is read here through :class:`render_pool.zipread.BoundedZip` (real bytes counted
+against the caps), XML parts declaring a DTD are refused (entity expansion bombs, external
+entities; OOXML, OPF and XHTML parts never need one), and the verified bytes are stored
+uncompressed in a new zip, so the library never unpacks more than was checked.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+from render_pool.errors import UnsafeArchive
+from render_pool.zipread import BoundedZip, ZipLimits
+
+OFFICE_LIMITS = ZipLimits(max_entries=10000, max_total=300 * 1024 * 1024,
+                          max_entry=200 * 1024 * 1024, max_ratio=200, ratio_min_size=1024 * 1024)
+_XML_NAME = re.compile(r"\.(xml|rels|opf|ncx|xhtml|html?|vml)$", re.I)
+_DTD = re.compile(rb"<!(DOCTYPE|ENTITY)", re.I)
+
+
+def _declares_dtd(data: bytes) -> bool:
+    """A DTD or entity declaration anywhere (UTF-8 or UTF-16); XHTML's plain
+    ``<!DOCTYPE html>`` is allowed."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        data = data.decode("utf-16", "replace").encode("utf-8", "replace")
+    for m in _DTD.finditer(data):
+        if m.group(1).upper() == b"DOCTYPE" and re.match(
+                rb"\s+html(\s+PUBLIC\s+\"[^\"]*\"\s+\"[^\"]*\")?\s*>",
+                data[m.end(): m.end() + 300], re.I):
+            continue
+        return True
+    return False
+
+
+def verified_zip(data: bytes, label: str, limits: ZipLimits = OFFICE_LIMITS) -> bytes:
+    """``data`` re-packed (stored) from entries read within ``limits``; raises TooLarge
+    (41301), CorruptDocument (40003: corrupt or encrypted) or UnsafeArchive (40004: DTD)."""
+    src = BoundedZip(data, limits, label)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infos:
+            if info.is_dir():
+                continue
+            body = src.read(info)
+            if _XML_NAME.search(info.filename) and _declares_dtd(body):
+                raise UnsafeArchive(f"A part of {label} ({info.filename}) declares a DTD "
+                                    "(entity expansion or external entities); refused.")
+            dst.writestr(zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0)), body)
+    return out.getvalue()
