@@ -63,6 +63,7 @@ READERS: tuple[ReaderEntry, ...] = (
     ReaderEntry("docx", "alt_engine", "render_pool.readers.docx_alt:read_docx_alt",
                 b"PK\x03\x04", 4),
     ReaderEntry("pptx", "word2markdown", "render_pool.readers.pptx:read_pptx"),
+    ReaderEntry("xlsx", "word2markdown", "render_pool.readers.xlsx:read_xlsx"),
 )
 
 WRITERS: dict[str, WriterEntry] = {

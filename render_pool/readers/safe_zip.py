@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Callable
 
 from render_pool.errors import UnsafeArchive
 from render_pool.zipread import BoundedZip, ZipLimits
@@ -37,9 +38,11 @@ def _declares_dtd(data: bytes) -> bool:
     return False
 
 
-def verified_zip(data: bytes, label: str, limits: ZipLimits = OFFICE_LIMITS) -> bytes:
+def verified_zip(data: bytes, label: str, limits: ZipLimits = OFFICE_LIMITS,
+                 transform: Callable[[str, bytes], bytes] | None = None) -> bytes:
     """``data`` re-packed (stored) from entries read within ``limits``; raises TooLarge
-    (41301), CorruptDocument (40003: corrupt or encrypted) or UnsafeArchive (40004: DTD)."""
+    (41301), CorruptDocument (40003: corrupt or encrypted) or UnsafeArchive (40004: DTD).
+    ``transform(name, bytes)`` may rewrite a verified entry before it is stored."""
     src = BoundedZip(data, limits, label)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
@@ -50,5 +53,7 @@ def verified_zip(data: bytes, label: str, limits: ZipLimits = OFFICE_LIMITS) -> 
             if _XML_NAME.search(info.filename) and _declares_dtd(body):
                 raise UnsafeArchive(f"A part of {label} ({info.filename}) declares a DTD "
                                     "(entity expansion or external entities); refused.")
+            if transform is not None:
+                body = transform(info.filename, body)
             dst.writestr(zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0)), body)
     return out.getvalue()
