@@ -64,6 +64,9 @@ READERS: tuple[ReaderEntry, ...] = (
                 b"PK\x03\x04", 4),
     ReaderEntry("pptx", "word2markdown", "render_pool.readers.pptx:read_pptx"),
     ReaderEntry("xlsx", "word2markdown", "render_pool.readers.xlsx:read_xlsx"),
+    ReaderEntry("csv", "word2markdown", "render_pool.readers.csv_reader:read_csv"),
+    ReaderEntry("html", "word2markdown", "render_pool.readers.html_file:read_html_file"),
+    ReaderEntry("epub", "word2markdown", "render_pool.readers.epub:read_epub"),
 )
 
 WRITERS: dict[str, WriterEntry] = {
