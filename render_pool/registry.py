@@ -67,6 +67,10 @@ READERS: tuple[ReaderEntry, ...] = (
     ReaderEntry("csv", "word2markdown", "render_pool.readers.csv_reader:read_csv"),
     ReaderEntry("html", "word2markdown", "render_pool.readers.html_file:read_html_file"),
     ReaderEntry("epub", "word2markdown", "render_pool.readers.epub:read_epub"),
+    *(ReaderEntry(kind, "word2markdown", f"render_pool.readers.office_lo:{fn}")
+      for kind, fn in (("odt", "read_lo_text"), ("doc", "read_lo_text"), ("rtf", "read_lo_text"),
+                       ("ods", "read_lo_sheets"), ("xls", "read_lo_sheets"),
+                       ("odp", "read_lo_slides"), ("ppt", "read_lo_slides"))),
 )
 
 WRITERS: dict[str, WriterEntry] = {

@@ -35,6 +35,7 @@ from render_pool.model import (
     ListItem,
     Paragraph,
     Resource,
+    Strong,
     Table,
     TableCell,
     TableRow,
@@ -85,6 +86,7 @@ def _run_segs(r: Any) -> list[Seg]:
         click = rpr.find(_A + "hlinkClick")
         if click is not None:
             link = (click.get(f"{{{R}}}id") or "", "")
+            fmt.discard("u")  # links are drawn underlined; that is not emphasis
     return [Seg(Text(text), frozenset(fmt), link)] if text else []
 
 
@@ -218,14 +220,22 @@ class _SlideReader:
             body.extend(self.shape_blocks(shape, slide.part))
         anchor = Anchor(f"slide-{number}")
         out: list[Block] = []
-        title = []
+        title: list[Inline] = []
         if title_shape is not None and title_shape.has_text_frame:
             paras = self.text_frame(title_shape.text_frame, slide.part, False)
             for i, p in enumerate(paras):
                 title += ([LineBreak()] if i else []) + p.inlines
+        elif body and isinstance(body[0], Paragraph) and _title_like(body[0], body[1:]):
+            # no title placeholder (e.g. a legacy PPT's section slide): a lone short first
+            # line standing above everything else is the title
+            title = body.pop(0).children
+        if len(title) == 1 and isinstance(title[0], Strong):
+            title = title[0].children  # a bold title is still just a title
         if plain_text(title).strip():
             text = plain_text(title).strip()
             section = (_placeholder_type(title_shape) == "CENTER_TITLE"
+                       or any(_placeholder_type(s) == "SUBTITLE" for s in holders)
+                       or (number == 1 and all(isinstance(b, Paragraph) for b in body))
                        or not [b for b in body if plain_text([b]).strip()
                                or isinstance(b, Table)])
             level = 1 if section else 2
@@ -242,6 +252,15 @@ class _SlideReader:
                 out.append(BlockQuote([Paragraph(first)]
                                       + [Paragraph(p.inlines) for p in paras[1:]]))
         return out
+
+
+def _title_like(first: Paragraph, rest: list[Block]) -> bool:
+    """A first paragraph that reads as a slide title: one short line, not a sentence."""
+    text = plain_text(first.children).strip()
+    return (0 < len(text) <= 80 and "\n" not in text and not text.endswith((".", ":"))
+            and not any(isinstance(n, Image) for n in first.children)
+            and (not rest or not isinstance(rest[0], Paragraph)
+                 or len(plain_text(rest[0].children)) > len(text)))
 
 
 def _placeholder_type(shape: Any) -> str:
