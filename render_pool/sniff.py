@@ -15,6 +15,7 @@ import re
 import zipfile
 
 from render_pool.errors import CorruptDocument, UnsupportedFormat
+from render_pool.readers.text_decode import decode_text
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
@@ -75,22 +76,13 @@ def _zip_kind(data: bytes) -> str:
 
 
 def _decode_text(data: bytes) -> str | None:
-    """The text of ``data`` if it is text (BOM, UTF-8, or a confident charset guess)."""
+    """The text of the head of ``data``, or None for binary data (NUL bytes outside a
+    UTF-16 file)."""
     head = data[: 256 * 1024]
-    for bom, enc in ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
-        if head.startswith(bom):
-            return head.decode(enc, "replace")
-    if b"\x00" in head:
+    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None
-    try:
-        return head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start > len(head) - 4:  # cut inside a character at the window's end
-            return head[: exc.start].decode("utf-8")
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(head).best()
-    return str(best) if best is not None else None
+    text, _ = decode_text(head)
+    return text
 
 
 def looks_like_csv(text: str) -> bool:

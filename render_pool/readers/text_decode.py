@@ -3,8 +3,9 @@
 Why one place: uploads come from every system: UTF-8 with or without a BOM, UTF-16 from
 Excel's "Unicode text", Windows-1252 or Latin-1 from older tools. A BOM decides, then an
 encoding the file declares (HTML ``<meta charset>``, XML declaration), then strict UTF-8,
-then charset-normalizer's best guess; the last resort is UTF-8 with replacement characters
-and a warning, never an error.
+then charset-normalizer's best guess (from 4 KiB on; on less text it guesses wildly, so
+Windows-1252 below that); the last resort is UTF-8 with replacement characters and a
+warning, never an error.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def decode_text(data: bytes, declared_scan: bool = False) -> tuple[str, str | No
         return data.decode("utf-8"), None
     except UnicodeDecodeError:
         pass
+    if len(data) < 4096:  # too little text for a statistical guess: the Western default
+        return data.decode("cp1252", "replace"), None
     from charset_normalizer import from_bytes
 
     best = from_bytes(data[: 1024 * 1024]).best()
