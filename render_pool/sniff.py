@@ -72,6 +72,8 @@ def _zip_kind(data: bytes) -> str:
         for prefix, kind in _OOXML_DIRS:
             if any(n.startswith(prefix) for n in names):
                 return kind
+        raise CorruptDocument("The Office package holds no document, presentation or "
+                              "workbook part (damaged?).")
     raise UnsupportedFormat(f"This zip archive is not a document; supported: {SUPPORTED}.")
 
 
