@@ -226,3 +226,32 @@ def test_libreoffice_runs_without_macros_or_network(tmp_path):
     cmd = command(tmp_path / "in.odt", tmp_path, "docx:MS Word 2007 XML", tmp_path / "p")
     assert f"-env:UserInstallation={(tmp_path / 'p').as_uri()}" in cmd
     assert "--headless" in cmd and "--norestore" in cmd
+
+
+@needs_lo
+def test_libreoffice_past_its_time_limit_is_killed_with_its_profile(office_set, monkeypatch,
+                                                                   tmp_path):
+    import psutil
+
+    from render_pool.errors import ConversionTimeout
+    from render_pool.readers import office_lo
+
+    monkeypatch.setattr(office_lo.tempfile, "gettempdir", lambda: str(tmp_path))
+    profile = office_lo.profile_dir()
+    start = time.monotonic()
+    with pytest.raises(ConversionTimeout):
+        office_lo.convert_to_ooxml(office_set["odt"][0], "odt", timeout=0.3)
+    assert time.monotonic() - start < 20
+    assert not profile.exists()  # thrown away: the next conversion makes a fresh one
+
+    def ours() -> list[psutil.Process]:
+        found = []
+        for p in psutil.process_iter(["cmdline"]):
+            if any(str(tmp_path) in part for part in (p.info["cmdline"] or [])):
+                found.append(p)
+        return found
+
+    deadline = time.monotonic() + 10
+    while ours() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not ours()
