@@ -92,13 +92,25 @@ def soffice_path() -> str:
 
 
 def profile_dir() -> Path:
-    """This worker's private LibreOffice profile (made on first use)."""
-    path = Path(tempfile.gettempdir()) / f"docservice-lo-{os.getpid()}"
+    """This worker's private LibreOffice profile (made on first use; profiles of workers
+    that are gone, e.g. killed on a time limit, are removed then)."""
+    root = Path(tempfile.gettempdir())
+    path = root / f"docservice-lo-{os.getpid()}"
     xcu = path / "user" / "registrymodifications.xcu"
     if not xcu.exists():
+        _remove_stale_profiles(root)
         xcu.parent.mkdir(parents=True, exist_ok=True)
         xcu.write_text(profile_xcu(), encoding="utf-8")
     return path
+
+
+def _remove_stale_profiles(root: Path) -> None:
+    import psutil
+
+    for old in root.glob("docservice-lo-*"):
+        pid = old.name.removeprefix("docservice-lo-")
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
 
 
 @functools.lru_cache(maxsize=1)
