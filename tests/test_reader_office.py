@@ -255,3 +255,43 @@ def test_libreoffice_past_its_time_limit_is_killed_with_its_profile(office_set, 
     while ours() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not ours()
+
+
+def _uno_python() -> str | None:
+    import shutil
+    import subprocess
+
+    python = shutil.which("python3", path="/usr/bin")
+    if not python or not has_libreoffice():
+        return None
+    done = subprocess.run([python, "-c", "import uno"], capture_output=True, timeout=30,
+                          check=False)
+    return python if done.returncode == 0 else None
+
+
+@pytest.mark.skipif(_uno_python() is None, reason="LibreOffice with python3-uno not installed")
+def test_really_protected_office_files_answer_40003(office_set, tmp_path):
+    """Files LibreOffice itself saved with a password (ODF encryption, legacy DOC/XLS
+    encryption; this LibreOffice does not encrypt OOXML or PPT on save)."""
+    import subprocess
+    from pathlib import Path
+
+    src = {kind: tmp_path / f"src.{kind}" for kind in ("docx", "xlsx", "pptx")}
+    for kind, path in src.items():
+        path.write_bytes(office_set[kind][0])
+    jobs = {"odt": ("docx", "writer8"), "doc": ("docx", "MS Word 97"),
+            "ods": ("xlsx", "calc8"), "xls": ("xlsx", "MS Excel 97"),
+            "odp": ("pptx", "impress8")}
+    args = []
+    for kind, (source, filter_name) in jobs.items():
+        args += [str(src[source]), str(tmp_path / f"protected.{kind}"), filter_name]
+    subprocess.run([_uno_python(), str(Path(__file__).with_name("lo_protect.py")),
+                    str(tmp_path / "profile"), *args], check=True, timeout=300)
+    for kind in jobs:
+        data = (tmp_path / f"protected.{kind}").read_bytes()
+        assert registry.sniff_kind(data) == kind
+        start = time.monotonic()
+        with pytest.raises(CorruptDocument, match="password-protected") as info:
+            convert_document(data, "markdown", options={"office_timeout": 60})
+        assert info.value.code == 40003
+        assert time.monotonic() - start < 60
