@@ -295,3 +295,16 @@ def test_really_protected_office_files_answer_40003(office_set, tmp_path):
             convert_document(data, "markdown", options={"office_timeout": 60})
         assert info.value.code == 40003
         assert time.monotonic() - start < 60
+
+
+def test_entity_declarations_are_refused_but_an_external_doctype_is_not():
+    from render_pool.readers.safe_zip import verified_zip
+
+    ncx = (b'<?xml version="1.0"?><!DOCTYPE ncx PUBLIC "-//NISO//DTD ncx 2005-1//EN" '
+           b'"http://www.daisy.org/z3986/2005/ncx-2005-1.dtd"><ncx/>')
+    assert verified_zip(zip_bytes({"toc.ncx": ncx}), "EPUB")  # EPUB 2 books have these
+    with pytest.raises(UnsafeArchive):
+        verified_zip(zip_bytes({"toc.ncx": ncx}), "ODT", strict_dtd=True)
+    subset = b'<!DOCTYPE x SYSTEM "file:///etc/passwd" [ ]><x/>'
+    with pytest.raises(UnsafeArchive):
+        verified_zip(zip_bytes({"content.xml": subset}), "EPUB")

@@ -138,7 +138,8 @@ def command(source: Path, outdir: Path, filter_name: str, profile: Path) -> list
 def _check_odf(data: bytes, kind: str) -> None:
     """Zip-bomb and XML-bomb guards; an encrypted OpenDocument is 40003."""
     label = f"The {kind.upper()} package"
-    safe = zipfile.ZipFile(BytesIO(verified_zip(data, label)))
+    # LibreOffice's own XML parser reads these parts: no DOCTYPE at all (ODF has none)
+    safe = zipfile.ZipFile(BytesIO(verified_zip(data, label, strict_dtd=True)))
     try:
         manifest = safe.read("META-INF/manifest.xml")
     except KeyError:
