@@ -30,6 +30,9 @@ _OLE_STREAMS = (("WordDocument", "doc"), ("PowerPoint Document", "ppt"), ("Workb
                 ("Book", "xls"))
 _HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*"
                          rb"<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
+# a fragment: starts with a tag and holds common HTML elements
+_HTML_TAGS = re.compile(rb"<(?:div|p|h[1-6]|table|ul|ol|article|section|main|title|meta|br)"
+                        rb"\b[^>]*>", re.I)
 _MAGIC_NAMES = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
                 (b"GIF8", "a GIF image"), (b"\x1f\x8b", "a gzip file"),
                 (b"Rar!", "a RAR archive"), (b"7z\xbc\xaf", "a 7z archive"))
@@ -41,13 +44,24 @@ def _utf16(name: str) -> bytes:
 
 
 def _ole_kind(data: bytes) -> str:
-    """DOC/XLS/PPT from the stream names in an OLE file; protected files are 40003."""
+    """DOC/XLS/PPT from the stream names in an OLE file; protected files are 40003.
+
+    The main stream's name is looked for in the first directory sector (where the root's
+    first entries are) and then anywhere, the earliest winning: a document embedding
+    another (a Word file holding a slide) names both."""
     if _utf16("EncryptionInfo") in data or _utf16("EncryptedPackage") in data:
         raise CorruptDocument("The document is password-protected (encrypted); remove the "
                               "password and retry.")
-    for stream, kind in _OLE_STREAMS:
-        if _utf16(stream) + b"\x00\x00" in data:
-            return kind
+    shift = int.from_bytes(data[0x1E:0x20], "little")
+    first = int.from_bytes(data[0x30:0x34], "little")
+    size = 1 << shift if 7 <= shift <= 16 else 512
+    start = (first + 1) * size
+    windows = [data[start:start + size]] if start < len(data) else []
+    for window in [*windows, data]:
+        found = [(window.find(_utf16(s) + b"\x00\x00"), kind) for s, kind in _OLE_STREAMS]
+        found = [f for f in found if f[0] >= 0]
+        if found:
+            return min(found)[1]
     raise UnsupportedFormat("This is an OLE file that holds no Word, Excel or PowerPoint "
                             f"document; supported: {SUPPORTED}.")
 
@@ -123,7 +137,8 @@ def detect_kind(data: bytes) -> str | None:
     text = _decode_text(data)
     if text is None:
         return None
-    if _HTML_START.match(text.lstrip("\ufeff").encode("utf-8", "replace")[:4096]):
+    head = text.lstrip("\ufeff").encode("utf-8", "replace")[:4096]
+    if _HTML_START.match(head) or (head.lstrip().startswith(b"<") and _HTML_TAGS.search(head)):
         return "html"
     if looks_like_csv(text):
         return "csv"

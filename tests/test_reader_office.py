@@ -308,3 +308,16 @@ def test_entity_declarations_are_refused_but_an_external_doctype_is_not():
     subset = b'<!DOCTYPE x SYSTEM "file:///etc/passwd" [ ]><x/>'
     with pytest.raises(UnsafeArchive):
         verified_zip(zip_bytes({"content.xml": subset}), "EPUB")
+
+
+def test_legacy_office_kind_is_the_main_stream_not_an_embedded_one():
+    # a slide deck embedding a Word document names both streams; its own comes first
+    deck = ole_file(["PowerPoint Document", "Current User", "WordDocument"])
+    assert registry.sniff_kind(deck) == "ppt"
+    assert registry.sniff_kind(ole_file(["WordDocument", "Workbook"])) == "doc"
+
+
+def test_html_fragments_are_html_and_other_markup_is_not():
+    assert registry.sniff_kind(b"<h1>Title</h1>\n<p>Some words.</p>") == "html"
+    with pytest.raises(UnsupportedFormat):
+        registry.sniff_kind(b"<svg><rect width='1'/></svg>")

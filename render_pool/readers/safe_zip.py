@@ -19,8 +19,8 @@ from collections.abc import Callable
 from render_pool.errors import UnsafeArchive
 from render_pool.zipread import BoundedZip, ZipLimits
 
-OFFICE_LIMITS = ZipLimits(max_entries=10000, max_total=300 * 1024 * 1024,
-                          max_entry=200 * 1024 * 1024, max_ratio=200, ratio_min_size=1024 * 1024)
+OFFICE_LIMITS = ZipLimits(max_entries=10000, max_total=200 * 1024 * 1024,
+                          max_entry=100 * 1024 * 1024, max_ratio=100, ratio_min_size=1024 * 1024)
 _XML_NAME = re.compile(r"\.(xml|rels|opf|ncx|xhtml|html?|vml)$", re.I)
 _DTD = re.compile(rb"<!(DOCTYPE|ENTITY)", re.I)
 
