@@ -321,3 +321,29 @@ def test_html_fragments_are_html_and_other_markup_is_not():
     assert registry.sniff_kind(b"<h1>Title</h1>\n<p>Some words.</p>") == "html"
     with pytest.raises(UnsupportedFormat):
         registry.sniff_kind(b"<svg><rect width='1'/></svg>")
+
+
+def test_pptx_table_merged_cells_are_spans(tmp_path):
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[5])
+    slide.shapes.title.text = "Merged"
+    table = slide.shapes.add_table(3, 3, Inches(1), Inches(2), Inches(6), Inches(2)).table
+    table.cell(0, 0).merge(table.cell(0, 2))
+    table.cell(0, 0).text = "Wide header"
+    table.cell(1, 0).merge(table.cell(2, 0))
+    table.cell(1, 0).text = "Tall"
+    for r, c, text in ((1, 1, "b1"), (1, 2, "c1"), (2, 1, "b2"), (2, 2, "c2")):
+        table.cell(r, c).text = text
+    path = tmp_path / "m.pptx"
+    prs.save(path)
+    doc = registry.read(path.read_bytes())
+    got = next(b for b in doc.blocks if isinstance(b, Table))
+    assert [(plain_text([c]), c.rowspan, c.colspan) for c in got.rows[0].cells] == [
+        ("Wide header", 1, 3)]
+    assert [(plain_text([c]), c.rowspan) for c in got.rows[1].cells] == [
+        ("Tall", 2), ("b1", 1), ("c1", 1)]
+    assert [plain_text([c]) for c in got.rows[2].cells] == ["b2", "c2"]
+    assert got.header_rows == 1 and got.rows[0].cells[0].header
