@@ -102,9 +102,10 @@ def _decode_text(data: bytes) -> str | None:
 
 
 def looks_like_csv(text: str) -> bool:
-    """Two or more columns, split alike on most of the first lines by a sniffed dialect."""
+    """Two or more columns, split alike on most of the first lines by a sniffed dialect;
+    text that opens like JSON, code or markup is not a table."""
     lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
-    if len(lines) < 2:
+    if len(lines) < 2 or text.lstrip()[:1] in ("[", "{", "(", "<"):  # JSON, code, markup
         return False
     try:
         dialect = csv.Sniffer().sniff("\n".join(lines[:20]), delimiters=",;\t|")
