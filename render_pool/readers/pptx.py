@@ -144,7 +144,7 @@ class _SlideReader:
     def shape_blocks(self, shape: Any, part: Any) -> list[Block]:
         from pptx.enum.shapes import MSO_SHAPE_TYPE
 
-        kind = shape.shape_type
+        kind = _shape_type(shape)
         if kind == MSO_SHAPE_TYPE.GROUP:
             out: list[Block] = []
             for member in _reading_order(list(shape.shapes)):
@@ -160,6 +160,8 @@ class _SlideReader:
         if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
             bulleted = shape.is_placeholder and _placeholder_type(shape) in _BULLETED_PLACEHOLDERS
             return _blocks_of(self.text_frame(shape.text_frame, part, bulleted))
+        if shape._element.tag.endswith("}graphicFrame"):
+            self.doc.warn("A SmartArt diagram or embedded object was left out.")
         return []
 
     def table(self, table: Any, part: Any) -> Table:
@@ -270,10 +272,18 @@ def _placeholder_type(shape: Any) -> str:
         return ""
 
 
+def _shape_type(shape: Any) -> Any:
+    """python-pptx's shape type, or None where it has none (it raises for some frames)."""
+    try:
+        return shape.shape_type
+    except NotImplementedError:
+        return None
+
+
 def _is_picture(shape: Any) -> bool:
     from pptx.enum.shapes import MSO_SHAPE_TYPE
 
-    if shape.shape_type == MSO_SHAPE_TYPE.PICTURE:
+    if _shape_type(shape) == MSO_SHAPE_TYPE.PICTURE:
         return True
     return shape._element.tag.endswith("}pic")
 
@@ -348,6 +358,6 @@ def read_pptx(data: bytes, notes: bool = True) -> Document:
     for number, slide in enumerate(prs.slides, start=1):
         try:
             doc.blocks.extend(reader.slide(number, slide))
-        except (KeyError, ValueError, AttributeError, TypeError) as exc:
+        except (KeyError, ValueError, AttributeError, TypeError, NotImplementedError) as exc:
             doc.warn(f"Slide {number} could not be read ({type(exc).__name__}); left out.")
     return doc
