@@ -146,6 +146,8 @@ class Settings:
     pool_queue_limit_per_company: int = 8  # waiting jobs of one company (0: no own limit)
     job_timeout_seconds: float = 120.0
     worker_memory_mb: int = 1500
+    sheet_max_cells: int = 50_000  # XLSX/ODS/XLS/CSV cells read per document, then a warning
+    office_timeout_seconds: float = 60.0  # one LibreOffice conversion (ODT, DOC, RTF, ...)
     # remote fetches
     allow_private_urls: bool = False
     fetch_timeout_seconds: float = 20.0
@@ -214,6 +216,8 @@ class Settings:
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
             pool_queue_limit_per_company=max(0, _env_int(env, "POOL_QUEUE_LIMIT_PER_COMPANY", 8)),
             job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),
+            sheet_max_cells=max(1, _env_int(env, "SHEET_MAX_CELLS", 50_000)),
+            office_timeout_seconds=float(max(1, _env_int(env, "OFFICE_TIMEOUT_SECONDS", 60))),
             allow_private_urls=_env_bool(env, "ALLOW_PRIVATE_URLS", False),
             s3_endpoint=env.get("S3_ENDPOINT", ""),
             s3_public=env.get("S3_PUBLIC", ""),

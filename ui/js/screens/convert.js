@@ -16,7 +16,7 @@ function render(view) {
   let mode = 'file';
   const file = dropzone({
     label: 'Drop a DOCX or PDF here, or choose a file', name: 'file',
-    accept: '.docx,.pdf,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    accept: '.docx,.pdf,.pptx,.xlsx,.odt,.ods,.odp,.doc,.xls,.ppt,.rtf,.epub,.html,.htm,.csv,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document,application/vnd.openxmlformats-officedocument.presentationml.presentation,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     hint: 'Word (.docx) or PDF, up to the server\'s upload limit',
     onfile: () => setFieldError(file, ''),
   });
