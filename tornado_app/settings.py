@@ -120,7 +120,7 @@ class Settings:
     pool_workers: int = 0  # 0: from the CPU count
     pool_queue_limit: int = 16
     job_timeout_seconds: float = 120.0
-    worker_memory_mb: int = 1500
+    worker_memory_mb: int = 1500  # hard address-space limit of each worker (0: none)
     # remote fetches
     allow_private_urls: bool = False
     fetch_timeout_seconds: float = 20.0
@@ -181,6 +181,7 @@ class Settings:
             max_upload_bytes=_env_int(env, "MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
+            worker_memory_mb=max(0, _env_int(env, "POOL_WORKER_MEMORY_MB", 1500)),
             job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),
             allow_private_urls=_env_bool(env, "ALLOW_PRIVATE_URLS", False),
             s3_endpoint=env.get("S3_ENDPOINT", ""),
