@@ -125,6 +125,7 @@ class Settings:
     allow_private_urls: bool = False
     fetch_timeout_seconds: float = 20.0
     fetch_max_bytes: int = 50 * 1024 * 1024
+    markdown_images_max_mb: int = 100  # remote images of one /md/convert document together
     # object storage (S3_ENDPOINT set: no embedded storage)
     s3_endpoint: str = ""
     s3_public: str = ""
@@ -184,6 +185,7 @@ class Settings:
             worker_memory_mb=max(0, _env_int(env, "POOL_WORKER_MEMORY_MB", 1500)),
             job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),
             allow_private_urls=_env_bool(env, "ALLOW_PRIVATE_URLS", False),
+            markdown_images_max_mb=max(1, _env_int(env, "MARKDOWN_IMAGES_MAX_MB", 100)),
             s3_endpoint=env.get("S3_ENDPOINT", ""),
             s3_public=env.get("S3_PUBLIC", ""),
             s3_access_key=env.get("S3_ACCESS_KEY", ""),
