@@ -1,0 +1,76 @@
+"""The hostile inputs of issue 20, made on the spot (shared by ``bench/hostile.py`` and the
+tests): each is small to send or cheap to make, and costly to convert when unchecked."""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import zipfile
+import zlib
+
+
+def large_png(mb: float, *, noise: bool = False) -> bytes:
+    """A valid RGB PNG of about ``mb`` MB, its pixels in stored (uncompressed) deflate
+    blocks, so the file is as large as its pixels: a gradient (which a writer that
+    recompresses makes small again) or, with ``noise``, random pixels."""
+    width = 1024
+    rows = max(1, int(mb * 1024 * 1024 / (width * 3 + 1)))
+    if noise:
+        raw = b"".join(b"\x00" + os.urandom(width * 3) for _ in range(rows))
+    else:
+        ramp = bytes(v for x in range(width) for v in (x % 256, 128, 64))
+        raw = b"".join(b"\x00" + ramp[y % 3:] + ramp[:y % 3] for y in range(rows))
+    return _png(width, rows, zlib.compress(raw, 0))
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(
+        ">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def _png(width: int, height: int, idat: bytes) -> bytes:
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", idat)
+            + _chunk(b"IEND", b""))
+
+
+def bomb_png(mb: int) -> bytes:
+    """A black RGB PNG whose pixels take ``mb`` MB once decoded (its file: about 1/1000)."""
+    width = 8192
+    rows = mb * 1024 * 1024 // (width * 3 + 1)
+    squeeze = zlib.compressobj(9)
+    row = b"\x00" * (width * 3 + 1)
+    idat = b"".join(squeeze.compress(row) for _ in range(rows)) + squeeze.flush()
+    return _png(width, rows, idat)
+
+
+def zip_of(members: dict[str, bytes]) -> bytes:
+    """A zip archive (deflated) holding ``members``."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return out.getvalue()
+
+
+def quadratic_markdown(n: int = 8000) -> bytes:
+    """``![](a (`` repeated: every image opener with an open title (issue 20)."""
+    return b"![](a (" * n
+
+
+def open_links(n: int = 25_000) -> str:
+    """``[a](`` repeated: link openers that never close."""
+    return "[a](" * n
+
+
+def footnotes(n: int = 50_000) -> str:
+    """``n`` footnote references and their definitions."""
+    refs = " ".join(f"x[^{i}]" for i in range(n))
+    defs = "\n".join(f"[^{i}]: note {i}" for i in range(n))
+    return f"{refs}\n\n{defs}\n"
+
+
+def style_imports(n: int = 5000) -> str:
+    """``<style>@import url(`` repeated, unclosed, in Markdown's raw HTML."""
+    return "<style>@import url(" * n
