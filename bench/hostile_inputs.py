@@ -74,3 +74,29 @@ def footnotes(n: int = 50_000) -> str:
 def style_imports(n: int = 5000) -> str:
     """``<style>@import url(`` repeated, unclosed, in Markdown's raw HTML."""
     return "<style>@import url(" * n
+
+
+def space_bomb_pdf(mb: int = 2048) -> bytes:
+    """One page whose content stream is ``mb`` MB of spaces, Flate-compressed (about
+    1000:1: 2 GB of spaces is a 2 MB file)."""
+    squeeze = zlib.compressobj(9)
+    chunk = b" " * (1024 * 1024)
+    packed = b"".join(squeeze.compress(chunk) for _ in range(mb)) + squeeze.flush()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>",
+        b"<< /Filter /FlateDecode /Length %d >>\nstream\n" % len(packed) + packed
+        + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for num, obj in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % num + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, xref)
+    return bytes(out)
