@@ -286,8 +286,8 @@ class RenderPool:
     def _crash_message(self) -> str:
         """What a caller is told when the worker died under its job, twice."""
         if self.memory_limit_mb:
-            return ("the conversion worker crashed (a document that needs more than the "
-                    f"{self.memory_limit_mb} MB a worker may use ends this way)")
+            return ("the conversion worker crashed (for example by running out of the "
+                    f"{self.memory_limit_mb} MB of memory a worker may use)")
         return "the conversion worker crashed"
 
     def _after_job(self, slot: _Slot) -> None:
