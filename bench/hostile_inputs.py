@@ -35,16 +35,6 @@ def _png(width: int, height: int, idat: bytes) -> bytes:
             + _chunk(b"IEND", b""))
 
 
-def bomb_png(mb: int) -> bytes:
-    """A black RGB PNG whose pixels take ``mb`` MB once decoded (its file: about 1/1000)."""
-    width = 8192
-    rows = mb * 1024 * 1024 // (width * 3 + 1)
-    squeeze = zlib.compressobj(9)
-    row = b"\x00" * (width * 3 + 1)
-    idat = b"".join(squeeze.compress(row) for _ in range(rows)) + squeeze.flush()
-    return _png(width, rows, idat)
-
-
 def zip_of(members: dict[str, bytes]) -> bytes:
     """A zip archive (deflated) holding ``members``."""
     out = io.BytesIO()
