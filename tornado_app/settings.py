@@ -105,6 +105,7 @@ class Settings:
     # login throttling: a block needs account AND client address together; across
     # addresses an account is only slowed down (a growing, capped wait), never locked
     account_failure_limit: int = 5  # failures of one account from one address -> 429
+    account_lock_first_seconds: int = 60  # first pause of that pair; doubles per failure
     account_failure_window_seconds: int = 900
     address_failure_limit: int = 100
     address_failure_window_seconds: int = 900
