@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import pytest
+
 from tests.conftest import PASSWORD, add_user, login
 
 
@@ -534,3 +536,15 @@ async def test_company_code_case_does_not_change_the_throttled_account(api, serv
                            {"companyCode": code, "username": "olga", "password": "wrong one"})
         assert r.status == 401
     assert r.body["attemptsLeft"] == services.settings.account_failure_limit - 3
+
+
+async def test_company_code_is_compared_case_insensitively(api, services):
+    """``acme`` signs in to ``ACME`` (usernames already were case-insensitive)."""
+    from store import companies
+
+    await add_user(services, "ACME", "pia")
+    for code in ("ACME", "acme", "Acme"):
+        assert await login(api, code, "PIA")
+    with pytest.raises(companies.CompanyExists):
+        await companies.create_company(services.db, "acme", "Another Acme")
+    assert (await companies.get_by_code(services.db, "acme")).code == "ACME"

@@ -47,3 +47,14 @@ def test_sign_in_warns_before_it_pauses_and_speaks_in_minutes(page):
     page.get_by_label("Password", exact=True).fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.locator("#topbar").wait_for(state="visible")
+
+
+# ------------------------------------------------------------------------------ item 6
+def test_company_code_in_any_case_signs_in(page):
+    page.goto("/ui/#/signin")
+    page.get_by_label("Company code").fill(COMPANY.lower())
+    page.get_by_label("Username").fill("Rita")
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.locator("#topbar").wait_for(state="visible")
+    assert "ACME Ltd" in page.locator("#who-text").inner_text()
