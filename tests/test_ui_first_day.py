@@ -5,11 +5,16 @@ helpers); screenshots in ``test-artifacts/ui/``."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests import test_ui_e2e as e2e
 from tests.conftest import PASSWORD
-from tests.test_ui_e2e import COMPANY, shot
+from tests.docx_fixtures import build_feature_docx
+from tests.test_ui_e2e import COMPANY, PHONE, shot, sign_in
 
 pytestmark = e2e.pytestmark
 # the same module-scoped server, browser and page fixtures as the main UI tests
@@ -58,3 +63,156 @@ def test_company_code_in_any_case_signs_in(page):
     page.get_by_role("button", name="Sign in").click()
     page.locator("#topbar").wait_for(state="visible")
     assert "ACME Ltd" in page.locator("#who-text").inner_text()
+
+
+# ------------------------------------------------------------------------------ items 2, 9
+def overlaps(page: Any, a: str, b: str) -> bool:
+    return page.evaluate("""([a, b]) => {
+        const r = document.querySelector(a).getBoundingClientRect();
+        const s = document.querySelector(b).getBoundingClientRect();
+        return r.left < s.right && s.left < r.right && r.top < s.bottom && s.top < r.bottom;
+    }""", [a, b])
+
+
+@pytest.mark.parametrize("width", [1300, 1366, 1440, 1920])
+def test_every_tab_is_clickable_at_desktop_widths(page, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    sign_in(page)
+    for name in ("Activity", "API keys", "Users", "Convert"):
+        link = page.locator("#nav-list").get_by_role("link", name=name)
+        link.click(timeout=3000)  # fails when the account name lies over the tab
+        assert link.get_attribute("aria-current") == "page"
+    assert not overlaps(page, '#nav-list a[data-route="activity"]', "#who")
+    page.locator("#nav-list").get_by_role("link", name="Activity").click()
+    page.get_by_role("heading", name="Activity", level=1).wait_for()
+    if width == 1366:
+        page.screenshot(path=str(e2e.ARTIFACTS / "81-topbar-1366.png"))
+
+
+def test_phone_menu_shows_a_scroll_cue_and_the_current_tab(page):
+    page.set_viewport_size(PHONE)
+    sign_in(page)
+    nav = page.locator(".mainnav")
+    # more tabs to the right: the edge fades (a cue) and the tab row scrolls
+    assert nav.get_attribute("data-more") == "right"
+    assert page.evaluate("getComputedStyle(document.querySelector('.mainnav')).maskImage") != "none"
+    for route in ("keys", "activity", "storage", "convert"):
+        page.goto(f"/ui/#/{route}")
+        page.locator(f'#nav-list a[data-route="{route}"][aria-current="page"]').wait_for()
+        inside = page.evaluate("""(route) => {
+            const n = document.querySelector('.mainnav').getBoundingClientRect();
+            const r = document.querySelector(`#nav-list a[data-route="${route}"]`).getBoundingClientRect();
+            return r.left >= n.left - 1 && r.right <= n.right + 1;
+        }""", route)
+        assert inside, f"the current tab {route} is not scrolled into view"
+        if route == "keys":
+            assert nav.get_attribute("data-more") in ("left", "both")
+            page.screenshot(path=str(e2e.ARTIFACTS / "82-phone-menu-keys.png"))
+
+
+def test_result_heading_is_scrolled_into_view_after_convert_on_a_phone(page):
+    page.set_viewport_size(PHONE)
+    sign_in(page)
+    page.locator("input[type=file][name=file]").set_input_files(
+        {"name": "features.docx", "mimeType": "application/octet-stream",
+         "buffer": build_feature_docx()})
+    page.get_by_role("button", name="Convert", exact=True).click()
+    heading = page.locator(".result-card h2.card-title")
+    heading.wait_for()
+    box = heading.bounding_box()
+    bar = page.locator("#topbar").bounding_box()
+    assert box is not None and bar is not None
+    # just under the sticky top bar, in the top third of the screen, and focused
+    assert bar["y"] + bar["height"] <= box["y"] <= PHONE["height"] / 3, (box, bar)
+    assert heading.evaluate("el => el === document.activeElement")
+    page.screenshot(path=str(e2e.ARTIFACTS / "83-phone-convert-result.png"))
+
+
+# ------------------------------------------------------------------------------ item 10
+AXE = Path(__file__).resolve().parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_problems(page: Any, where: str) -> list[str]:
+    """Critical and serious axe-core violations on the page as it is now."""
+    result = page.evaluate("""async () => {
+        const r = await axe.run(document, { resultTypes: ['violations'] });
+        return r.violations.filter((v) => v.impact === 'critical' || v.impact === 'serious')
+            .map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    }""")
+    return [f"{where}: {p}" for p in result]
+
+
+def check_both_sizes(page: Any, where: str, problems: list[str]) -> None:
+    """axe-core at desktop (1366x900) and phone (390x844) size."""
+    for name, size in (("desktop", {"width": 1366, "height": 900}), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.wait_for_timeout(100)
+        problems.extend(axe_problems(page, f"{where} ({name})"))
+    page.set_viewport_size({"width": 1366, "height": 900})
+
+
+def test_axe_finds_no_critical_or_serious_violation_on_any_screen_or_dialog(page):
+    assert AXE.exists(), "axe-core is missing: run `just setup` (npm ci --prefix tests/axe)"
+    page.context.add_init_script(path=str(AXE))  # injected by Playwright (CSP allows no inline)
+    problems: list[str] = []
+    page.goto("/ui/#/signin")
+    page.get_by_role("heading", name="Sign in").wait_for()
+    check_both_sizes(page, "signin", problems)
+    page.goto("/ui/#/setup")
+    page.locator("#view h1").first.wait_for()
+    page.wait_for_load_state("networkidle")
+    check_both_sizes(page, "setup", problems)
+    sign_in(page)
+    headings = {"convert": "Convert a document", "markdown": None, "batches": None,
+                "storage": None, "users": "Users", "keys": "API keys", "activity": "Activity"}
+    for route, heading in headings.items():
+        page.goto(f"/ui/#/{route}")
+        page.locator(f'#nav-list a[data-route="{route}"][aria-current="page"]').wait_for()
+        page.locator("#view h1").first.wait_for()
+        if heading:
+            page.get_by_role("heading", name=heading, level=1).wait_for()
+        page.wait_for_load_state("networkidle")
+        check_both_sizes(page, route, problems)
+
+    # the Convert result
+    page.goto("/ui/#/convert")
+    page.locator("input[type=file][name=file]").set_input_files(
+        {"name": "features.docx", "mimeType": "application/octet-stream",
+         "buffer": build_feature_docx()})
+    page.get_by_role("button", name="Convert", exact=True).click()
+    page.locator(".result-card").wait_for()
+    check_both_sizes(page, "convert result", problems)
+
+    def in_dialog(route: str, opener: Any, where: str) -> None:
+        dlg = page.locator("dialog[open]")
+        dlg.wait_for()
+        check_both_sizes(page, where, problems)
+        page.keyboard.press("Escape")
+        dlg.wait_for(state="detached")
+
+    page.goto("/ui/#/users")
+    page.locator("tr[data-username=rita]").wait_for()
+    page.get_by_role("button", name="New user").click()
+    in_dialog("users", None, "new user dialog")
+    page.locator("tr[data-username=rita] [data-action=rename]").click()
+    in_dialog("users", None, "rename dialog")
+    page.locator("tr[data-username=rita] [data-action=reset-password]").click()
+    in_dialog("users", None, "reset password dialog")
+    page.locator("#change-password").click()
+    in_dialog("users", None, "change password dialog")
+
+    page.goto("/ui/#/keys")
+    page.get_by_role("button", name="New key").click()
+    page.locator("dialog[open]").get_by_label("Name").fill("axe check")
+    page.locator("dialog[open]").get_by_role("button", name="Create key").click()
+    page.locator("dialog[open]").get_by_text("Copy the key now").wait_for()
+    in_dialog("keys", None, "new key dialog (secret shown)")
+    page.locator("tr[data-key-name='axe check']").get_by_role("button", name=re.compile("Revoke")).click()
+    dlg = page.locator("dialog[open]")
+    dlg.wait_for()
+    # the revoke dialog has inner padding like the others
+    pad = dlg.evaluate("d => getComputedStyle(d.children[1]).paddingLeft")
+    assert pad == "24px", pad
+    shot(page, "84-revoke-dialog", full_page=False)
+    in_dialog("keys", None, "revoke dialog")
+    assert not problems, "\n".join(problems)

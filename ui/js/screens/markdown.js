@@ -35,7 +35,7 @@ function render(view) {
   const editor = field({ label: 'Markdown text', name: 'markdown_text', type: 'textarea', rows: 18, value: sessionStorage.getItem(DRAFT_KEY) ?? SAMPLE, spellcheck: false, hint: 'Type, paste, or drop a .md file here.' });
   editor.input.classList.add('md-editor');
   editor.wrap.querySelector('label').classList.add('visually-hidden');
-  const openFile = h('input', { type: 'file', accept: '.md,.markdown,.txt,text/markdown,text/plain', class: 'visually-hidden', id: 'md-open-file', tabindex: '-1' });
+  const openFile = h('input', { type: 'file', accept: '.md,.markdown,.txt,text/markdown,text/plain', class: 'visually-hidden', id: 'md-open-file', tabindex: '-1', 'aria-label': 'Markdown file to open' });
   const openButton = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Open a .md file…');
   openButton.addEventListener('click', () => openFile.click());
   const mdUrl = field({ label: 'Markdown address', name: 'markdown_url', type: 'url', placeholder: 'https://example.com/README.md', spellcheck: false, hint: 'The server fetches it when you generate (no preview here).' });
