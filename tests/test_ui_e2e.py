@@ -342,6 +342,8 @@ def test_users_admin_flow(page):
     page.keyboard.type("sam.lee")
     page.keyboard.press("Tab")
     page.keyboard.type("sam-password-1")
+    page.keyboard.press("Tab")  # Show password
+    page.keyboard.press("Tab")  # Generate password
     page.keyboard.press("Tab")
     page.keyboard.type("Sam Lee")
     page.keyboard.press("Tab")
@@ -363,9 +365,13 @@ def test_users_admin_flow(page):
     page.locator("#view").get_by_text("sam.lee is now called Samuel Lee.").wait_for()
     # change role
     sam.get_by_label("Role of Samuel Lee").select_option("REVIEWER")
+    page.get_by_role("dialog", name="Make Samuel Lee Reviewer?").get_by_role(
+        "button", name="Make Reviewer").click()
     page.locator("#view").get_by_text("Samuel Lee is now Reviewer.").wait_for()
     # disable
     sam.get_by_role("button", name="Disable Samuel Lee").click()
+    page.get_by_role("dialog", name="Disable Samuel Lee?").get_by_role(
+        "button", name="Disable").click()
     page.locator("#view").get_by_text("Samuel Lee is disabled.").wait_for()
     assert sam.locator(".badge").inner_text() == "Disabled"
     assert sam.get_by_role("button", name="Enable Samuel Lee").is_visible()
@@ -396,6 +402,8 @@ def test_users_admin_flow(page):
     # error next to the action: the last active admin cannot demote itself
     admin = page.locator('tr[data-username="admin"]')
     admin.get_by_label("Role of Ada Admin").select_option("ANNOTATOR")
+    page.get_by_role("dialog", name="Make Ada Admin Annotator?").get_by_role(
+        "button", name="Make Annotator").click()
     row_alert = page.locator(".row-error[role=alert]")
     row_alert.wait_for()
     assert "without an active ADMIN" in row_alert.inner_text()

@@ -198,6 +198,11 @@ def test_axe_finds_no_critical_or_serious_violation_on_any_screen_or_dialog(page
     in_dialog("users", None, "rename dialog")
     page.locator("tr[data-username=rita] [data-action=reset-password]").click()
     in_dialog("users", None, "reset password dialog")
+    page.locator("tr[data-username=rita]").get_by_label("Role of Rita Reviewer").select_option(
+        "ANNOTATOR")
+    in_dialog("users", None, "role change question")
+    page.locator("tr[data-username=rita] [data-action=status]").click()
+    in_dialog("users", None, "disable question")
     page.locator("#change-password").click()
     in_dialog("users", None, "change password dialog")
 
@@ -216,3 +221,75 @@ def test_axe_finds_no_critical_or_serious_violation_on_any_screen_or_dialog(page
     shot(page, "84-revoke-dialog", full_page=False)
     in_dialog("keys", None, "revoke dialog")
     assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------------ item 8
+def test_users_role_change_and_disable_ask_first_and_old_messages_go(page):
+    sign_in(page)
+    page.goto("/ui/#/users")
+    noah = page.locator('tr[data-username="noah"]')
+    noah.wait_for()
+    role = noah.get_by_label("Role of Noah Annotator")
+    # a role change asks first; Cancel changes nothing and puts the old value back
+    role.select_option("ADMIN")
+    ask = page.get_by_role("dialog", name="Make Noah Annotator Admin?")
+    ask.wait_for()
+    assert "manages users" in ask.inner_text()
+    shot(page, "85-users-confirm-role", full_page=False)
+    ask.get_by_role("button", name="Cancel").click()
+    assert role.input_value() == "ANNOTATOR"
+    assert role.evaluate("el => el === document.activeElement")
+    assert e2e.http(page.url.split("/ui/")[0], "GET", "/api/users?role=ADMIN")[1]["data"][
+        "total"] == 1
+    # confirmed: it happens, and says so in the row
+    role.select_option("REVIEWER")
+    page.get_by_role("dialog", name="Make Noah Annotator Reviewer?").get_by_role(
+        "button", name="Make Reviewer").click()
+    page.locator("#view").get_by_text("Noah Annotator is now Reviewer.").wait_for()
+    # Disable asks too; Escape keeps the account active
+    noah.get_by_role("button", name="Disable Noah Annotator").click()
+    page.get_by_role("dialog", name="Disable Noah Annotator?").wait_for()
+    page.keyboard.press("Escape")
+    assert noah.locator(".badge").inner_text() == "Active"
+    # the next action clears the old success note
+    assert page.locator("#view .row-ok").count() == 0
+    noah.get_by_role("button", name="Disable Noah Annotator").click()
+    page.get_by_role("dialog", name="Disable Noah Annotator?").get_by_role(
+        "button", name="Disable").click()
+    page.locator("#view").get_by_text("Noah Annotator is disabled.").wait_for()
+    assert page.locator("#view .row-ok").count() == 1
+    noah.get_by_role("button", name="Enable Noah Annotator").click()  # no question to enable
+    page.locator("#view").get_by_text("Noah Annotator is enabled.").wait_for()
+    assert page.locator("#view .row-ok").count() == 1
+
+
+def test_new_user_password_can_be_generated_and_shown(page):
+    sign_in(page)
+    page.goto("/ui/#/users")
+    page.get_by_role("button", name="New user").click()
+    dlg = page.get_by_role("dialog", name="New user")
+    pw = dlg.get_by_label("Initial password")
+    assert pw.get_attribute("type") == "password"
+    dlg.get_by_role("button", name="Generate password").click()
+    generated = pw.input_value()
+    assert len(generated) == 16 and pw.get_attribute("type") == "text"  # shown to hand over
+    dlg.get_by_role("button", name="Hide password").click()
+    assert pw.get_attribute("type") == "password"
+    dlg.get_by_role("button", name="Show password").click()
+    dlg.get_by_role("button", name="Generate password").click()
+    assert pw.input_value() != generated
+    generated = pw.input_value()
+    shot(page, "86-users-new-generated", full_page=False)
+    dlg.get_by_label("Username").fill("gen.user")
+    dlg.get_by_role("button", name="Create user").click()
+    page.locator("#view").get_by_text("User gen.user was created.").wait_for()
+    # the reset dialog generates into both fields
+    page.locator('tr[data-username="gen.user"]').get_by_role(
+        "button", name="Reset password of gen.user").click()
+    reset = page.get_by_role("dialog", name="Reset password of gen.user")
+    reset.get_by_role("button", name="Generate password").click()
+    first = reset.get_by_label("New password", exact=True).input_value()
+    assert len(first) == 16 and reset.get_by_label("New password again").input_value() == first
+    page.keyboard.press("Escape")
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, "gen.user", generated)
