@@ -293,3 +293,75 @@ def test_new_user_password_can_be_generated_and_shown(page):
     page.keyboard.press("Escape")
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, "gen.user", generated)
+
+
+# ------------------------------------------------------------------------------ item 7
+def test_markdown_options_are_kept_per_tab_and_the_next_pdf_has_them(page):
+    import pypdfium2 as pdfium
+
+    from tests.docx_fixtures import PNG_1PX
+
+    sign_in(page)
+    page.goto("/ui/#/markdown")
+    page.get_by_label("Markdown text").fill("# Kept\n\nBody text.\n")
+    page.get_by_label("Document name").fill("Kept Guide")
+    page.get_by_label("Document version").fill("v9")
+    page.get_by_label("Table of contents").check()
+    page.get_by_label("Header text").fill("Kept header")
+    page.get_by_label("Footer text").fill("Kept footer")
+    page.get_by_label("Custom CSS").fill("h1 { color: #3346c8; }")
+    page.get_by_label("Output name").fill("kept-guide")
+    page.get_by_label("Style").select_option("github")
+    page.get_by_label("or upload logo").set_input_files(
+        {"name": "logo.png", "mimeType": "image/png", "buffer": PNG_1PX})
+    page.wait_for_function(
+        "() => (sessionStorage.getItem('docservice.md-options') || '').includes('logo.png')")
+    # leave and come back (and reload): nothing is reset
+    page.get_by_role("link", name="Convert").click()
+    page.get_by_role("heading", name="Convert a document").wait_for()
+    for again in (lambda: page.get_by_role("link", name="Markdown to PDF/DOCX").click(),
+                  page.reload):
+        again()
+        page.get_by_label("Document name").wait_for()
+        assert page.get_by_label("Document name").input_value() == "Kept Guide"
+        assert page.get_by_label("Document version").input_value() == "v9"
+        assert page.get_by_label("Table of contents").is_checked()
+        assert page.get_by_label("Header text").input_value() == "Kept header"
+        assert page.get_by_label("Footer text").input_value() == "Kept footer"
+        assert page.get_by_label("Custom CSS").input_value() == "h1 { color: #3346c8; }"
+        assert page.get_by_label("Output name").input_value() == "kept-guide"
+        expect_value = page.get_by_label("Style")
+        page.wait_for_function("() => document.querySelector('[name=css_name]').value === 'github'")
+        assert expect_value.input_value() == "github"
+        assert page.evaluate("document.querySelector('[name=logo_file]').files[0]?.name") == "logo.png"
+    shot(page, "87-markdown-options-kept")
+    # the next PDF comes out with cover, contents and furniture, not plain
+    with page.expect_download(timeout=60000) as dl:
+        page.get_by_role("button", name="Download PDF").click()
+    assert dl.value.suggested_filename == "kept-guide.pdf"
+    pdf = pdfium.PdfDocument(Path(dl.value.path()).read_bytes())
+    text = "\n".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
+    pages = len(pdf)
+    pdf.close()
+    assert pages >= 3  # cover, contents, body
+    assert "Kept Guide" in text and "Kept header" in text and "Kept footer" in text
+    # another browser tab starts with its own (default) options
+    other = page.context.new_page()
+    sign_in(other)  # the session is per tab too
+    other.goto("/ui/#/markdown")
+    other.get_by_label("Document name").wait_for()
+    assert other.get_by_label("Document name").input_value() == ""
+    other.close()
+
+
+def test_markdown_preview_says_a_loopback_image_is_left_out(page):
+    sign_in(page)
+    page.goto("/ui/#/markdown")
+    page.get_by_label("Markdown text").fill(
+        "# Pictures\n\n![local](http://127.0.0.1:9/secret.png)\n\n"
+        "![public](https://example.com/pic.png)\n")
+    note = page.locator(".paper .img-dropped")
+    note.wait_for()
+    assert "127.0.0.1" in note.inner_text() and "will not show it" in note.inner_text()
+    assert page.locator(".paper img[src*='127.0.0.1']").count() == 0
+    assert page.locator(".paper img[src^='https://example.com']").count() == 1
