@@ -365,3 +365,91 @@ def test_markdown_preview_says_a_loopback_image_is_left_out(page):
     assert "127.0.0.1" in note.inner_text() and "will not show it" in note.inner_text()
     assert page.locator(".paper img[src*='127.0.0.1']").count() == 0
     assert page.locator(".paper img[src^='https://example.com']").count() == 1
+
+
+# ------------------------------------------------------------------------------ item 4
+s3 = e2e.s3
+
+
+def many_files_archive(n: int) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for i in range(n):
+            zf.writestr(f"docs/page{i}.md", f"# Page {i}\n\n![gone](img/missing{i}.png)\n")
+    return buf.getvalue()
+
+
+def test_batches_cancel_past_jobs_filter_and_export(page, base_url, request):
+    import csv
+    import io
+    import json as jsonlib
+
+    e2e.configure_storage(base_url, request.getfixturevalue("s3"))
+    sign_in(page)
+    page.goto("/ui/#/batches")
+    page.get_by_role("heading", name="Batches", level=1).wait_for()
+    zone = page.locator("input[type=file][name=file]")
+    # a finished batch: results can be filtered and exported
+    zone.set_input_files({"name": "guide.zip", "mimeType": "application/zip",
+                          "buffer": e2e.make_archive()})
+    page.get_by_role("button", name="Upload and process").click()
+    results = page.get_by_role("region", name="Batch results")
+    results.wait_for(timeout=60000)
+    rows = results.locator("table.batch-table tbody tr")
+    all_rows = rows.count()
+    results.get_by_label("Failed only").check()
+    assert 1 <= rows.count() < all_rows
+    assert rows.locator(".badge-danger").count() == rows.count()
+    with page.expect_download() as dl:
+        results.get_by_role("button", name="Download CSV").click()
+    assert dl.value.suggested_filename == "guide-results.csv"
+    table = list(csv.DictReader(io.StringIO(Path(dl.value.path()).read_text())))
+    assert len(table) == all_rows and any(r["source"].endswith("index.md") for r in table)
+    with page.expect_download() as dl:
+        results.get_by_role("button", name="Download JSON").click()
+    assert len(jsonlib.loads(Path(dl.value.path()).read_text())["files"]) == all_rows
+    shot(page, "88-batches-results-tools")
+
+    # leave and come back: the job is listed and its results open again
+    page.goto("/ui/#/convert")
+    page.goto("/ui/#/batches")
+    jobs = page.locator("section[aria-labelledby=jobs-title]")
+    done = jobs.locator("tr[data-state=done]", has_text="guide.zip")
+    done.wait_for()
+    done.get_by_role("button", name="Open results of guide.zip").click()
+    page.get_by_role("region", name="Batch results").wait_for()
+    assert page.get_by_role("region", name="Batch results").locator(
+        "table.batch-table tbody tr").count() == all_rows
+
+    # a long batch can be cancelled while it runs
+    zone.set_input_files({"name": "big.zip", "mimeType": "application/zip",
+                          "buffer": many_files_archive(800)})
+    page.get_by_role("button", name="Upload and process").click()
+    cancel = page.get_by_role("button", name="Cancel batch").first
+    cancel.wait_for()
+    cancel.click()
+    page.locator("#view").get_by_text("cancelled", exact=False).first.wait_for(timeout=60000)
+    jobs.locator("tr[data-state=cancelled]", has_text="big.zip").wait_for(timeout=15000)
+    assert not page.get_by_role("button", name="Cancel batch").first.is_visible()
+    shot(page, "89-batches-jobs")
+
+
+def test_batches_staged_id_survives_leaving_the_page(page, base_url, request):
+    e2e.configure_storage(base_url, request.getfixturevalue("s3"))
+    sign_in(page)
+    page.goto("/ui/#/batches")
+    page.get_by_role("radio", name="Stage now, process later").check()
+    page.locator("input[type=file][name=file]").set_input_files(
+        {"name": "later.zip", "mimeType": "application/zip", "buffer": e2e.make_archive()})
+    page.get_by_role("button", name="Stage archive").click()
+    page.locator("#view").get_by_text("Archive staged").wait_for()
+    staged = page.get_by_label("Staged archive id").input_value()
+    assert staged
+    page.goto("/ui/#/convert")
+    page.goto("/ui/#/batches")
+    page.get_by_label("Staged archive id").wait_for()
+    assert page.get_by_label("Staged archive id").input_value() == staged
+    assert "later.zip" in page.locator(".staged-info").inner_text()
