@@ -6,10 +6,12 @@ helpers); screenshots in ``test-artifacts/ui/``."""
 from __future__ import annotations
 
 import re
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests import test_ui_e2e as e2e
 from tests.conftest import PASSWORD
@@ -81,7 +83,7 @@ def test_every_tab_is_clickable_at_desktop_widths(page, width):
     for name in ("Activity", "API keys", "Users", "Convert"):
         link = page.locator("#nav-list").get_by_role("link", name=name)
         link.click(timeout=3000)  # fails when the account name lies over the tab
-        assert link.get_attribute("aria-current") == "page"
+        expect(link).to_have_attribute("aria-current", "page")
     assert not overlaps(page, '#nav-list a[data-route="activity"]', "#who")
     page.locator("#nav-list").get_by_role("link", name="Activity").click()
     page.get_by_role("heading", name="Activity", level=1).wait_for()
@@ -237,8 +239,8 @@ def test_users_role_change_and_disable_ask_first_and_old_messages_go(page):
     assert "manages users" in ask.inner_text()
     shot(page, "85-users-confirm-role", full_page=False)
     ask.get_by_role("button", name="Cancel").click()
-    assert role.input_value() == "ANNOTATOR"
-    assert role.evaluate("el => el === document.activeElement")
+    expect(role).to_have_value("ANNOTATOR")  # the dialog's close event puts it back
+    expect(role).to_be_focused()
     assert e2e.http(page.url.split("/ui/")[0], "GET", "/api/users?role=ADMIN")[1]["data"][
         "total"] == 1
     # confirmed: it happens, and says so in the row
@@ -433,7 +435,7 @@ def test_batches_cancel_past_jobs_filter_and_export(page, base_url, request):
     cancel.click()
     page.locator("#view").get_by_text("cancelled", exact=False).first.wait_for(timeout=60000)
     jobs.locator("tr[data-state=cancelled]", has_text="big.zip").wait_for(timeout=15000)
-    assert not page.get_by_role("button", name="Cancel batch").first.is_visible()
+    expect(page.get_by_role("button", name="Cancel batch").first).to_be_hidden()
     shot(page, "89-batches-jobs")
 
 
@@ -453,3 +455,94 @@ def test_batches_staged_id_survives_leaving_the_page(page, base_url, request):
     page.get_by_label("Staged archive id").wait_for()
     assert page.get_by_label("Staged archive id").input_value() == staged
     assert "later.zip" in page.locator(".staged-info").inner_text()
+
+
+# ------------------------------------------------------------------------------ items 1, 3
+@pytest.fixture(scope="module")
+def builtin_url(redis_server, mongo_server, render_pool, s3):
+    """The real app whose storage is the built-in one (service-wide, marked embedded), as
+    ``serve`` sets it up with no configuration."""
+    import asyncio
+    import uuid
+
+    from store.storage_settings import SERVICE
+    from tornado_app.settings import Settings
+
+    settings = Settings(mongo_db=f"ui_builtin_{uuid.uuid4().hex[:10]}",
+                        storage_allowed_endpoints=("127.0.0.1",))
+    server = e2e.ServerThread(settings, mongo_server.url, redis_server.url, render_pool)
+    url = server.start()
+    config = s3.config(f"builtin{uuid.uuid4().hex[:10]}")
+    from store.objects import ObjectStore
+
+    assert ObjectStore(config).test_connection(create_if_missing=True)["bucket_exists"]
+    asyncio.run_coroutine_threadsafe(server.svc.storage.configs.set_active(
+        SERVICE, config, embedded=True), server.loop).result(30)
+    yield url
+    server.stop()
+
+
+def test_builtin_storage_is_labelled_and_tests_and_saves_without_keys(browser, builtin_url):
+    context = browser.new_context(viewport=e2e.DESKTOP, base_url=builtin_url)
+    context.set_default_timeout(15000)
+    pg = context.new_page()
+    problems: list[str] = []
+    pg.on("pageerror", lambda exc: problems.append(str(exc)))
+    try:
+        sign_in(pg)
+        pg.goto("/ui/#/storage")
+        note = pg.locator(".built-in-note")
+        note.get_by_text("Built-in storage").wait_for()
+        assert "without entering keys" in note.inner_text()
+        pg.get_by_role("button", name="Test connection").click()
+        panel = pg.get_by_role("region", name="Connection test result")
+        panel.wait_for()
+        assert "Connection works" in panel.inner_text(), panel.inner_text()
+        pg.get_by_label("Profile name").fill("builtin-copy")
+        pg.get_by_role("button", name="Save as profile").click()
+        pg.locator("#view").get_by_text("Saved the current settings as “builtin-copy”.").wait_for()
+        shot(pg, "90-storage-builtin")
+        # editing the form means "my own storage": the note says so, and keys are needed
+        pg.get_by_label("Endpoint").fill("127.0.0.1:1")
+        note.get_by_text("your changes replace it").wait_for()
+        assert not problems, problems
+    finally:
+        context.close()
+
+
+def test_public_read_is_verified_and_links_follow_it(page, base_url, request):
+    s3_server = request.getfixturevalue("s3")
+    sign_in(page)
+    page.goto("/ui/#/storage")
+    page.get_by_label("Endpoint").fill(s3_server.endpoint)
+    page.get_by_label("Access key").fill(s3_server.handle.access)
+    page.get_by_label("Secret key").fill(s3_server.handle.secret)
+    page.get_by_label("Bucket", exact=True).fill("ui-public-read")
+    page.get_by_label("Create the bucket if it is missing").check()
+    page.get_by_label("Public read").check()  # a bucket the test creates gets the policy
+    page.get_by_role("button", name="Test connection").click()
+    page.get_by_role("region", name="Connection test result").get_by_text(
+        "Connection works").wait_for()
+    page.get_by_role("button", name="Save settings").click()
+    ok = page.locator("#view").get_by_text("Public read works")
+    ok.wait_for(timeout=30000)
+    assert "answered 200" in page.locator("#view .form-message").first.inner_text()
+    shot(page, "91-storage-public-read")
+    # a saved conversion on a public bucket: the direct link (no expiry) first, then presigned
+    page.goto("/ui/#/convert")
+    page.locator("input[type=file][name=file]").set_input_files(
+        {"name": "features.docx", "mimeType": "application/octet-stream",
+         "buffer": build_feature_docx()})
+    page.get_by_role("checkbox", name="Save to storage").check()
+    page.get_by_role("button", name="Convert", exact=True).click()
+    saved = page.get_by_role("region", name="Saved to storage")
+    saved.locator("dt", has_text="Direct link").wait_for()
+    terms = saved.locator("dt").all_inner_texts()
+    assert terms[0].startswith("Direct link") and "Does not expire" in terms[0]
+    assert terms[1].startswith("Presigned link") and "Valid for 24 hours" in terms[1]
+    direct = saved.locator("a.link-url").first.get_attribute("href")
+    with urllib.request.urlopen(direct, timeout=10) as resp:  # anonymous, as a reader would
+        assert b"# Introduction" in resp.read()
+    shot(page, "92-convert-saved-public")
+    # back to the private module storage for the other tests
+    e2e.configure_storage(base_url, s3_server)

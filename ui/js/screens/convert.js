@@ -121,7 +121,7 @@ function render(view) {
     const meta = EXPORTS.find((x) => x.value === exportValue);
     if (data.content === undefined) {
       result.append(card('Saved to storage',
-        notice('success', null, h('p', {}, 'The result is stored. Use the presigned link when the bucket is private.')),
+        notice('success', null, h('p', {}, 'The result is stored.')),
         linkPair(data)));
       result.querySelector('.card-title').setAttribute('tabindex', '-1');
       revealResult(result.querySelector('.card-title'));

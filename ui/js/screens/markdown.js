@@ -265,7 +265,7 @@ function render(view) {
   }
 
   function showSaved(data) {
-    result.append(card('Saved to storage', notice('success', null, h('p', {}, 'The file is stored. Use the presigned link when the bucket is private.')), linkPair(data)));
+    result.append(card('Saved to storage', notice('success', null, h('p', {}, 'The file is stored.')), linkPair(data)));
     announce('Saved to storage.');
   }
 
