@@ -433,7 +433,7 @@ def test_batches_cancel_past_jobs_filter_and_export(page, base_url, request):
     cancel = page.get_by_role("button", name="Cancel batch").first
     cancel.wait_for()
     cancel.click()
-    page.locator("#view").get_by_text("cancelled", exact=False).first.wait_for(timeout=60000)
+    page.locator("#view").get_by_text("Batch cancelled").wait_for(timeout=60000)
     jobs.locator("tr[data-state=cancelled]", has_text="big.zip").wait_for(timeout=15000)
     expect(page.get_by_role("button", name="Cancel batch").first).to_be_hidden()
     shot(page, "89-batches-jobs")

@@ -141,7 +141,7 @@ function render(view) {
       if (disposed) return;
       if (err.data && Array.isArray(err.data.files)) { showResults(err.data, f.name, err); return; }
       if (err instanceof Unavailable) { clear(message); message.append(notice('info', 'Not available on this server', h('p', {}, `${path} is not offered by this deployment.`))); return; }
-      if ([40002, 40003, 40004, 41301].includes(err.code)) { setFieldError(archive, err.message); archive.input.focus(); } else showError(message, err, mode === 'upload' ? 'The archive was not processed' : 'The archive was not staged');
+      if (isCancelled(err)) { clear(message); message.append(notice('info', 'Batch cancelled', h('p', {}, 'The job was cancelled. Files it had finished by then (if any) stay in storage.'))); } else if ([40002, 40003, 40004, 41301].includes(err.code)) { setFieldError(archive, err.message); archive.input.focus(); } else showError(message, err, mode === 'upload' ? 'The archive was not processed' : 'The archive was not staged');
       announce(err.message, true);
     } finally {
       setBusy(submit, false);
@@ -187,7 +187,7 @@ function render(view) {
       if (disposed) return;
       if (err.data && Array.isArray(err.data.files)) { showResults(err.data, stagedName || id, err); return; }
       if (err instanceof Unavailable) { clear(processMessage); processMessage.append(notice('info', 'Not available on this server', h('p', {}, 'Processing staged archives is not offered by this deployment.'))); return; }
-      if (err.code === 40401 || /\bid\b/i.test(err.raw)) { setFieldError(stageId, err.code === 40401 ? 'No staged archive has this id (it may have expired).' : err.message); stageId.input.focus(); } else showError(processMessage, err, 'The archive was not processed');
+      if (isCancelled(err)) { clear(processMessage); processMessage.append(notice('info', 'Batch cancelled', h('p', {}, 'The job was cancelled. Files it had finished by then (if any) stay in storage.'))); } else if (err.code === 40401 || /\bid\b/i.test(err.raw)) { setFieldError(stageId, err.code === 40401 ? 'No staged archive has this id (it may have expired).' : err.message); stageId.input.focus(); } else showError(processMessage, err, 'The archive was not processed');
       announce(err.message, true);
     } finally {
       setBusy(processBtn, false);
@@ -250,6 +250,8 @@ function render(view) {
 
   return () => { disposed = true; jobs.dispose(); };
 }
+
+function isCancelled(err) { return err && err.code === 40901 && /cancel/i.test(err.raw || err.message || ''); }
 
 function stat(value, label, tone = '') {
   return h('li', { class: `stat ${tone ? `stat-${tone}` : ''}` }, h('span', { class: 'stat-value' }, value), h('span', { class: 'stat-label' }, label));
