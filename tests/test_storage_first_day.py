@@ -62,3 +62,29 @@ async def test_public_read_on_a_private_bucket_is_reported_not_claimed(api, stor
     check = r.body["public_read_check"]
     assert check["ok"] is False and check["status"] == 403
     assert "presigned" in check["error"] and "does not allow public reads" in check["error"]
+
+
+def test_presign_lifetime_is_a_setting_up_to_seven_days():
+    from tornado_app.settings import Settings
+
+    assert Settings.from_env({}).presign_expiry_seconds == 86400
+    assert Settings.from_env({"PRESIGN_EXPIRY_SECONDS": "604800"}).presign_expiry_seconds == 604800
+    assert Settings.from_env({"PRESIGN_EXPIRY_SECONDS": "9999999"}).presign_expiry_seconds == 604800
+    assert Settings.from_env({"PRESIGN_EXPIRY_SECONDS": "1"}).presign_expiry_seconds == 60
+
+
+async def test_saved_files_get_presigned_links_of_the_configured_lifetime(api, storage_services):
+    from datetime import timedelta
+
+    from tests.conftest import docs_caller_company
+
+    storage_services.storage.presign_expiry = timedelta(days=7)
+    storage_services.storage._stores.clear()  # stores are cached per configuration
+    r = await post_form(api, "/md/convert", {"markdown_text": "# Week\n", "target": "pdf",
+                                             "save": "true"})
+    assert r.body["code"] == 0, r.body
+    link = r.body["data"]["storage_presigned_url"]
+    assert "X-Amz-Expires=604800" in link
+    assert _status(link) == 200  # signed right: the storage accepts it
+    store = await storage_services.storage.store(await docs_caller_company(storage_services))
+    assert store.expiry == timedelta(days=7)

@@ -135,6 +135,7 @@ class Settings:
     s3_secure: bool = False
     s3_prefix: str = ""
     s3_public_read: bool = False
+    presign_expiry_seconds: int = 86400  # lifetime of presigned links; at most 7 days
     s3_region: str = ""
     # endpoints the storage address policy allows although loopback/link-local ("host[:port]")
     storage_allowed_endpoints: tuple[str, ...] = ()
@@ -192,6 +193,8 @@ class Settings:
             s3_secure=_env_bool(env, "S3_SECURE", False),
             s3_prefix=env.get("S3_PREFIX", ""),
             s3_public_read=_env_bool(env, "S3_PUBLIC_READ", False),
+            presign_expiry_seconds=min(7 * 86400, max(60, _env_int(
+                env, "PRESIGN_EXPIRY_SECONDS", 86400))),
             s3_region=env.get("S3_REGION", ""),
             storage_allowed_endpoints=tuple(
                 e.strip().lower() for e in env.get("STORAGE_ALLOWED_ENDPOINTS", "").split(",")
