@@ -45,7 +45,7 @@ _image-test-if-possible:
     fi
 
 # Install system packages (when missing) and the locked Python packages into .venv.
-setup: apt-deps venv
+setup: apt-deps venv axe
 
 apt-deps:
     #!/usr/bin/env bash
@@ -55,6 +55,22 @@ apt-deps:
         sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
         $sudo_cmd apt-get update -q
         DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q $missing
+    fi
+
+# axe-core from the npm registry, pinned by tests/axe/package-lock.json, for the browser
+# app's accessibility checks (tests/test_ui_first_day.py). Only the tests use it, so the image
+# has no Node. npm comes from Debian when missing.
+axe:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! command -v npm >/dev/null; then
+        sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q npm
+    fi
+    stamp=tests/axe/node_modules/.lock-$(sha256sum tests/axe/package-lock.json | cut -c1-16)
+    if [ ! -f "$stamp" ]; then
+        npm ci --prefix tests/axe --no-audit --no-fund
+        touch "$stamp"
     fi
 
 venv:

@@ -129,6 +129,7 @@ class Settings:
     # login throttling: a block needs account AND client address together; across
     # addresses an account is only slowed down (a growing, capped wait), never locked
     account_failure_limit: int = 5  # failures of one account from one address -> 429
+    account_lock_first_seconds: int = 60  # first pause of that pair; doubles per failure
     account_failure_window_seconds: int = 900
     address_failure_limit: int = 100
     address_failure_window_seconds: int = 900
@@ -162,6 +163,7 @@ class Settings:
     s3_secure: bool = False
     s3_prefix: str = ""
     s3_public_read: bool = False
+    presign_expiry_seconds: int = 86400  # lifetime of presigned links; at most 7 days
     s3_region: str = ""
     # endpoints the storage address policy allows although loopback/link-local ("host[:port]")
     storage_allowed_endpoints: tuple[str, ...] = ()
@@ -230,6 +232,8 @@ class Settings:
             s3_secure=_env_bool(env, "S3_SECURE", False),
             s3_prefix=env.get("S3_PREFIX", ""),
             s3_public_read=_env_bool(env, "S3_PUBLIC_READ", False),
+            presign_expiry_seconds=min(7 * 86400, max(60, _env_int(
+                env, "PRESIGN_EXPIRY_SECONDS", 86400))),
             s3_region=env.get("S3_REGION", ""),
             storage_allowed_endpoints=tuple(
                 e.strip().lower() for e in env.get("STORAGE_ALLOWED_ENDPOINTS", "").split(",")
