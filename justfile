@@ -5,7 +5,7 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 venv := ".venv"
 py := venv / "bin/python"
-apt_packages := "redis-server openssl chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core poppler-utils pandoc"
+apt_packages := "redis-server openssl chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core poppler-utils pandoc libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui"
 image_name := env_var_or_default("IMAGE", "localhost/docservice:latest")
 
 # Start the service on embedded defaults (private redis-server, SecantusDB, SeaweedFS).
@@ -56,7 +56,7 @@ _image-test-if-possible:
     fi
 
 # Install system packages (when missing) and the locked Python packages into .venv.
-setup: apt-deps venv
+setup: apt-deps venv axe
 
 apt-deps:
     #!/usr/bin/env bash
@@ -66,6 +66,22 @@ apt-deps:
         sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
         $sudo_cmd apt-get update -q
         DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q $missing
+    fi
+
+# axe-core from the npm registry, pinned by tests/axe/package-lock.json, for the browser
+# app's accessibility checks (tests/test_ui_first_day.py). Only the tests use it, so the image
+# has no Node. npm comes from Debian when missing.
+axe:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! command -v npm >/dev/null; then
+        sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q npm
+    fi
+    stamp=tests/axe/node_modules/.lock-$(sha256sum tests/axe/package-lock.json | cut -c1-16)
+    if [ ! -f "$stamp" ]; then
+        npm ci --prefix tests/axe --no-audit --no-fund
+        touch "$stamp"
     fi
 
 venv:

@@ -17,8 +17,12 @@ starts then, never while it waits in the queue.
   executor. Jobs running in the other slots are not touched.
 - Self-healing: a crashed worker (``BrokenProcessPool``) gets its slot a fresh executor; the
   job is retried once on another slot.
-- Memory-guarded: after each job the worker's resident size (with its children) is read; a
-  worker past the bound is retired and its slot gets a fresh executor.
+- Memory-bounded: each worker runs under a hard limit on its address space
+  (render_pool.memlimit, ``memory_limit_mb``): a job whose allocation fails answers
+  :class:`MemoryLimitExceeded` (41301) and its worker is replaced; a worker killed by a
+  failed allocation in C code answers :class:`WorkerCrashed` (50001). After each job the
+  worker's resident size with its children (Chromium, which is started outside the limit)
+  is read too; a worker past the bound is retired and its slot gets a fresh executor.
 - Bound to its service: a worker whose service died (even by SIGKILL, which runs no clean-up)
   kills its own children (Chromium) and exits, so a killed replica leaves no process behind.
 
@@ -45,7 +49,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from render_pool.errors import ConversionError, ConversionTimeout
+from render_pool import memlimit
+from render_pool.errors import ConversionError, ConversionTimeout, TooLarge
 from render_pool.procfs import descendants, tree_rss_mb
 
 log = logging.getLogger("render_pool.pool")
@@ -73,6 +78,10 @@ class WorkerCrashed(ConversionError):
     code = 50001
 
 
+class MemoryLimitExceeded(TooLarge):
+    """The job needed more memory than a worker may use (41301); its worker is replaced."""
+
+
 def _exit_with_parent() -> None:
     """In a worker: once the process that started it has died, kill this worker's own
     children and exit. The parent's end of the start-up pipe (``parent_process().sentinel``)
@@ -92,14 +101,30 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def _worker_init(browser_limits: dict[str, Any] | None = None) -> None:
+def _worker_init(browser_limits: dict[str, Any] | None = None, memory_limit_mb: int = 0) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the parent decides, not workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
+    memlimit.apply(memory_limit_mb)
     if browser_limits:
         from render_pool import browser
 
         browser.configure(**browser_limits)
+
+
+def _bounded_call(fn: Callable[..., T], args: tuple, kwargs: dict[str, Any]) -> T:
+    """In a worker: run the job; an allocation that failed under the worker's memory limit
+    (a ``MemoryError``, also one an engine wrapped) becomes :class:`MemoryLimitExceeded`."""
+    try:
+        return fn(*args, **kwargs)
+    except BaseException as exc:
+        if not memlimit.caused_by_memory(exc):
+            raise
+        limit = memlimit.limit_mb()
+        bound = f"the {limit} MB a conversion worker may use" if limit else "the memory left"
+        raise MemoryLimitExceeded(
+            f"the document needs more memory to convert than {bound}; "
+            "send a smaller or simpler document") from None
 
 
 @dataclass
@@ -117,10 +142,11 @@ _TURNS_KEPT = 10_000  # tenants whose last turn is remembered while they have no
 class _Slot:
     """One worker process behind its own single-worker executor."""
 
-    def __init__(self, browser_limits: dict[str, Any] | None = None) -> None:
+    def __init__(self, browser_limits: dict[str, Any] | None = None,
+                 memory_limit_mb: int = 0) -> None:
         self.executor = ProcessPoolExecutor(
             max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init, initargs=(browser_limits,))
+            initializer=_worker_init, initargs=(browser_limits, memory_limit_mb))
         self.pid = 0  # known once the worker has answered os.getpid
 
     def kill(self) -> None:
@@ -139,7 +165,9 @@ class RenderPool:
                  browser_limits: dict[str, Any] | None = None) -> None:
         """``browser_limits``: keyword arguments of :func:`render_pool.browser.configure`,
         applied in every worker when it starts (the service passes its settings).
-        ``tenant_queue_limit``: waiting jobs one tenant may have (0: only ``queue_limit``)."""
+        ``tenant_queue_limit``: waiting jobs one tenant may have (0: only ``queue_limit``).
+        ``memory_limit_mb``: each worker's address-space limit and the bound on its tree's
+        resident size after a job (0: neither)."""
         self.browser_limits = browser_limits
         self.workers = workers or max(1, os.cpu_count() or 1)
         self.queue_limit = queue_limit
@@ -148,13 +176,17 @@ class RenderPool:
         self.memory_limit_mb = memory_limit_mb
         self.in_flight = 0
         self.restarts = 0
-        self._slots: list[_Slot] = [_Slot(browser_limits) for _ in range(self.workers)]
+        self._slots: list[_Slot] = [self._new_slot() for _ in range(self.workers)]
         self._idle: collections.deque[_Slot] = collections.deque(self._slots)
         # waiting jobs, one FIFO per tenant, and the turn each tenant was last served at
         self._waiters: dict[str, collections.deque[asyncio.Future[_Slot]]] = {}
         self._served_at: dict[str, int] = {}
         self._turn = 0
         self._job_seconds = 1.0  # running average of a job's time, for Retry-After
+
+    def _new_slot(self) -> _Slot:
+        """A slot whose worker will start with this pool's browser and memory limits."""
+        return _Slot(self.browser_limits, self.memory_limit_mb)
 
     def worker_pids(self) -> list[int]:
         """Pids of the worker processes that have started."""
@@ -249,7 +281,7 @@ class RenderPool:
             return slot
         self.restarts += 1
         log.warning("replacing pool worker", extra={"reason": reason, "pid": slot.pid})
-        fresh = _Slot(self.browser_limits)
+        fresh = self._new_slot()
         self._slots[self._slots.index(slot)] = fresh
         if kill:
             slot.kill()
@@ -288,7 +320,7 @@ class RenderPool:
             for attempt in (1, 2):
                 slot = await self._started(await self._acquire(queue))
                 try:
-                    future = slot.executor.submit(fn, *args, **kwargs)
+                    future = slot.executor.submit(_bounded_call, fn, args, kwargs)
                 except (BrokenProcessPool, RuntimeError):
                     self._release(self._replace(slot, kill=True, reason="executor unusable"))
                     continue
@@ -296,10 +328,10 @@ class RenderPool:
                     result = await self._wait(slot, future, limit)
                 except BrokenProcessPool as exc:
                     if attempt == 2:
-                        raise WorkerCrashed("the conversion worker crashed") from exc
+                        raise WorkerCrashed(self._crash_message()) from exc
                     continue
                 return result
-            raise WorkerCrashed("the conversion worker crashed")
+            raise WorkerCrashed(self._crash_message())
         finally:
             self.in_flight -= 1
 
@@ -319,6 +351,9 @@ class RenderPool:
         except asyncio.CancelledError:  # the caller left; the slot is busy until the job ends
             job.add_done_callback(lambda f: self._after_abandoned(slot, f))
             raise
+        except MemoryLimitExceeded:  # its heap is past saving: a fresh worker
+            self._release(self._replace(slot, kill=True, reason="worker memory limit"))
+            raise
         except BaseException:
             self._after_job(slot)
             raise
@@ -326,15 +361,23 @@ class RenderPool:
         self._after_job(slot)
         return result
 
+    def _crash_message(self) -> str:
+        """What a caller is told when the worker died under its job, twice."""
+        if self.memory_limit_mb:
+            return ("the conversion worker crashed (for example by running out of the "
+                    f"{self.memory_limit_mb} MB of memory a worker may use)")
+        return "the conversion worker crashed"
+
     def _after_job(self, slot: _Slot) -> None:
         """Release ``slot``, retiring its worker first when it grew past the memory bound."""
-        if slot.pid and tree_rss_mb(slot.pid) > self.memory_limit_mb:
+        if self.memory_limit_mb and slot.pid and tree_rss_mb(slot.pid) > self.memory_limit_mb:
             slot = self._replace(slot, kill=False, reason="worker memory over bound")
         self._release(slot)
 
     def _after_abandoned(self, slot: _Slot, job: asyncio.Future) -> None:
         """A job whose caller left has ended: release (or replace) its slot."""
-        if not job.cancelled() and isinstance(job.exception(), BrokenProcessPool):
+        if not job.cancelled() and isinstance(job.exception(),
+                                              (BrokenProcessPool, MemoryLimitExceeded)):
             self._release(self._replace(slot, kill=True, reason="worker died"))
             return
         if not slot.pid and not job.cancelled() and job.exception() is None:
@@ -346,7 +389,7 @@ class RenderPool:
 
         The pool stays usable: its slots are replaced by fresh ones whose workers start on
         the next job (a test session shares one pool between services that close it)."""
-        old, self._slots = self._slots, [_Slot(self.browser_limits) for _ in range(self.workers)]
+        old, self._slots = self._slots, [self._new_slot() for _ in range(self.workers)]
         self._idle = collections.deque()
         for slot in self._slots:
             self._release(slot)

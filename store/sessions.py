@@ -237,6 +237,22 @@ class Throttle:
     async def reset(self, key: str) -> None:
         await self.redis.delete(PREFIX + key)
 
+    async def record_sliding_failure(self, key: str, window_seconds: int) -> int:
+        """Count one failure; the count lasts until ``window_seconds`` pass without one."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.incr(PREFIX + key)
+            pipe.expire(PREFIX + key, window_seconds)
+            count, _ = await pipe.execute()
+        return int(count)
+
+    async def pause(self, key: str, seconds: int, count_key: str, count_ttl: int) -> None:
+        """Mark ``key`` for ``seconds`` (``counts`` then reads it as 1 with that TTL) and keep
+        ``count_key`` for ``count_ttl`` seconds (past the pause, so the count outlives it)."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(PREFIX + key, 1, ex=max(int(seconds), 1))
+            pipe.expire(PREFIX + count_key, max(int(count_ttl), 1))
+            await pipe.execute()
+
     async def counts(self, *keys: str) -> list[tuple[int, int]]:
         """(failures, seconds left in the window) of each key, in one round trip."""
         async with self.redis.pipeline(transaction=False) as pipe:

@@ -8,7 +8,13 @@ import os
 import pytest
 
 from render_pool.errors import CorruptDocument
-from render_pool.pool import JobTimeout, PoolBusy, RenderPool, WorkerCrashed
+from render_pool.pool import (
+    JobTimeout,
+    MemoryLimitExceeded,
+    PoolBusy,
+    RenderPool,
+    WorkerCrashed,
+)
 from tests import pool_jobs
 
 pytestmark = pytest.mark.slow  # each test starts a process pool
@@ -111,10 +117,49 @@ async def test_crashed_worker_is_recovered(io_loop, pool):
 
 
 async def test_memory_guard_retires_a_bloated_worker(io_loop, pool):
-    fat_pid = await pool.run(pool_jobs.hog, 600, tenant="co")
+    """Under its hard limit (400 MB) a worker that grew past the resident bound is retired
+    after the job, which still succeeds."""
+    await pool.run(pool_jobs.hog, 200, tenant="co")
+    assert pool.restarts == 0
+    pool.memory_limit_mb = 150  # the after-job bound only: the workers keep their own limit
+    fat_pid = await pool.run(pool_jobs.hog, 200, tenant="co")
     assert pool.restarts == 1
     pids = {await pool.run(pool_jobs.pid, tenant="co") for _ in range(4)}
     assert fat_pid not in pids
+
+
+async def test_hard_limit_fails_the_job_and_replaces_its_worker(io_loop, pool):
+    """A job that allocates past the worker's hard limit answers 41301 with the limit in
+    the message, while it runs (not after), its worker is replaced, and the other slot's
+    job and the next job succeed."""
+    assert await pool.run(pool_jobs.address_limit, tenant="co") == 400 * 1024 * 1024
+    beside = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 1.0, "beside", tenant="co"))
+    fat_pid = await pool.run(pool_jobs.pid, tenant="co")
+    with pytest.raises(MemoryLimitExceeded) as info:
+        await pool.run(pool_jobs.hog, 2000, tenant="co")
+    assert info.value.code == 41301 and "400 MB" in info.value.message
+    assert pool.restarts == 1
+    assert await beside == "beside"
+    assert await pool.run(pool_jobs.echo, "next", tenant="co") == "next"
+    with pytest.raises(MemoryLimitExceeded):  # an engine that wraps the MemoryError too
+        await pool.run(pool_jobs.wrapped_hog, 2000, tenant="co")
+    pids = {await pool.run(pool_jobs.pid, tenant="co") for _ in range(4)}
+    assert fat_pid not in pids
+
+
+async def test_chromium_prints_under_the_hard_limit(io_loop):
+    """Chromium and its driver are started outside the worker's limit: a worker limited to
+    300 MB, far below what Chromium reserves, still prints a PDF, and keeps its limit."""
+    pool = RenderPool(1, queue_limit=1, job_timeout=60, memory_limit_mb=300)
+    try:
+        pdf = await pool.run(pool_jobs.print_pdf, tenant="co")
+        assert pdf.startswith(b"%PDF-") and len(pdf) > 500
+        assert await pool.run(pool_jobs.address_limit, tenant="co") == 300 * 1024 * 1024
+        with pytest.raises(MemoryLimitExceeded):
+            await pool.run(pool_jobs.hog, 400, tenant="co")
+        assert (await pool.run(pool_jobs.print_pdf, tenant="co")).startswith(b"%PDF-")
+    finally:
+        pool.close(wait=False)
 
 
 async def test_a_caller_that_leaves_frees_its_slot(io_loop):

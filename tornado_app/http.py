@@ -58,13 +58,15 @@ class ApiError(Exception):
     """A failure with an HTTP status and an error code for the annotation envelope."""
 
     def __init__(
-        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.headers = headers or {}
+        self.details = details or {}  # extra fields of the annotation failure body
 
 
 def validation_error(message: str) -> ApiError:
@@ -261,6 +263,10 @@ class BaseHandler(tornado.web.RequestHandler):
         if isinstance(exc, ApiError):
             for name, value in exc.headers.items():
                 self.set_header(name, value)
+            if exc.details:  # annotation envelope only (login's attemptsLeft/retryAfter)
+                self.write_json(exc.status, {"code": exc.code, "message": exc.message,
+                                             **exc.details})
+                return
             self.write_failure(exc.status, exc.code, exc.message)
             return
         if isinstance(exc, RedisError):

@@ -129,6 +129,7 @@ class Settings:
     # login throttling: a block needs account AND client address together; across
     # addresses an account is only slowed down (a growing, capped wait), never locked
     account_failure_limit: int = 5  # failures of one account from one address -> 429
+    account_lock_first_seconds: int = 60  # first pause of that pair; doubles per failure
     account_failure_window_seconds: int = 900
     address_failure_limit: int = 100
     address_failure_window_seconds: int = 900
@@ -145,11 +146,14 @@ class Settings:
     pool_queue_limit: int = 16
     pool_queue_limit_per_company: int = 8  # waiting jobs of one company (0: no own limit)
     job_timeout_seconds: float = 120.0
-    worker_memory_mb: int = 1500
+    worker_memory_mb: int = 1500  # hard address-space limit of each worker (0: none)
+    sheet_max_cells: int = 50_000  # XLSX/ODS/XLS/CSV cells read per document, then a warning
+    office_timeout_seconds: float = 60.0  # one LibreOffice conversion (ODT, DOC, RTF, ...)
     # remote fetches
     allow_private_urls: bool = False
     fetch_timeout_seconds: float = 20.0
     fetch_max_bytes: int = 50 * 1024 * 1024
+    markdown_images_max_mb: int = 100  # remote images of one /md/convert document together
     # object storage (S3_ENDPOINT set: no embedded storage)
     s3_endpoint: str = ""
     s3_public: str = ""
@@ -159,6 +163,7 @@ class Settings:
     s3_secure: bool = False
     s3_prefix: str = ""
     s3_public_read: bool = False
+    presign_expiry_seconds: int = 86400  # lifetime of presigned links; at most 7 days
     s3_region: str = ""
     # endpoints the storage address policy allows although loopback/link-local ("host[:port]")
     storage_allowed_endpoints: tuple[str, ...] = ()
@@ -213,8 +218,12 @@ class Settings:
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
             pool_queue_limit_per_company=max(0, _env_int(env, "POOL_QUEUE_LIMIT_PER_COMPANY", 8)),
+            worker_memory_mb=max(0, _env_int(env, "POOL_WORKER_MEMORY_MB", 1500)),
             job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),
+            sheet_max_cells=max(1, _env_int(env, "SHEET_MAX_CELLS", 50_000)),
+            office_timeout_seconds=float(max(1, _env_int(env, "OFFICE_TIMEOUT_SECONDS", 60))),
             allow_private_urls=_env_bool(env, "ALLOW_PRIVATE_URLS", False),
+            markdown_images_max_mb=max(1, _env_int(env, "MARKDOWN_IMAGES_MAX_MB", 100)),
             s3_endpoint=env.get("S3_ENDPOINT", ""),
             s3_public=env.get("S3_PUBLIC", ""),
             s3_access_key=env.get("S3_ACCESS_KEY", ""),
@@ -223,6 +232,8 @@ class Settings:
             s3_secure=_env_bool(env, "S3_SECURE", False),
             s3_prefix=env.get("S3_PREFIX", ""),
             s3_public_read=_env_bool(env, "S3_PUBLIC_READ", False),
+            presign_expiry_seconds=min(7 * 86400, max(60, _env_int(
+                env, "PRESIGN_EXPIRY_SECONDS", 86400))),
             s3_region=env.get("S3_REGION", ""),
             storage_allowed_endpoints=tuple(
                 e.strip().lower() for e in env.get("STORAGE_ALLOWED_ENDPOINTS", "").split(",")

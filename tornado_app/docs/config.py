@@ -105,8 +105,24 @@ class StorageConfigHandler(PlainHandler):
         fields, _ = self.form()
         config = await self.config_from_form(fields)
         await self.storage.configs.set_active(self.company_id, config)
-        self.reply({"ok": True, "storage": await storage_view(
-            self.storage.configs, self.caller, self.company_id, config, active=False)})
+        answer: dict[str, Any] = {"ok": True, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config, active=False)}
+        if config.public_read:  # say honestly whether direct links will open
+            answer["public_read_check"] = await self.public_read_check(config)
+        self.reply(answer)
+
+    async def public_read_check(self, config: StorageConfig) -> dict[str, Any]:
+        """Read a test object anonymously through its direct link (the public host goes
+        through the address policy first, as the endpoint did)."""
+        public = config.public or config.endpoint
+        if public != config.endpoint:
+            try:
+                await self.check_endpoint(public)
+            except PlainError as exc:
+                return {"ok": False, "status": None, "url": "",
+                        "error": f"not checked: public address refused ({exc.error})"}
+        store = self.storage.store_for(config)
+        return await self.storage.io(store.verify_public_read)
 
 
 class StorageTestHandler(PlainHandler):
@@ -114,8 +130,13 @@ class StorageTestHandler(PlainHandler):
 
     async def post(self) -> None:
         fields, _ = self.form()
-        config = await self.config_from_form(fields)
         create = parse_bool(fields.get("create_if_missing"), False)
+        if fields.get("endpoint"):
+            config = await self.config_from_form(fields)
+        else:  # no fields: test the storage in use (the built-in one included), no keys needed
+            config = await self.storage.configs.active_config(self.company_id)
+            if config is None:
+                raise PlainError(400, "storage not configured", "send the storage fields")
         store = self.storage.store_for(config)
         self.reply(await self.storage.io(store.test_connection, create))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from render_pool.pool import RenderPool
 from store.storage_config import StorageConfig
@@ -45,7 +46,8 @@ async def open_storage(svc: Services, embedded: Embedded | None) -> StorageIO:
     """Attach the storage manager. ``S3_*`` settings become the active configuration; with
     none, an embedded SeaweedFS starts (when ``embedded`` is given), is saved as the
     ``embedded`` profile and is active unless another storage was configured since."""
-    manager = StorageIO(svc.db)
+    manager = StorageIO(svc.db, presign_expiry=timedelta(
+        seconds=svc.settings.presign_expiry_seconds))
     svc.storage = manager
     svc.extras.setdefault("closers", []).append(_closer(manager))
     env_config = storage_from_settings(svc.settings)
