@@ -243,7 +243,10 @@ def job_consumer(io_loop, storage_services):
 # `just test-fast` runs `-m "not slow"`. A test is slow when it needs a real server, the render
 # pool's processes or Chromium: classified here by fixture so new tests need no mark; modules
 # that start processes themselves set `pytestmark = pytest.mark.slow`.
-SLOW_FIXTURES = frozenset({"redis_server", "mongo_server", "render_pool", "s3"})
+SLOW_FIXTURES = frozenset({
+    "redis_server", "mongo_server", "render_pool", "s3",
+    "office_set",  # tests/test_reader_office.py: converted by LibreOffice
+})
 
 
 def _fixture_closure(item: pytest.Item, names: Iterable[str], seen: set[str]) -> set[str]:

@@ -17,6 +17,7 @@ import pytest
 from docx.enum.text import WD_ALIGN_PARAGRAPH
 from docx.oxml.ns import qn
 
+from render_pool import browser
 from render_pool.browser import find_chromium
 from render_pool.cover import CoverPage
 from render_pool.readers.markdown import attach_images, read_markdown
@@ -26,6 +27,14 @@ from render_pool.writers.json import SCHEMA_PATH, document_to_json_data
 ALIGNED = ("| Left | Centre | Right |\n|:-----|:------:|------:|\n"
            "| aaa | bbb | ccc |\n")
 PLAIN = "| Left | Centre | Right |\n|------|--------|-------|\n| aaa | bbb | ccc |\n"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_at_end():
+    """Chromium (Playwright's sync API) keeps an event loop marked running in this thread
+    until it is closed; later tests on Tornado's loop would fail."""
+    yield
+    browser.close_browser()
 
 
 def doc_of(text: str):
@@ -55,6 +64,7 @@ def test_docx_cells_are_aligned_like_the_columns():
     assert {c.paragraphs[0].alignment for c in plain.tables[0].rows[1].cells} == {None}
 
 
+@pytest.mark.slow  # Chromium
 @pytest.mark.skipif(find_chromium() is None, reason="no chromium")
 def test_pdf_cells_are_aligned_like_the_columns():
     from render_pool.writers.pdf import PdfOptions, write_pdf
@@ -100,6 +110,7 @@ def test_docx_toc_is_written_with_its_entries_linked_to_the_headings():
     assert len(anchors) == 6 and set(anchors) <= bookmarks
 
 
+@pytest.mark.slow  # LibreOffice
 @pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice not installed")
 def test_libreoffice_shows_the_toc_without_an_update(tmp_path: Path):
     data = write_docx(doc_of(toc_doc_text()), DocxOptions(

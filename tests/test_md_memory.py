@@ -17,7 +17,7 @@ from bench.hostile_inputs import large_png
 from bench.soak.processes import start_service, stop_service
 from tests.local_http import LocalServer, body
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]  # many large images through the pool
 
 IMAGES, IMAGE_MB = 20, 19
 

@@ -15,6 +15,8 @@ from tests import pdf_fixtures
 from tests.conftest import post_form
 from tornado_app.app import make_app
 
+pytestmark = pytest.mark.slow  # measures bombs of hundreds of MB; the HTTP tests use a pool
+
 BOMB_MB = 400  # inflated size of the test bomb (0.4 MB of file), past the 256 MB limit
 
 

@@ -200,6 +200,7 @@ def test_protected_ooxml_answers_40003_not_40002():
     assert info.value.code == 40003 and "password" in info.value.message
 
 
+@pytest.mark.slow  # a sheet past the cell bound
 def test_big_sheet_is_bounded_with_a_warning():
     data = big_xlsx(100_000)
     doc = registry.read(data, options={"max_cells": 3000})
@@ -208,12 +209,14 @@ def test_big_sheet_is_bounded_with_a_warning():
     assert any("cell limit" in w for w in doc.warnings)
 
 
+@pytest.mark.slow  # builds and reads a thousand slides
 def test_thousand_slide_deck_is_read():
     doc = registry.read(big_deck(1000))
     headings = [b for b in doc.blocks if isinstance(b, Heading)]
     assert len(headings) == 1000 and plain_text(headings[-1].children) == "Slide title 1000"
 
 
+@pytest.mark.slow  # LibreOffice
 def test_libreoffice_runs_without_macros_or_network(tmp_path):
     xcu = profile_xcu()
     for setting in ('"DisableMacrosExecution" oor:op="fuse"><value>true',
