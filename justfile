@@ -21,7 +21,7 @@ create-admin *ARGS: setup
 # (CI=true) it also skips while the image is not in the local store yet: a cold build takes
 # 5-8 min and would push the run past 15 min (IMAGE_TEST=1 runs it anyway).
 # Run the whole test suite (ruff, the layer contract, mypy, pytest, then the container image test when possible).
-test *ARGS: setup
+test *ARGS: setup axe
     {{venv}}/bin/ruff check .
     {{venv}}/bin/lint-imports
     {{venv}}/bin/mypy
@@ -31,7 +31,7 @@ test *ARGS: setup
 # Tests marked `slow` (real servers, the render pool's processes, Chromium, subprocesses; see
 # tests/conftest.py) are left out: engines, model, writers, settings and units in about a minute.
 # Run the fast test subset (ruff, the layer contract, mypy, pytest -m "not slow").
-test-fast *ARGS: setup
+test-fast *ARGS: setup axe
     {{venv}}/bin/ruff check .
     {{venv}}/bin/lint-imports
     {{venv}}/bin/mypy
@@ -56,7 +56,7 @@ _image-test-if-possible:
     fi
 
 # Install system packages (when missing) and the locked Python packages into .venv.
-setup: apt-deps venv axe
+setup: apt-deps venv
 
 apt-deps:
     #!/usr/bin/env bash
@@ -76,6 +76,7 @@ axe:
     set -euo pipefail
     if ! command -v npm >/dev/null; then
         sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+        $sudo_cmd apt-get update -q
         DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q npm
     fi
     stamp=tests/axe/node_modules/.lock-$(sha256sum tests/axe/package-lock.json | cut -c1-16)
