@@ -94,6 +94,13 @@ class Settings:
     max_json_body_bytes: int = 64 * 1024
     max_upload_bytes: int = 50 * 1024 * 1024
     max_markdown_bytes: int = 10 * 1024 * 1024
+    # Markdown parsing cost, checked before parsing (render_pool.markdown_limits, 40003)
+    markdown_max_link_openers: int = 100_000
+    markdown_max_link_openers_per_run: int = 200
+    markdown_max_footnotes: int = 2_000
+    markdown_max_reference_definitions: int = 20_000
+    markdown_max_reference_definitions_per_block: int = 1_000
+    markdown_max_delimiter_runs: int = 300_000
     # password hashing: argon2id, OWASP parameters or stronger
     argon2_time_cost: int = 2
     argon2_memory_kib: int = 19 * 1024
@@ -179,6 +186,8 @@ class Settings:
             gc_gen0_threshold=_env_int(env, "GC_GEN0_THRESHOLD", 50_000),
             trusted_proxies=_env_networks(env, "TRUSTED_PROXIES"),
             max_upload_bytes=_env_int(env, "MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
+            **{name: _env_int(env, name.upper(), getattr(cls, name))
+               for name in cls.__dataclass_fields__ if name.startswith("markdown_max_")},
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
             job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),

@@ -10,6 +10,7 @@ import urllib.parse
 
 from render_pool import jobs
 from render_pool.cover import CoverPage
+from render_pool.markdown_limits import MarkdownLimits, check_markdown
 from render_pool.model import Resource
 from render_pool.themes import list_themes
 from tornado_app.docs.base import (
@@ -23,6 +24,7 @@ from tornado_app.docs.conversion import save_rendered
 from tornado_app.docs.convert import safe_basename
 from tornado_app.docs.fetch import FetchFailed, FetchRefused, fetch
 from tornado_app.services import Services
+from tornado_app.settings import Settings
 
 MAX_IMAGES = 200
 FETCH_CONCURRENCY = 8
@@ -141,6 +143,12 @@ async def _markdown(svc: Services, fields: dict[str, str], files: dict[str, tupl
         raise DocsError(40003, "the Markdown is not UTF-8 text") from exc
 
 
+def markdown_limits(settings: Settings) -> MarkdownLimits:
+    """The parsing-cost limits of the settings (``MARKDOWN_MAX_*``)."""
+    return MarkdownLimits(**{name: getattr(settings, f"markdown_max_{name}")
+                             for name in MarkdownLimits.__dataclass_fields__})
+
+
 def check_markdown_form(fields: dict[str, str]) -> tuple[str, str]:
     """(target, css_name) of a ``/md/convert`` form; 40001/40002 when invalid."""
     if not (fields.get("target") or "").strip():
@@ -177,6 +185,8 @@ async def render_markdown_form(svc: Services, fields: dict[str, str],
         cover=None if cover.is_empty() else cover,
     )
     pool = svc.pool
+    # parsing cost and nesting checked in the pool before any parse (40003 at once)
+    await pool.run(check_markdown, text, markdown_limits(svc.settings))
     sources = await pool.run(jobs.markdown_images, text)
     fetched, refused = await gather_images(svc, sources)
     rendered: jobs.Rendered = await pool.run(jobs.render_markdown, text, request, fetched,
