@@ -56,9 +56,9 @@ GENERATORS: dict[str, tuple[Callable[[int], str], int]] = {
     "backticks    growing runs": (
         lambda n: "".join("`" * (k % 200 + 1) + "a" for k in range(n)), 400),
     "brackets     unclosed [": (lambda n: "[" * n, 9000),
-    "brackets     [a](": (lambda n: "[a](" * n, 250),
+    "brackets     [a](": (lambda n: "[a](" * n, 600),
     "definitions  [a]: b (": (lambda n: "[a]: b (\n" * n, 800),
-    "link         [a](b": (lambda n: "[a](b" * n, 250),
+    "link         [a](b": (lambda n: "[a](b" * n, 1000),
 }
 
 
