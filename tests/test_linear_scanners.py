@@ -82,3 +82,22 @@ def test_scanners_are_linear(name: str) -> None:
         if ratios[-1] < 16:
             break
     assert min(ratios) < 16, f"{name}: 8x the input took {ratios}x the time"
+
+
+def test_wiki_links_among_many_files_of_one_name_are_linear() -> None:
+    """``[[a]]`` n times among n files named ``a.md``: once a scan of every such file per
+    link (n * n), now an index of path endings (linear in links plus files)."""
+
+    def plan(n: int) -> float:
+        files = ["doc.md", *(f"d{i}/a.md" for i in range(n))]
+        text = "".join(f"[[a]] [[d{i}/a]] " for i in range(n))
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            batch.plan_document("doc.md", text, files)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    plan(100)
+    ratio = plan(2400) / plan(300)
+    assert ratio < 16, f"8x the links and files took {ratio:.1f}x the time"
