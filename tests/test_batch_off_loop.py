@@ -11,7 +11,9 @@ calls at rest, measured in this test (a generous factor), never with a fixed tim
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
+import random
 import time
 import zipfile
 
@@ -67,3 +69,44 @@ async def test_hostile_archive_does_not_block_other_callers(api, storage_service
     assert len(during) >= 4, "the upload ended before the other callers were measured"
     # a blocked loop answers in seconds; a free one within a small multiple of at rest
     assert max(during) < 20 * max(at_rest), (max(during), max(at_rest), len(during))
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _zip_with_large_member(size_mb: int) -> bytes:
+    """A zip of a few MB holding a ``size_mb`` MB PNG-named member (mostly zeros with a
+    little noise: about 95:1, under the archive bomb ratio), written in chunks."""
+    buf = io.BytesIO()
+    noise = random.Random(7).randbytes(3072)
+    block = noise + bytes(300 * 1024 - len(noise))
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("doc.md", "# Big\n\n![big](big.png)\n")
+        with zf.open("big.png", "w", force_zip64=True) as member:
+            for _ in range(size_mb * 1024 // 300):
+                member.write(block)
+    return buf.getvalue()
+
+
+async def test_large_archive_member_never_held_whole_by_the_service(api, storage_services):
+    archive = _zip_with_large_member(300)
+    assert len(archive) < 5 * 1024 * 1024
+    gc.collect()
+    before = _rss_mb()
+    peak = before
+    upload = asyncio.ensure_future(post_form(api, "/api/upload-archive", {},
+                                             {"file": ("big.zip", archive)}))
+    while not upload.done():  # the service runs in this process: sample its memory
+        peak = max(peak, _rss_mb())
+        await asyncio.sleep(0.02)
+    reply = await upload
+    assert reply.status == 200 and reply.body["code"] == 0, reply.body
+    entry = reply.body["data"]["files"][0]
+    assert entry["asset_ok"] == 1 and entry["asset_fail"] == 0, entry
+    # the 300 MB member went through files and parts, never whole into memory
+    assert peak - before < 100, (before, peak)
