@@ -72,10 +72,11 @@ def check_nesting(text: str) -> None:
 #
 # What makes the Markdown parser (marko) slow, measured (one parse; /md/convert parses twice):
 # - link openers "](" whose destination runs on without a space: each rescans the run, so
-#   "[a](" * 4000 takes 5 s and * 25000 minutes; in runs of 200 it is linear (25000: 1.3 s);
+#   "[a](" * 4000 takes 5 s and * 25000 minutes; in runs of 64 it is linear (100,000
+#   openers: 3-4 s, what a legitimate document of that size takes too);
 # - footnote definitions: 4000 take 3 s, 25000 take 8-12 s (superlinear);
-# - reference definitions in one block: 4000 take 6 s (quadratic); in blocks of 50, 25000
-#   take 1.8 s;
+# - reference definitions in one block: 4000 take 6 s (quadratic), 1000 take 0.5 s; five
+#   blocks of 1000 take 2.5 s;
 # - emphasis delimiter runs are linear (25000: 0.12 s) but still counted;
 # - nesting: :func:`check_nesting`.
 # A legitimate document stays far below every limit (a 2 MB README with thousands of
@@ -87,9 +88,9 @@ class MarkdownLimits:
     """Most of each costly construct a Markdown input may hold (the service's settings)."""
 
     link_openers: int = 100_000  # "](" in the whole text
-    link_openers_per_run: int = 200  # "](" in one run of text without whitespace
+    link_openers_per_run: int = 64  # "](" in one run of text without whitespace
     footnotes: int = 2_000  # footnote definitions "[^x]:"
-    reference_definitions: int = 20_000  # "[x]: url" in the whole text
+    reference_definitions: int = 5_000  # "[x]: url" in the whole text
     reference_definitions_per_block: int = 1_000  # ... in one block (no blank line)
     delimiter_runs: int = 300_000  # runs of * _ ~
 
@@ -152,7 +153,7 @@ def check_cost(text: str, limits: MarkdownLimits | None = None, *,
                raise_error: bool = True) -> str:
     """Refuse Markdown that would take the parser too long, before it is parsed: raises
     :class:`CorruptDocument` (40003) naming the figure and the limit, e.g. "Markdown has
-    25000 link openers ('](') in one run of text without spaces; the limit is 200".
+    25000 link openers ('](') in one run of text without spaces; the limit is 64".
     Returns that message instead of raising when ``raise_error`` is false ("" when fine)."""
     limits = limits or MarkdownLimits()
     for name, value in markdown_costs(text).items():

@@ -96,9 +96,9 @@ class Settings:
     max_markdown_bytes: int = 10 * 1024 * 1024
     # Markdown parsing cost, checked before parsing (render_pool.markdown_limits, 40003)
     markdown_max_link_openers: int = 100_000
-    markdown_max_link_openers_per_run: int = 200
+    markdown_max_link_openers_per_run: int = 64
     markdown_max_footnotes: int = 2_000
-    markdown_max_reference_definitions: int = 20_000
+    markdown_max_reference_definitions: int = 5_000
     markdown_max_reference_definitions_per_block: int = 1_000
     markdown_max_delimiter_runs: int = 300_000
     # password hashing: argon2id, OWASP parameters or stronger
