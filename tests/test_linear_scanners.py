@@ -18,6 +18,7 @@ import pytest
 
 from render_pool import batch, links
 from render_pool.errors import CorruptDocument
+from render_pool.html_markdown import html_to_markdown
 from render_pool.markdown_limits import MarkdownLimits, check_cost, check_nesting
 
 FILES = ["doc.md", "doc.html", "a", "a.png", "x.css"]
@@ -101,3 +102,40 @@ def test_wiki_links_among_many_files_of_one_name_are_linear() -> None:
     plan(100)
     ratio = plan(2400) / plan(300)
     assert ratio < 16, f"8x the links and files took {ratio:.1f}x the time"
+
+
+HTML_GENERATORS: dict[str, tuple[Callable[[int], str], int]] = {
+    "unclosed tags <a ": (lambda n: "<a " * n, 50000),
+    "unclosed attributes <a href=\"": (lambda n: '<a href="' * n, 50000),
+    "comments <!--": (lambda n: "<!--" * n, 50000),
+    "raw text <script>": (lambda n: "<script>" * n, 50000),
+}
+
+
+@pytest.mark.parametrize("name", list(HTML_GENERATORS))
+def test_html_to_markdown_is_linear(name: str) -> None:
+    """HTML of a batch becomes Markdown through a linear parser (Python's html.parser
+    took 2 s for ``"<a " * 4000`` and 64 times that for 8 times the input)."""
+    make, n = HTML_GENERATORS[name]
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            html_to_markdown(text)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    best(make(n)), best(make(8 * n))  # warm the parser and the allocator
+    ratios = []
+    for _ in range(3):
+        ratios.append(best(make(8 * n)) / max(best(make(n)), 1e-3))
+        if ratios[-1] < 16:
+            break
+    assert min(ratios) < 16, f"{name}: 8x the input took {ratios}x the time"
+
+
+def test_deeply_nested_html_is_refused_not_a_crash() -> None:
+    with pytest.raises(CorruptDocument, match="deeper than 200 levels; the limit is 200"):
+        html_to_markdown("<div>" * 5000 + "x")
+    assert html_to_markdown("<div>" * 150 + "x") == "x\n"
