@@ -506,13 +506,14 @@ class OutsideRoot(OSError):
     """A file opened under a root turned out to be somewhere else (a swapped link)."""
 
 
-def read_inside(root: str | os.PathLike[str], rel: str) -> bytes:
-    """The bytes of the regular file ``root/rel``, never through a symbolic link.
+def open_inside(root: str | os.PathLike[str], rel: str) -> BinaryIO:
+    """The regular file ``root/rel`` opened for reading, never through a symbolic link.
 
     The file is opened with ``O_NOFOLLOW`` and the opened file's real path is checked to be
     inside ``root`` again, so a file swapped for a link (or a folder swapped for a link to
     another folder) between listing and reading is refused: raises :class:`OSError`
-    (:class:`OutsideRoot` for the second case)."""
+    (:class:`OutsideRoot` for the second case). Large members are read (uploaded) from
+    the returned file in chunks, never whole."""
     real_root = os.path.realpath(root)
     fd = os.open(os.path.join(real_root, rel), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
@@ -521,7 +522,13 @@ def read_inside(root: str | os.PathLike[str], rel: str) -> bytes:
             raise OutsideRoot(errno.EACCES, "file is outside the folder", rel)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", rel)
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            return fh.read()
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_inside(root: str | os.PathLike[str], rel: str) -> bytes:
+    """The bytes of the regular file ``root/rel`` (see :func:`open_inside`)."""
+    with open_inside(root, rel) as fh:
+        return fh.read()

@@ -24,9 +24,10 @@ reference, so a mapping may also replace remote URLs (a link map).
 from __future__ import annotations
 
 import bisect
+import functools
 import html as html_lib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import replace as dataclass_replace
 from urllib.parse import unquote
@@ -103,10 +104,68 @@ def _ref(kind: str, text: str, start: int, end: int, *, markdown: bool, image: b
 
 _FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
 _LIST_ITEM = re.compile(r"^([ \t]*)([-+*]|\d{1,9}[.)])([ \t]+|$)")
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_RAW_TEXT = re.compile(r"(<(script|style)\b[^>]*>)(.*?)(</\2\s*>)", re.S | re.I)
+_RAW_OPEN = re.compile(r"<(script|style)\b", re.I)
+_RAW_CLOSE = re.compile(r"</(script|style)\s*>", re.I)
+
+
+def _delimited_spans(text: str, opener: str, closer: str) -> list[tuple[int, int]]:
+    """Spans ``opener ... closer`` (the nearest closer, like a lazy ``.*?`` regex) found in
+    one pass: once an opener has no closer after it, no later one has either, so the scan
+    stops instead of rescanning the rest of the text for every opener (linear)."""
+    spans = []
+    pos = 0
+    while (start := text.find(opener, pos)) >= 0:
+        end = text.find(closer, start + len(opener))
+        if end < 0:
+            break
+        pos = end + len(closer)
+        spans.append((start, pos))
+    return spans
+
+
+def _comment_spans(text: str) -> list[tuple[int, int]]:
+    """HTML comments ``<!-- ... -->``."""
+    return _delimited_spans(text, "<!--", "-->")
+
+
+@dataclass(frozen=True)
+class _RawText:
+    """A ``<script>`` or ``<style>`` element: ``name`` (lower case), the span of its text."""
+
+    name: str
+    start: int
+    end: int
+
+
+def _raw_text_elements(text: str) -> list[_RawText]:
+    """``<script ...>text</script>`` and ``<style ...>text</style>`` (case-insensitive), each
+    closed by the nearest closing tag of its name, in linear time: closing tags are indexed
+    once, and the ``>`` ending an opening tag is found with a pointer that only moves
+    forward (a regex rescans the rest of the text for every unclosed ``<script``)."""
+    closers: dict[str, list[tuple[int, int]]] = {"script": [], "style": []}
+    for m in _RAW_CLOSE.finditer(text):
+        closers[m.group(1).lower()].append(m.span())
+    out: list[_RawText] = []
+    pos = 0
+    gt = -1  # the first ">" at or after the last position asked about (-2: none left)
+    for m in _RAW_OPEN.finditer(text):
+        if m.start() < pos:
+            continue
+        if gt != -2 and gt < m.end():
+            gt = text.find(">", m.end())
+            if gt < 0:
+                gt = -2
+        if gt == -2:
+            break
+        name = m.group(1).lower()
+        ends = closers[name]
+        k = bisect.bisect_left(ends, (gt + 1, -1))
+        if k == len(ends):
+            continue  # no closing tag of this name: the other name may still close
+        out.append(_RawText(name, gt + 1, ends[k][0]))
+        pos = ends[k][1]
+    return out
 
 
 def _indent(line: str) -> int:
@@ -208,6 +267,11 @@ def _code_span_spans(text: str) -> list[tuple[int, int]]:
     by_len: dict[int, list[int]] = {}
     for i, (a, b) in enumerate(runs):
         by_len.setdefault(b - a, []).append(i)
+    # a blank line between an opening run and its closer ends the span: blank lines are
+    # indexed once (start, end), so each test is a bisection, not a scan of the text between
+    blanks = [(m.start(), text.index("\n", m.start() + 1) + 1)
+              for m in re.finditer(r"\n(?=[ \t]*\n)", text)]
+    blank_starts = [a for a, _ in blanks]
     spans = []
     pos = 0
     for i, (a, b) in enumerate(runs):
@@ -223,7 +287,8 @@ def _code_span_spans(text: str) -> list[tuple[int, int]]:
         k = bisect.bisect_right(same, i)
         if k < len(same):
             c_start, c_end = runs[same[k]]
-            if not _BLANK_LINE.search(text, b, c_start):
+            k = bisect.bisect_left(blank_starts, b)
+            if k == len(blanks) or blanks[k][1] > c_start:
                 spans.append((start, c_end))
                 pos = c_end
     return spans
@@ -236,14 +301,14 @@ _FRONT_MATTER = re.compile(r"\A(?:\ufeff)?(---|\+\+\+)[ \t]*\r?\n.*?^(?:\1|\.\.\
 def _mask_markdown(text: str) -> str:
     masked = _blank(text, [m.span() for m in _FRONT_MATTER.finditer(text)])
     masked = _blank(masked, _code_block_spans(masked))
-    masked = _blank(masked, [m.span() for m in _COMMENT.finditer(masked)])
+    masked = _blank(masked, _comment_spans(masked))
     return _blank(masked, _code_span_spans(masked))
 
 
 def _mask_html(text: str) -> str:
-    spans = [m.span() for m in _COMMENT.finditer(text)]
-    spans += [m.span(3) for m in _RAW_TEXT.finditer(text)]
-    spans += [m.span() for m in re.finditer(r"<!\[CDATA\[.*?\]\]>", text, re.S)]
+    spans = _comment_spans(text)
+    spans += [(r.start, r.end) for r in _raw_text_elements(text)]
+    spans += _delimited_spans(text, "<![CDATA[", "]]>")
     return _blank(text, spans)
 
 
@@ -294,13 +359,12 @@ def _destination(text: str, i: int) -> tuple[int, int, int, bool] | None:
         return None
     j = i
     depth = 0
-    while j < n:
-        ch = text[j]
-        if ch == "\\" and j + 1 < n:
-            j += 2
+    while (m := _DESTINATION_STOP.search(text, j)) is not None:
+        j = m.start()
+        ch = m.group()
+        if ch == "\\":
+            j += 2 if j + 1 < n else 1
             continue
-        if ch.isspace() or ord(ch) < 32:
-            break
         if ch == "(":
             depth += 1
             if depth > 32:  # CommonMark's nesting limit; also bounds hostile "](((((..."
@@ -309,25 +373,49 @@ def _destination(text: str, i: int) -> tuple[int, int, int, bool] | None:
             if depth == 0:
                 break
             depth -= 1
+        else:  # whitespace or a control character ends the destination
+            break
         j += 1
+    else:
+        j = n
     if depth != 0:
         return None
     return i, j, j, False
 
 
-def _title_end(text: str, i: int) -> int | None:
-    """End of a link title starting at ``i`` ("...", '...' or (...)), or None."""
-    if i >= len(text) or text[i] not in "\"'(":
-        return None
-    closer = ")" if text[i] == "(" else text[i]
-    j = i + 1
-    while j < len(text):
-        if text[j] == closer and not _escaped(text, j):
-            return j + 1
-        if text[j] == "\n" and text[j + 1:j + 2] == "\n":
+# what a raw destination stops at or counts (the rest is skipped by the regex, not by Python)
+_DESTINATION_STOP = re.compile(r"[\\()\s\x00-\x1f]")
+
+
+class _Titles:
+    """Where link titles can end in one text: the unescaped ``"``, ``'`` and ``)`` and the
+    blank lines (``\\n\\n``), indexed once so that each title is looked up by bisection
+    instead of a scan to the end of the text (``![](a (`` repeated was quadratic)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.closers: dict[str, list[int]] = {'"': [], "'": [], ")": []}
+        for m in re.finditer(r"[\"')]", text):
+            if not _escaped(text, m.start()):
+                self.closers[m.group()].append(m.start())
+        self.blank = [m.start() for m in re.finditer(r"\n(?=\n)", text)]
+
+    @staticmethod
+    def _next(positions: list[int], i: int) -> int | None:
+        k = bisect.bisect_left(positions, i)
+        return positions[k] if k < len(positions) else None
+
+    def end(self, i: int) -> int | None:
+        """End of a link title starting at ``i`` ("...", '...' or (...)): just past the first
+        unescaped closer before any blank line, or None."""
+        text = self.text
+        if i >= len(text) or text[i] not in "\"'(":
             return None
-        j += 1
-    return None
+        closer = self._next(self.closers[")" if text[i] == "(" else text[i]], i + 1)
+        if closer is None:
+            return None
+        blank = self._next(self.blank, i + 1)
+        return None if blank is not None and blank < closer else closer + 1
 
 
 _TYPORA_MAX = 1024  # longest raw destination read (bounds the scan on hostile lines)
@@ -390,6 +478,7 @@ def _typora_links(text: str, masked: str, open_: int, close: int, image: bool
 
 def _inline_links(text: str, masked: str) -> Iterator[Reference]:
     pairs = _bracket_pairs(masked)
+    titles = _Titles(masked)
     consumed = 0  # end of the last link's destination: a "](" inside it starts no link
     for m in re.finditer(r"\]\(", masked):
         close = m.start()
@@ -408,7 +497,7 @@ def _inline_links(text: str, masked: str) -> Iterator[Reference]:
         start, end, after, _angle = dest
         j = _skip_ws(masked, after)
         if j > after:
-            t_end = _title_end(masked, j)
+            t_end = titles.end(j)
             if t_end is not None:
                 j = _skip_ws(masked, t_end)
         if j >= len(masked) or masked[j] != ")":
@@ -424,6 +513,7 @@ _DEFINITION = re.compile(
 
 
 def _definitions(text: str, masked: str) -> Iterator[Reference]:
+    titles = _Titles(masked)
     for m in _DEFINITION.finditer(masked):
         dest = _destination(masked, m.end())
         if dest is None:
@@ -438,7 +528,7 @@ def _definitions(text: str, masked: str) -> Iterator[Reference]:
             if rest[:1] not in (" ", "\t"):
                 continue
             t_start = after + (len(rest) - len(rest.lstrip()))
-            t_end = _title_end(masked, t_start)
+            t_end = titles.end(t_start)
             if t_end is None or masked[t_end:after + len(rest)].strip():
                 continue
         yield _ref("definition", text, start, end, markdown=True)
@@ -490,7 +580,10 @@ def _front_matter_paths(text: str) -> Iterator[Reference]:
             yield dataclass_replace(ref, attr="'" if g == 2 else '"')
 
 
-def _all_markdown(text: str) -> list[Reference]:
+@functools.lru_cache(maxsize=2)
+def _all_markdown(text: str) -> tuple[Reference, ...]:
+    """Every reading of every reference, in document order (cached: planning, data URI
+    extraction and rewriting of one document read the same text)."""
     masked = _mask_markdown(text)
     found: dict[tuple[int, int], Reference] = {}
     for ref in (*_front_matter_paths(text), *_wiki_links(text, masked),
@@ -501,7 +594,7 @@ def _all_markdown(text: str) -> list[Reference]:
         if key not in found or (found[key].optional and not ref.optional):
             found[key] = ref
     # at one position: optional (Typora) readings first, longest first, then the strict one
-    return sorted(found.values(), key=lambda r: (r.start, not r.optional, -r.end))
+    return tuple(sorted(found.values(), key=lambda r: (r.start, not r.optional, -r.end)))
 
 
 def markdown_references(text: str, *, include_remote: bool = False,
@@ -536,7 +629,9 @@ _TAG = re.compile(
     r"<([A-Za-z][A-Za-z0-9-]*)((?:\s+[^\s\"'<>/=]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|"
     r"[^\s\"'=<>`]+))?)*)\s*/?>")
 _ATTR = re.compile(r"([^\s\"'<>/=]+)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'=<>`]+)))?")
-_CSS_URL = re.compile(r"url\(\s*(?:\"([^\"]*)\"|'([^']*)'|([^)\s'\"]*))\s*\)", re.I)
+# an unquoted url() value holds no "(" (CSS syntax): each attempt stops at the next "(", so
+# "url(url(url(..." is read in linear time
+_CSS_URL = re.compile(r"url\(\s*(?:\"([^\"]*)\"|'([^']*)'|([^()\s'\"]*))\s*\)", re.I)
 
 
 def _srcset_urls(value: str) -> Iterator[tuple[int, int]]:
@@ -594,30 +689,29 @@ def _html_refs(text: str, masked: str) -> Iterator[Reference]:
                                attr=key, quoted=quoted)
 
 
-_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _CSS_IMPORT = re.compile(r"@import\s+(?:\"([^\"\n]*)\"|'([^'\n]*)')", re.I)
 
 
 def _css_refs(text: str, start: int = 0, end: int | None = None) -> Iterator[Reference]:
     """``url(...)`` and ``@import "..."`` in CSS text between ``start`` and ``end``
     (comments skipped)."""
-    stop = len(text) if end is None else end
-    masked = _blank(text[:stop], [m.span() for m in _CSS_COMMENT.finditer(text, start, stop)])
+    window = text[start:len(text) if end is None else end]  # only this part is read
+    masked = _blank(window, _delimited_spans(window, "/*", "*/"))
     for pattern, groups in ((_CSS_URL, (1, 2, 3)), (_CSS_IMPORT, (1, 2))):
-        for m in pattern.finditer(masked, start, stop):
+        for m in pattern.finditer(masked):
             g = next(g for g in groups if m.group(g) is not None)
             if m.end(g) > m.start(g):
-                quoted = masked[m.start(g) - 1] in "\"'"
-                yield _ref("css", text, m.start(g), m.end(g), markdown=True, image=True,
-                           attr="url", quoted=quoted)
+                quoted = m.start(g) > 0 and masked[m.start(g) - 1] in "\"'"
+                yield _ref("css", text, start + m.start(g), start + m.end(g), markdown=True,
+                           image=True, attr="url", quoted=quoted)
 
 
 def _style_block_refs(text: str) -> Iterator[Reference]:
     """References inside ``<style>`` elements (embedded CSS)."""
-    masked = _blank(text, [m.span() for m in _COMMENT.finditer(text)])
-    for m in _RAW_TEXT.finditer(masked):
-        if m.group(2).lower() == "style":
-            yield from _css_refs(text, m.start(3), m.end(3))
+    masked = _blank(text, _comment_spans(text))
+    for element in _raw_text_elements(masked):
+        if element.name == "style":
+            yield from _css_refs(text, element.start, element.end)
 
 
 def css_references(css: str, *, include_remote: bool = False) -> list[Reference]:
@@ -747,7 +841,7 @@ def wiki_markdown(ref: Reference, url: str) -> str:
     return f"[{_label(label)}]({markdown_destination(url, False)})"
 
 
-def _apply(text: str, refs: list[Reference], mapping: Mapping[str, str]) -> str:
+def _apply(text: str, refs: Sequence[Reference], mapping: Mapping[str, str]) -> str:
     out: list[str] = []
     last = 0
     for ref in refs:

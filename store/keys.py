@@ -75,11 +75,15 @@ def result_key(prefix: str, kind: str, filename: str, *, token: str | None = Non
 def asset_key(prefix: str, data: bytes, filename: str) -> str:
     """Content-addressed key ``{prefix}/assets/{sha256[:16]}/{basename}``: the same asset
     uploaded twice lands on the same key (stored once)."""
-    digest = hashlib.sha256(data).hexdigest()[:16]
+    return asset_key_for_digest(prefix, hashlib.sha256(data).hexdigest(), filename)
+
+
+def asset_key_for_digest(prefix: str, sha256_hex: str, filename: str) -> str:
+    """:func:`asset_key` from the SHA-256 of the content (a file hashed in chunks)."""
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
     if base in ("", ".", "..") or any(ord(c) < 32 for c in base):
         base = "file"
-    return object_key(prefix, "assets", digest, base)
+    return object_key(prefix, "assets", sha256_hex[:16], base)
 
 
 def content_type_for(filename: str) -> str:

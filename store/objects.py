@@ -11,12 +11,14 @@ in a thread executor. Rules kept here:
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import quote
 
 import urllib3
@@ -25,7 +27,7 @@ from minio.error import MinioException, S3Error
 
 from store.bucket_policy import policies_equal, policy_statements, public_read_policy
 from store.clock import SKEW_HINT_SECONDS, server_time, time_check
-from store.keys import OPAQUE, asset_key, asset_type
+from store.keys import OPAQUE, asset_key, asset_key_for_digest, asset_type
 from store.storage_config import StorageConfig
 from store.storage_errors import (
     CONSOLE_HINT,
@@ -153,6 +155,21 @@ class ObjectStore:
                                error_hint(exc)) from exc
         return self.links(key)
 
+    def put_file(self, key: str, fh: BinaryIO, content_type: str = "application/octet-stream",
+                 disposition: str | None = None) -> LinkPair:
+        """Upload an open file from its current position to its end, in parts (never whole
+        in memory: large archive members and documents are uploaded from their files)."""
+        metadata: dict[str, str | list[str] | tuple[str]] | None = (
+            {"Content-Disposition": disposition} if disposition else None)
+        try:
+            size = os.fstat(fh.fileno()).st_size - fh.tell()
+            self.client.put_object(self.config.bucket, key, fh, size,
+                                   content_type=content_type, metadata=metadata)
+        except (MinioException, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
+            raise StorageError(f"upload of {key!r} failed: {error_text(exc)}",
+                               error_hint(exc)) from exc
+        return self.links(key)
+
     def exists(self, key: str) -> bool:
         """True when ``key`` exists (stat)."""
         try:
@@ -179,6 +196,23 @@ class ObjectStore:
         uploaded = False
         if not self.exists(key):
             self.put_bytes(key, data, content_type, disposition)
+            uploaded = True
+        return StoredAsset(key, self.links(key), uploaded)
+
+    def put_asset_file(self, prefix: str, filename: str, fh: BinaryIO) -> StoredAsset:
+        """:meth:`put_asset` of an open file: hashed and uploaded in chunks."""
+        content_type, disposition = asset_type(filename)
+        if content_type == OPAQUE:
+            filename += ".bin"
+        start = fh.tell()
+        digest = hashlib.sha256()
+        for chunk in iter(lambda: fh.read(1024 * 1024), b""):
+            digest.update(chunk)
+        key = asset_key_for_digest(prefix, digest.hexdigest(), filename)
+        uploaded = False
+        if not self.exists(key):
+            fh.seek(start)
+            self.put_file(key, fh, content_type, disposition)
             uploaded = True
         return StoredAsset(key, self.links(key), uploaded)
 

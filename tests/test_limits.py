@@ -153,16 +153,17 @@ async def test_file_swapped_for_a_link_after_listing_is_not_uploaded(
     secret.write_text("TOP SECRET outside the root")
     monkeypatch.setattr(storage_services, "settings", dataclasses.replace(
         storage_services.settings, company_folder_roots={DOCS_CALLER_COMPANY: (root,)}))
-    listed = archives.list_files
+    from tornado_app.docs import batches
 
-    def list_then_swap(path):
-        files = listed(path)
+    planned = batches._document_links  # runs once the pool has listed and planned the tree
+
+    def plan_then_swap(*args):
         for name in ("pic.png", "b.md"):  # after the listing, before the reading
             (root / "book" / name).unlink()
             (root / "book" / name).symlink_to(secret)
-        return files
+        return planned(*args)
 
-    monkeypatch.setattr(archives, "list_files", list_then_swap)
+    monkeypatch.setattr(batches, "_document_links", plan_then_swap)
     reply = await post_form(api, "/md/convert-folder", {"folder_path": str(root / "book")})
     assert reply.status == 200 and reply.body["ok"] is True, reply.body
     sources = [f["source"] for f in reply.body["files"]]

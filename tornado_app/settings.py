@@ -118,6 +118,13 @@ class Settings:
     # a body slower than this on average after the grace period is cut (408); 0: off
     min_upload_bytes_per_second: int = 1024
     upload_rate_grace_seconds: float = 10.0
+    # Markdown parsing cost, checked before parsing (render_pool.markdown_limits, 40003)
+    markdown_max_link_openers: int = 100_000
+    markdown_max_link_openers_per_run: int = 64
+    markdown_max_footnotes: int = 2_000
+    markdown_max_reference_definitions: int = 5_000
+    markdown_max_reference_definitions_per_block: int = 1_000
+    markdown_max_delimiter_runs: int = 300_000
     # password hashing: argon2id, OWASP parameters or stronger
     argon2_time_cost: int = 2
     argon2_memory_kib: int = 19 * 1024
@@ -215,6 +222,8 @@ class Settings:
                                                         1024)),
             upload_rate_grace_seconds=max(0.0, _env_float(env, "UPLOAD_RATE_GRACE_SECONDS",
                                                           10.0)),
+            **{name: _env_int(env, name.upper(), getattr(cls, name))
+               for name in cls.__dataclass_fields__ if name.startswith("markdown_max_")},
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
             pool_queue_limit_per_company=max(0, _env_int(env, "POOL_QUEUE_LIMIT_PER_COMPANY", 8)),

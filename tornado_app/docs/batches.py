@@ -2,8 +2,10 @@
 rewritten, results reported per document (``/md/convert-folder``, ``/api/upload-archive``,
 ``/api/archive/stage``, ``/api/archive/process``, ``GET /api/jobs/{id}``).
 
-Planning and rewriting are pure (``render_pool.batch``, ``render_pool.links``); HTML to
-Markdown runs in the process pool; file and storage I/O run in the storage thread pool.
+Every pass over uploaded content (planning, data-URI extraction, rewriting, HTML to
+Markdown) runs in the process pool (``render_pool.batch_jobs``), never on the event loop;
+unpacking and storage I/O run in the storage thread pool. Assets, inline images and final
+documents are uploaded from files in chunks, so the service never holds one whole.
 """
 
 from __future__ import annotations
@@ -11,15 +13,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import posixpath
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from render_pool import archives, batch, links
-from render_pool.html_markdown import html_to_markdown
+from render_pool import archives, batch_jobs
+from render_pool.batch import DocumentPlan
+from render_pool.batch_jobs import Lookups, final_name
 from store.keys import clean_prefix, object_key
-from store.objects import ObjectStore
+from store.objects import ObjectStore, StoredAsset
 from store.staging import StagedArchives, purge_expired
 from store.storage_errors import StorageConfigError, StorageError
 from store.storage_io import link_for_documents
@@ -30,6 +35,7 @@ from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], Awaitable[None]]
+
 
 
 class BatchStorageFailed(Exception):
@@ -44,24 +50,34 @@ class BatchStorageFailed(Exception):
 class _Context:
     svc: Services
     store: ObjectStore
-    root: Path
+    root: str
     base: str
-    linkmap: dict[str, str]
     files: list[str]
-    asset_links: dict[str, str] = field(default_factory=dict)
-    asset_errors: dict[str, str] = field(default_factory=dict)
-    doc_links: dict[str, Any] = field(default_factory=dict)
-    css_failed: dict[str, list[dict[str, str]]] = field(default_factory=dict)
-    company_id: str = ""  # the tenant whose turn the pool jobs take
+    scratch: str  # the pool jobs' output files (removed with the batch)
+    known: Lookups
+    company_id: str  # the tenant whose turn the pool jobs take
 
     async def io(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await self.svc.storage.io(fn, *args)
 
+    async def pool(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await self.svc.pool.run(fn, *args, tenant=self.company_id)
 
-def final_name(source: str) -> str:
-    """Stored name of a processed document: HTML becomes Markdown."""
-    stem, ext = posixpath.splitext(source)
-    return f"{stem}.md" if ext.lower() in (".html", ".htm") else source
+
+def _upload_inside(store: ObjectStore, prefix: str, root: str, rel: str) -> StoredAsset:
+    """Upload ``root/rel`` (opened inside the root only) as an asset, in chunks."""
+    with archives.open_inside(root, rel) as fh:
+        return store.put_asset_file(prefix, posixpath.basename(rel), fh)
+
+
+def _upload_scratch(store: ObjectStore, prefix: str, path: str, name: str) -> StoredAsset:
+    with open(path, "rb") as fh:
+        return store.put_asset_file(prefix, name, fh)
+
+
+def _put_document(store: ObjectStore, key: str, path: str) -> dict[str, str]:
+    with open(path, "rb") as fh:
+        return store.put_file(key, fh, "text/markdown; charset=utf-8").as_dict()
 
 
 async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
@@ -70,96 +86,72 @@ async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
     async def one(rel: str) -> None:
         async with slots:
             try:
-                data = await ctx.io(archives.read_inside, ctx.root, rel)
-                stored = await ctx.io(ctx.store.put_asset, ctx.base, posixpath.basename(rel),
-                                      data)
-                ctx.asset_links[rel] = link_for_documents(ctx.store, stored.links)
+                stored = await ctx.io(_upload_inside, ctx.store, ctx.base, ctx.root, rel)
+                ctx.known.asset_links[rel] = link_for_documents(ctx.store, stored.links)
             except OSError as exc:
-                ctx.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
+                ctx.known.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
 
     await asyncio.gather(*(one(rel) for rel in wanted))
 
 
 async def _upload_stylesheet(ctx: _Context, rel: str, seen: set[str]) -> None:
     """Upload a CSS file after the files its ``url()``/``@import`` name (CSS it imports
-    first, depth first), with those references rewritten; its failures are kept for the
-    documents that use it."""
-    if rel in seen or rel in ctx.asset_links or rel in ctx.asset_errors:
+    first, depth first), with those references rewritten (in the pool); its failures are
+    kept for the documents that use it."""
+    known = ctx.known
+    if rel in seen or rel in known.asset_links or rel in known.asset_errors:
         return
     seen.add(rel)
     try:
-        text = batch.decode_text(await ctx.io(archives.read_inside, ctx.root, rel))
+        plan = await ctx.pool(batch_jobs.plan_stylesheet, ctx.root, rel, ctx.files)
     except OSError as exc:
-        ctx.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
+        known.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
         return
-    plan = batch.plan_document(rel, text, ctx.files, kind="css")
-    deps = [f for f in plan.asset_files if f not in ctx.asset_links]
+    deps = [f for f in plan.asset_files if f not in known.asset_links]
     await _upload_assets(ctx, [f for f in deps if not f.lower().endswith(".css")])
     for dep in deps:
         if dep.lower().endswith(".css"):
             await _upload_stylesheet(ctx, dep, seen)
-    mapping, _, failed = _mapping_for(ctx, plan)
-    ctx.css_failed[rel] = failed
-    data = links.rewrite_css(text, mapping).encode("utf-8")
-    stored = await ctx.io(ctx.store.put_asset, ctx.base, posixpath.basename(rel), data)
-    ctx.asset_links[rel] = link_for_documents(ctx.store, stored.links)
+    try:
+        path, known.css_failed[rel] = await ctx.pool(
+            batch_jobs.rewrite_stylesheet, ctx.root, rel, plan, known, ctx.scratch)
+    except OSError as exc:
+        known.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
+        return
+    stored = await ctx.io(_upload_scratch, ctx.store, ctx.base, path, posixpath.basename(rel))
+    known.asset_links[rel] = link_for_documents(ctx.store, stored.links)
 
 
-def _mapping_for(ctx: _Context, plan: batch.DocumentPlan) -> tuple[dict[str, str], int, list]:
-    mapping: dict[str, str] = {}
-    failed: list[dict[str, str]] = []
-    ok = 0
-    for ref in plan.refs:
-        if ref.target in ctx.linkmap or (ref.file and ref.file in ctx.linkmap):
-            mapping[ref.target] = ctx.linkmap.get(ref.target) or ctx.linkmap[ref.file or ""]
-            ok += 1
-        elif ref.status == batch.OK and ref.document and ref.file in ctx.doc_links:
-            mapping[ref.target] = ref.link(ctx.doc_links[ref.file])
-        elif ref.status == batch.OK and ref.file in ctx.asset_links:
-            mapping[ref.target] = ref.link(ctx.asset_links[ref.file])
-            ok += 1
-            failed += [{"ref": f"{ref.target}: {x['ref']}", "reason": x["reason"]}
-                       for x in ctx.css_failed.get(ref.file or "", [])]
-        else:
-            reason = ctx.asset_errors.get(ref.file or "", ref.status)
-            failed.append({"ref": ref.target, "reason": reason})
-    return mapping, ok, failed
-
-
-async def _process_document(ctx: _Context, plan: batch.DocumentPlan, text: str
-                            ) -> dict[str, Any]:
-    mapping, ok, failed = _mapping_for(ctx, plan)
-    # base64 images (Markdown and HTML) uploaded once by content hash
-    for uri, data, mime in links.data_uri_images(text, markdown=plan.kind == "markdown"):
-        ext = mime.split("/", 1)[-1].split("+", 1)[0]
-        stored = await ctx.io(ctx.store.put_asset, ctx.base, f"inline.{ext}", data)
-        mapping[uri] = link_for_documents(ctx.store, stored.links)
-        ok += 1
-    if plan.kind == "markdown":
-        final = links.rewrite_markdown(text, mapping)
-    else:
-        # phase 1: HTML assets uploaded, HTML rewritten
-        html = links.rewrite_html(text, mapping)
-        # phase 2: HTML to Markdown (pool); phase 3: links left in the Markdown rewritten
-        markdown = await ctx.svc.pool.run(html_to_markdown, html, tenant=ctx.company_id)
-        again = batch.plan_document(final_name(plan.source), markdown, ctx.files)
-        second, ok2, failed2 = _mapping_for(ctx, again)
-        final = links.rewrite_markdown(markdown, second)
-        mapping.update(second)
-        ok += ok2
-        failed += [f for f in failed2 if f["ref"] not in {x["ref"] for x in failed}]
+async def _process_document(ctx: _Context, plan: DocumentPlan) -> dict[str, Any] | None:
+    """One document: its inline images uploaded, then rewritten in the pool and stored;
+    None when it can no longer be read (swapped since the listing)."""
+    try:
+        images = await ctx.pool(batch_jobs.inline_images, ctx.root, plan.source, plan.kind,
+                                ctx.scratch)
+    except OSError:
+        return None
+    inline: dict[str, str] = {}
+    for image in images:  # uploaded once by content hash
+        stored = await ctx.io(_upload_scratch, ctx.store, ctx.base, image.path, image.name)
+        inline[image.uri] = link_for_documents(ctx.store, stored.links)
+    try:
+        result = await ctx.pool(batch_jobs.finish_document, ctx.root, plan, ctx.known,
+                                inline, ctx.files, ctx.scratch)
+    except OSError:
+        return None
     entry: dict[str, Any] = {"source": plan.source, "storage_url": "",
-                             "storage_presigned_url": "", "asset_ok": ok,
-                             "asset_fail": len(failed),
-                             "mappings": batch.mappings_entries(
-                                 {k: v for k, v in mapping.items() if not k.startswith("data:")}),
-                             "failed": failed}
+                             "storage_presigned_url": "",
+                             **batch_jobs.entry_fields(result)}
     if ctx.store.config.store_final:
         key = object_key(ctx.base, final_name(plan.source))
-        stored = await ctx.io(ctx.store.put_bytes, key, final.encode("utf-8"),
-                              "text/markdown; charset=utf-8")
-        entry.update(stored.as_dict())
+        entry.update(await ctx.io(_put_document, ctx.store, key, result.path))
     return entry
+
+
+def _document_links(store: ObjectStore, base: str, sources: list[str]) -> dict[str, str]:
+    """The link each document will have once stored (presigning is CPU: a thread runs it)."""
+    return {s: link_for_documents(store, store.links(object_key(base, final_name(s))))
+            for s in sources}
 
 
 async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: str = "",
@@ -169,33 +161,32 @@ async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: st
     Raises :class:`BatchStorageFailed` with the entries done so far when storage fails."""
     store = await svc.storage.store(company_id)
     base = "/".join(clean_prefix(p) for p in (store.config.prefix, prefix, version_id) if p)
-    files = await svc.storage.io(archives.list_files, root)
-    texts: dict[str, str] = {}
-    for source in batch.documents(files):
-        try:  # never through a link, never outside root (a file swapped after the listing)
-            raw = await svc.storage.io(archives.read_inside, root, source)
-        except OSError:
-            continue
-        texts[source] = batch.decode_text(raw)
-    files = [f for f in files if f in texts or not batch.document_kind(f)]
-    plan = batch.plan_batch(str(root), files, texts)
-    ctx = _Context(svc, store, root, base, await svc.storage.linkmap.get(company_id), files,
-                   company_id=company_id)
-    for doc in plan.documents:
-        key = object_key(base, final_name(doc.source))
-        ctx.doc_links[doc.source] = link_for_documents(store, store.links(key))
-    wanted = sorted({r.file for d in plan.documents for r in d.resolved
-                     if r.file and not r.document and r.target not in ctx.linkmap
-                     and r.file not in ctx.linkmap})
-    done: list[dict[str, Any]] = []
-    total = len(plan.documents)
+    linkmap = await svc.storage.linkmap.get(company_id)
+    tree = await svc.pool.run(batch_jobs.plan_tree, str(root), linkmap, tenant=company_id)
+    scratch = await svc.storage.io(tempfile.mkdtemp, "", "batch-")
     try:
-        await _upload_assets(ctx, [f for f in wanted if not f.lower().endswith(".css")])
+        doc_links = await svc.storage.io(_document_links, store, base,
+                                         [d.source for d in tree.documents])
+        ctx = _Context(svc, store, str(root), base, tree.files, scratch,
+                       Lookups(linkmap=linkmap, doc_links=doc_links), company_id)
+        return await _run(ctx, tree, progress)
+    finally:
+        await svc.storage.io(shutil.rmtree, scratch, True)
+
+
+async def _run(ctx: _Context, tree: batch_jobs.TreePlan, progress: Progress | None
+               ) -> list[dict[str, Any]]:
+    done: list[dict[str, Any]] = []
+    total = len(tree.documents)
+    try:
+        await _upload_assets(ctx, [f for f in tree.assets if not f.lower().endswith(".css")])
         seen: set[str] = set()
-        for sheet in (f for f in wanted if f.lower().endswith(".css")):
+        for sheet in (f for f in tree.assets if f.lower().endswith(".css")):
             await _upload_stylesheet(ctx, sheet, seen)
-        for i, doc in enumerate(plan.documents):
-            done.append(await _process_document(ctx, doc, texts[doc.source]))
+        for i, doc in enumerate(tree.documents):
+            entry = await _process_document(ctx, doc)
+            if entry is not None:
+                done.append(entry)
             if progress:
                 await progress(i + 1, total, doc.source)
     except StorageError as exc:

@@ -20,6 +20,7 @@ from pathlib import Path
 from render_pool import jobs
 from render_pool.asset_files import AssetFile, render_markdown_files
 from render_pool.cover import CoverPage
+from render_pool.markdown_limits import MarkdownLimits, check_markdown
 from render_pool.themes import list_themes
 from tornado_app.docs.base import (
     DocsError,
@@ -32,6 +33,7 @@ from tornado_app.docs.conversion import save_rendered
 from tornado_app.docs.convert import safe_basename
 from tornado_app.docs.fetch import FetchFailed, FetchRefused, fetch, fetch_to_file
 from tornado_app.services import Services
+from tornado_app.settings import Settings
 
 MAX_IMAGES = 200
 FETCH_CONCURRENCY = 8
@@ -195,6 +197,12 @@ async def _markdown(svc: Services, fields: dict[str, str], files: dict[str, tupl
         raise DocsError(40003, "the Markdown is not UTF-8 text") from exc
 
 
+def markdown_limits(settings: Settings) -> MarkdownLimits:
+    """The parsing-cost limits of the settings (``MARKDOWN_MAX_*``)."""
+    return MarkdownLimits(**{name: getattr(settings, f"markdown_max_{name}")
+                             for name in MarkdownLimits.__dataclass_fields__})
+
+
 def check_markdown_form(fields: dict[str, str]) -> tuple[str, str]:
     """(target, css_name) of a ``/md/convert`` form; 40001/40002 when invalid."""
     if not (fields.get("target") or "").strip():
@@ -239,6 +247,8 @@ async def _render_form(svc: Services, company_id: str, fields: dict[str, str],
         cover=None if cover.is_empty() else cover,
     )
     pool = svc.pool
+    # parsing cost and nesting checked in the pool before any parse (40003 at once)
+    await pool.run(check_markdown, text, markdown_limits(svc.settings), tenant=company_id)
     sources = await pool.run(jobs.markdown_images, text, tenant=company_id)
     fetched, refused = await gather_images(svc, sources, folder)
     rendered: jobs.Rendered = await pool.run(render_markdown_files, text, request, fetched,
