@@ -100,8 +100,12 @@ def test_wiki_links_among_many_files_of_one_name_are_linear() -> None:
         return best
 
     plan(100)
-    ratio = plan(2400) / plan(300)
-    assert ratio < 16, f"8x the links and files took {ratio:.1f}x the time"
+    ratios = []
+    for _ in range(3):  # a busy machine can spoil one measurement; quadratic fails all three
+        ratios.append(plan(2400) / plan(300))
+        if ratios[-1] < 16:
+            break
+    assert min(ratios) < 16, f"8x the links and files took {ratios}x the time"
 
 
 HTML_GENERATORS: dict[str, tuple[Callable[[int], str], int]] = {
