@@ -35,12 +35,14 @@ COLUMNS = ("pdfjs__tracemonkey.pdf", "pypdf__multicolumn.pdf",
            "unstructured__multi-column-2p.pdf", "pdfplumber__federal-register-2020-17221.pdf",
            "unstructured__layout-parser-paper-fast.pdf", "pymupdf__2201.00069.pdf")
 _WORD = re.compile(r"\w+")
-_MD_NOISE = re.compile(r"!\[[^\]]*\]\([^)]*\)|\]\([^)]*\)|<[^>]+>|data:[^)\s]+")
+_MD_NOISE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)|\]\([^)\s]*\)|</?[a-zA-Z][^<>\n]{0,80}>"
+                       r"|data:[^)\s]+")
 
 
-def words(text: str) -> list[str]:
-    """Lower-case word tokens (letters/digits), Markdown links and images left out."""
-    return _WORD.findall(_MD_NOISE.sub(" ", text).lower())
+def words(text: str, markdown: bool = True) -> list[str]:
+    """Lower-case word tokens (letters/digits); of Markdown, link targets, images and
+    HTML tags left out."""
+    return _WORD.findall((_MD_NOISE.sub(" ", text) if markdown else text).lower())
 
 
 def pdftotext_words(path: Path) -> list[str] | None:
@@ -52,7 +54,9 @@ def pdftotext_words(path: Path) -> list[str] | None:
                              capture_output=True, timeout=60, check=False)
     except subprocess.TimeoutExpired:
         return None
-    return words(out.stdout.decode("utf-8", "replace")) if out.returncode == 0 else None
+    if out.returncode != 0:
+        return None
+    return words(out.stdout.decode("utf-8", "replace"), markdown=False)
 
 
 def order_similarity(ours: list[str], ref: list[str]) -> float:

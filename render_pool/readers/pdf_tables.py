@@ -118,6 +118,18 @@ def cell_blocks(chars: list[Char | None]) -> list[Paragraph]:
     return [Paragraph(inl)] if inl else []
 
 
+def _prose_grid(buckets: dict[tuple[int, int], list[Char | None]]) -> bool:
+    """True when the "cells" of a grid hold running text: a cell of over 60 words, or a
+    third or more of the filled cells over 30 words (a figure's frame or boxes drawn over
+    a paragraph, not a table). Running text then stays in the text flow, read in columns."""
+    words = [sum(1 for i, c in enumerate(chars) if c is not None and c.text.strip()
+                 and (i == 0 or chars[i - 1] is None or not chars[i - 1].text.strip()))
+             for chars in buckets.values()]
+    filled = [w for w in words if w]
+    return bool(filled) and (max(filled) > 60
+                             or 3 * sum(1 for w in filled if w > 30) >= len(filled))
+
+
 def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]) -> Table | None:
     """Model table of a grid from the characters inside it; None if it holds no text."""
     nrows, ncols = len(grid.ys) - 1, len(grid.xs) - 1
@@ -165,7 +177,7 @@ def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]
         rows.append(TableRow(cells))
     # drop rows that are entirely covered by spans from above (no cells of their own)
     rows = [row for row in rows if row.cells] or rows
-    if texts < 2:
+    if texts < 2 or _prose_grid(buckets):
         return None
     first = [ch for i in range(ncols) for ch in buckets.get((0, i), [])
              if ch is not None and ch.text.strip()]
@@ -193,6 +205,9 @@ def aligned_table(lines: list[Line]) -> Table | None:
     multi = [ln for ln in lines if len(ln.segs) >= 2]
     if len(multi) < 3:
         return None
+    segs = [s for ln in multi for s in ln.segs]
+    if 2 * sum(1 for s in segs if len(s.text.split()) >= 6) >= len(segs):
+        return None  # running text beside running text (columns), not cells
     em = max(1.0, sorted(ln.size for ln in multi)[len(multi) // 2])
     starts = _cluster_loose([s.x0 for ln in multi for s in ln.segs], 0.8 * em)
     if len(starts) < 2 or len(starts) > 12:
@@ -220,7 +235,7 @@ def aligned_table(lines: list[Line]) -> Table | None:
                 cells[idx].append(list(s.chars))
         if grid and not cells[0]:  # a wrapped line: its text joins the row above
             for into, more in zip(grid[-1], cells, strict=True):
-                into.extend(more)
+                into.extend(list(part) for part in more)
             continue
         grid.append(cells)
         bold_rows.append(ln.bold)
