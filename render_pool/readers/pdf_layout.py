@@ -152,16 +152,12 @@ def find_gutters(segs: list[Segment], height: float = 0.0) -> list[tuple[float, 
             cov[b] += 1
     # loose here: an author block or a centred page number over the gutter is allowed; the
     # crossings that matter (beside the columns' lines) are counted below
-    limit = max(2, int(0.25 * len(narrow)))
     runs: list[tuple[float, float]] = []
-    start = None
-    for b, c in enumerate(cov):
-        if c <= limit and start is None:
-            start = b
-        elif c > limit and start is not None:
-            if start > 0 and b - start >= max(5.0, 0.6 * em):
-                runs.append(_narrowest(cov, start, b, xmin, em))
-            start = None
+    for share in (0.03, 0.12, 0.25):  # strict first; a run found looser must be new
+        for run in _low_runs(cov, max(2, int(share * len(narrow))), xmin, em):
+            if not any(r[0] < run[1] and run[0] < r[1] for r in runs):
+                runs.append(run)
+    runs.sort()
     gutters: list[tuple[float, float]] = []
     lo = xmin
     for g0, g1 in runs:
@@ -181,6 +177,11 @@ def find_gutters(segs: list[Segment], height: float = 0.0) -> list[tuple[float, 
             top, bottom = max(top_l, top_r), min(bot_l, bot_r)
             if bottom - top <= 0.3 * min(bot_l - top_l, bot_r - top_r):
                 continue
+            if not (_is_column([s for s in narrow if top <= s.top <= bottom], lo, g0, width,
+                               em, 2)
+                    and _is_column([s for s in narrow if top <= s.top <= bottom], g1,
+                                   hi_right, width, em, 2)):
+                continue  # beside the other column, short cells: a table, not columns
             beside = sum(1 for s in left + right if top <= s.top <= bottom)
             crossing = sum(1 for s in segs if s.x0 < g0 - 1 and s.x1 > g1 + 1
                            and top <= (s.top + s.bottom) / 2 <= bottom)
@@ -190,17 +191,34 @@ def find_gutters(segs: list[Segment], height: float = 0.0) -> list[tuple[float, 
     return gutters
 
 
+def _low_runs(cov: list[int], limit: int, xmin: float,
+              em: float) -> list[tuple[float, float]]:
+    """x ranges (at least 0.6 em wide, not at the left edge) where at most ``limit``
+    segments pass, each narrowed to its least covered part."""
+    runs: list[tuple[float, float]] = []
+    start = None
+    for b, c in enumerate(cov):
+        if c <= limit and start is None:
+            start = b
+        elif c > limit and start is not None:
+            if start > 0 and b - start >= max(5.0, 0.6 * em):
+                runs.append(_narrowest(cov, start, b, xmin, em))
+            start = None
+    return runs
+
+
 def _narrowest(cov: list[int], start: int, end: int, xmin: float,
                em: float) -> tuple[float, float]:
-    """The part of a low-coverage run where coverage is least (at least 0.6 em wide)."""
-    low = min(cov[start:end])
-    b0 = start
+    """The widest part of a low-coverage run where coverage is (nearly) least: the gap
+    between the columns, not the ragged ends of the lines beside it."""
+    low = min(cov[start:end]) + 2
     best = (start, end)
     best_w = -1
+    b0 = start
     while b0 < end:
-        if cov[b0] == low:
+        if cov[b0] <= low:
             b1 = b0
-            while b1 < end and cov[b1] == low:
+            while b1 < end and cov[b1] <= low:
                 b1 += 1
             if b1 - b0 > best_w:
                 best, best_w = (b0, b1), b1 - b0
@@ -212,17 +230,19 @@ def _narrowest(cov: list[int], start: int, end: int, xmin: float,
     return xmin + best[0], xmin + best[1]
 
 
-def _is_column(segs: list[Segment], lo: float, hi: float, width: float, em: float) -> bool:
-    """True when the x range holds a real text column (enough lines of a column-like width)."""
+def _is_column(segs: list[Segment], lo: float, hi: float, width: float, em: float,
+               least: int = 4) -> bool:
+    """True when the x range holds a real text column (enough lines of a column-like width,
+    at least ``least``)."""
     inside = [s for s in segs if s.x0 >= lo - 1 and s.x1 <= hi + 1]
     col_w = hi - lo
     if col_w < 0.2 * width or col_w < 8 * em:
         return False
-    if len(inside) < max(4, 0.15 * len(segs)):
+    if len(inside) < max(least, 0.15 * len(segs)):
         return False
     # lines filling the column: prose, not a figure's labels or a table's short cells
     full = sum(1 for s in inside if s.x1 - s.x0 >= 0.45 * col_w)
-    return full >= max(4, 0.25 * len(inside))
+    return full >= max(least, 0.12 * len(inside))
 
 
 def order_page(segs: list[Segment], blocks: list[Block], page: int,
