@@ -215,6 +215,16 @@ def is_rtl(text: str) -> bool:
     return unicodedata.bidirectional(text[:1]) in ("R", "AL") if text else False
 
 
+def is_cjk(text: str) -> bool:
+    """True for a Chinese, Japanese or Korean character (written without spaces between
+    words: Han, kana, Hangul, CJK punctuation and full-width forms)."""
+    if not text:
+        return False
+    o = ord(text[0])
+    return (0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF
+            or 0xFF00 <= o <= 0xFFEF or 0x20000 <= o <= 0x2FA1F) and o != 0x3000
+
+
 def segments_of(chars: list[Char | None]) -> list[Segment]:
     """Split characters (content order) into segments at line breaks, jumps and wide gaps.
 
@@ -254,6 +264,10 @@ def segments_of(chars: list[Char | None]) -> list[Segment]:
             if jump or backwards or gap:
                 flush()
         rtl = rtl or is_rtl(ch.text)
+        if len(cur.chars) >= 2 and cur.chars[-1].text == " " and is_cjk(ch.text) \
+                and is_cjk(cur.chars[-2].text[-1:]) \
+                and ch.x0 - cur.chars[-2].x1 < 0.5 * max(ch.size, 1.0):
+            cur.chars.pop()  # a space set between CJK characters is not a word break
         cur.add(ch)
         last = ch
     flush()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from render_pool.readers.pdf_chars import Char, Segment, is_rtl
+from render_pool.readers.pdf_chars import Char, Segment, is_cjk, is_rtl
 
 
 @dataclass(slots=True)
@@ -39,7 +39,8 @@ class Line:
         self.bottom = max(s.bottom for s in self.segs)
         chars: list[Char] = []
         for s in self.segs:
-            if chars and chars[-1].text != " ":
+            if chars and chars[-1].text != " " and not (
+                    is_cjk(chars[-1].text[-1:]) and is_cjk(s.chars[0].text)):
                 last = chars[-1]
                 chars.append(Char(" ", last.x1, last.x1, last.top, last.bottom, last.baseline,
                                   last.size, last.bold and s.chars[0].bold,
