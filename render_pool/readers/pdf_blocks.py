@@ -27,7 +27,7 @@ from render_pool.model import (
     Paragraph,
     Text,
 )
-from render_pool.readers.pdf_chars import Char
+from render_pool.readers.pdf_chars import Char, reads_as_prose
 from render_pool.readers.pdf_inlines import join_lines, to_inlines
 from render_pool.readers.pdf_layout import Block as FlowBlock
 from render_pool.readers.pdf_layout import Item, Line
@@ -136,6 +136,26 @@ def _first_word_width(line: Line) -> float:
     return end.x1 - start.x0
 
 
+def _monospaced_prose(items: list[Item]) -> set[int]:
+    """ids of the lines of runs of monospaced lines that read as prose (pdf_chars)."""
+    out: set[int] = set()
+    run: list[Line] = []
+
+    def close() -> None:
+        if reads_as_prose([ln.text for ln in run]):
+            out.update(id(ln) for ln in run)
+        run.clear()
+
+    for it in items:
+        vis = it.visible if isinstance(it, Line) else []
+        if vis and all(c.mono and c.text.isascii() for c in vis):
+            run.append(it)  # type: ignore[arg-type]
+        else:
+            close()
+    close()
+    return out
+
+
 class _Builder:
     """State machine over the ordered lines of the whole document."""
 
@@ -147,6 +167,7 @@ class _Builder:
         for it in items:
             if isinstance(it, Line):
                 self.edges[it.region] = max(self.edges.get(it.region, 0.0), it.x1)
+        self.mono_prose = _monospaced_prose(items)
         self.keys = [self._heading_key(i) for i in range(len(items))]
         self.levels = self._heading_levels()
         self.blocks: list[Block] = []
@@ -342,7 +363,8 @@ class _Builder:
     def is_code(self, line: Line) -> bool:
         """Every visible character in a fixed-pitch font (ASCII: CJK fonts are flagged too)."""
         vis = line.visible
-        if not vis or not all(c.mono and c.text.isascii() for c in vis):
+        if not vis or id(line) in self.mono_prose \
+                or not all(c.mono and c.text.isascii() for c in vis):
             return False
         if self.code and not (self._same_flow(self.code[-1], line) and line.baseline
                               - self.code[-1].baseline < 3.5 * max(line.size, 1.0)):

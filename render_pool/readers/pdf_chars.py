@@ -215,14 +215,40 @@ def is_rtl(text: str) -> bool:
     return unicodedata.bidirectional(text[:1]) in ("R", "AL") if text else False
 
 
+_CODE_SYMBOLS = set("{}[]();=<>+*/\\|&#$_~^`@%")
+
+
+def reads_as_prose(lines: list[str]) -> bool:
+    """True when monospaced lines read as prose (a typewritten letter, a court transcript):
+    four words a line or more on average and almost no code symbols. A fixed-pitch font
+    alone does not make code."""
+    chars = [ch for ln in lines for ch in ln if not ch.isspace()]
+    words = sum(len(ln.split()) for ln in lines)
+    return bool(lines) and words >= 4 * len(lines) \
+        and sum(ch in _CODE_SYMBOLS for ch in chars) <= 0.02 * len(chars)
+
+
 def is_cjk(text: str) -> bool:
-    """True for a Chinese, Japanese or Korean character (written without spaces between
-    words: Han, kana, Hangul, CJK punctuation and full-width forms)."""
+    """True for a Chinese or Japanese character (written without spaces between words:
+    Han, kana, CJK punctuation and full-width forms). Korean separates words with spaces,
+    so Hangul is not included."""
     if not text:
         return False
     o = ord(text[0])
-    return (0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF
-            or 0xFF00 <= o <= 0xFFEF or 0x20000 <= o <= 0x2FA1F) and o != 0x3000
+    return (0x2E80 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF
+            or 0x20000 <= o <= 0x2FA1F) and o not in (0x3000, 0x3164) \
+        and not 0x3130 <= o <= 0x318F
+
+
+def _glued(prev: Char, ch: Char) -> bool:
+    """True when a space between ``prev`` and ``ch`` is no word break: Chinese/Japanese
+    characters closer than half an em, or Hangul syllables that (nearly) touch."""
+    gap = ch.x0 - prev.x1
+    em = max(ch.size, 1.0)
+    if is_cjk(ch.text) and is_cjk(prev.text[-1:]):
+        return gap < 0.5 * em
+    hangul = ("\uac00" <= ch.text[:1] <= "\ud7af") and ("\uac00" <= prev.text[-1:] <= "\ud7af")
+    return hangul and gap < 0.05 * em
 
 
 def segments_of(chars: list[Char | None]) -> list[Segment]:
@@ -264,9 +290,7 @@ def segments_of(chars: list[Char | None]) -> list[Segment]:
             if jump or backwards or gap:
                 flush()
         rtl = rtl or is_rtl(ch.text)
-        if len(cur.chars) >= 2 and cur.chars[-1].text == " " and is_cjk(ch.text) \
-                and is_cjk(cur.chars[-2].text[-1:]) \
-                and ch.x0 - cur.chars[-2].x1 < 0.5 * max(ch.size, 1.0):
+        if len(cur.chars) >= 2 and cur.chars[-1].text == " " and _glued(cur.chars[-2], ch):
             cur.chars.pop()  # a space set between CJK characters is not a word break
         cur.add(ch)
         last = ch
