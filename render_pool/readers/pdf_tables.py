@@ -235,7 +235,8 @@ def aligned_table(lines: list[Line]) -> Table | None:
                 cells[idx][-1].extend(s.chars)
             else:
                 cells[idx].append(list(s.chars))
-        if grid and not cells[0]:  # a wrapped line: its text joins the row above
+        if grid and not cells[0] and 2 * sum(map(bool, cells)) < sum(map(bool, grid[-1])):
+            # a wrapped line (first cell empty, few cells): its text joins the row above
             for into, more in zip(grid[-1], cells, strict=True):
                 into.extend(list(part) for part in more)
             continue
@@ -270,7 +271,7 @@ def _start_columns(multi: list[Line], em: float) -> list[float] | None:
 def _gap_columns(multi: list[Line], em: float) -> list[float] | None:
     """Left bounds of columns separated by vertical gaps that (almost) no line's text
     crosses: columns aligned left, right, centred or on the decimal point alike. None
-    unless there are 2..20 columns, each holding text on at least half the lines."""
+    unless there are 2..20 columns, each holding text on a quarter of the lines or more."""
     x0 = min(s.x0 for ln in multi for s in ln.segs)
     x1 = max(s.x1 for ln in multi for s in ln.segs)
     if x1 - x0 > 3000:
@@ -295,7 +296,7 @@ def _gap_columns(multi: list[Line], em: float) -> list[float] | None:
     edges = [*bounds[1:], x1 + 1]
     for lo, hi in zip(bounds, edges, strict=True):
         filled = sum(1 for ln in multi if any(lo <= (s.x0 + s.x1) / 2 < hi for s in ln.segs))
-        if filled < max(2, 0.5 * len(multi)):
+        if filled < max(2, 0.25 * len(multi)):
             return None
     return bounds
 
