@@ -180,3 +180,31 @@ def test_corpus_pictures_are_placeholders_in_markdown() -> None:
     assert "![" not in omitted
     doc = read_pdf(data)
     assert any(isinstance(b, Paragraph) for b in doc.blocks)
+
+
+def test_letter_spaced_word_is_joined() -> None:
+    # pdfium infers spaces inside a letter-spaced title; the real word space is wider
+    chars = [_char("V", 0), _char(" ", 10), _char("i", 13), _char(" ", 23), _char("n", 26),
+             _char("s", 39), _char(" ", 49), _char("a", 55), _char("u", 65)]
+    for i in (1, 3):
+        chars[i].generated = True
+    assert [s.text for s in segments_of(chars)] == ["Vins au"]
+
+
+def test_price_list_in_bold_is_a_table_not_a_heading() -> None:
+    """A menu set in bold: group labels alone on their line, then name and price rows."""
+    rows = [("Les Blancs", "12.5CL"), ("A.O.P Cotes du Rhone", ""),
+            ("Domaine de la Guicharde 2016", "8 EUR"), ("A.O.P Vacqueyras", ""),
+            ("Domaine de Montvac 2016", "10 EUR"), ("A.O.P Languedoc", ""),
+            ("Villa Tempora 2014", "9 EUR"), ("Chateau Grand Boise 2017", "9 EUR")]
+    ops = bytearray(_text(72, 740, "Vins au Verre", 16, "F2"))
+    for i, (name, price) in enumerate(rows):
+        ops += _text(72, 700 - 16 * i, name, 12, "F2")
+        if price:
+            ops += _text(480, 700 - 16 * i, price, 12, "F2")
+    doc = read_pdf(_page_pdf(bytes(ops)))
+    tables = [b for b in doc.blocks if isinstance(b, Table)]
+    assert len(tables) == 1 and all(len(r.cells) == 2 for r in tables[0].rows)
+    cells = [plain_text(c.blocks) for r in tables[0].rows for c in r.cells]
+    assert "Domaine de Montvac 2016" in cells and "10 EUR" in cells
+    assert "A.O.P Vacqueyras" in cells

@@ -136,6 +136,18 @@ def _first_word_width(line: Line) -> float:
     return end.x1 - start.x0
 
 
+def _bold_body(items: list[Item], body: float) -> bool:
+    """True when most characters at the body size are bold (a document set in bold)."""
+    total = bold = 0
+    for it in items:
+        if isinstance(it, Line):
+            for c in it.visible:
+                if abs(c.size - body) < 0.5:
+                    total += 1
+                    bold += c.bold
+    return total > 0 and bold > 0.6 * total
+
+
 def _monospaced_prose(items: list[Item]) -> set[int]:
     """ids of the lines of runs of monospaced lines that read as prose (pdf_chars)."""
     out: set[int] = set()
@@ -162,6 +174,7 @@ class _Builder:
     def __init__(self, items: list[Item]) -> None:
         self.items = items
         self.body = body_size(items)
+        self.bold_body = _bold_body(items, self.body)
         self.pitch = _typical_pitch(items)
         self.edges: dict[tuple[int, int, int], float] = {}
         for it in items:
@@ -203,6 +216,8 @@ class _Builder:
                 or text.endswith((".", ",", ";", ":")):
             return None
         if line.bold:
+            if self.bold_body:
+                return None  # bold is the body text's face here, not a heading's
             return None if self._bold_prose(pos) else (size, True)
         if line.italic and self._isolated(pos):
             return size, False
@@ -494,12 +509,28 @@ def _wrapped_cell_line(run: list[Line], line: Line) -> bool:
     return all(any(abs(s.x0 - x) <= 0.8 * em for x in starts) for s in line.segs)
 
 
+def _first_cell_line(run: list[Line], line: Line) -> bool:
+    """True for a one-segment line right under a run of table rows, starting where the
+    run's first column starts and shorter than the run: a row with one cell filled."""
+    prev = run[-1]
+    em = max(line.size, 1.0)
+    first = min(s.x0 for ln in run for s in ln.segs)
+    width = max(ln.x1 for ln in run) - first
+    return (line.region == prev.region and len(line.segs) == 1 and _marker(line) is None
+            and 0 < line.baseline - prev.baseline <= 2.5 * em
+            and abs(line.x0 - first) <= 0.8 * em and line.x1 - line.x0 < 0.6 * width
+            and len(line.text.split()) <= 8)
+
+
 def detect_aligned_tables(items: list[Item]) -> list[Item]:
     """Replace runs of column-aligned multi-segment lines by table blocks."""
     out: list[Item] = []
     run: list[Line] = []
 
     def close() -> None:
+        tail: list[Item] = []
+        while run and len(run[-1].segs) < 2:
+            tail.insert(0, run.pop())  # single-cell lines after the last row are text
         if len(run) >= 3:
             table = aligned_table(run)
             if table is not None:
@@ -507,13 +538,18 @@ def detect_aligned_tables(items: list[Item]) -> list[Item]:
                                      run[0].top, run[-1].bottom, table, run[0].page,
                                      run[0].region))
                 run.clear()
+                out.extend(tail)
                 return
         out.extend(run)
+        out.extend(tail)
         run.clear()
 
     for it in items:
         ok = (isinstance(it, Line) and len(it.segs) >= 2 and _marker(it) is None
               and not any(len(s.text.strip()) <= 1 for s in it.segs[:1]))
+        if not ok and run and isinstance(it, Line) and _first_cell_line(run, it):
+            run.append(it)  # a row with only its first cell filled (a group label)
+            continue
         if ok and run and (it.region != run[-1].region
                            or it.baseline - run[-1].baseline > 3.0 * max(it.size, 1.0)):
             close()

@@ -57,6 +57,7 @@ class Char:
     mcid: int = NO_MCID  # marked-content id (tagged PDFs), NO_MCID or ARTIFACT
     mono: bool = False  # set in a fixed-pitch font
     link: str = ""  # URL of the link area the character sits in
+    generated: bool = False  # a space pdfium inferred from a gap (not in the content)
 
 
 @dataclass(slots=True)
@@ -179,7 +180,8 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
             if out and out[-1] is not None and out[-1].text != " ":
                 prev = out[-1]
                 out.append(Char(" ", prev.x1, prev.x1, prev.top, prev.bottom, prev.baseline,
-                                prev.size, prev.bold, prev.italic, prev.mcid, prev.mono))
+                                prev.size, prev.bold, prev.italic, prev.mcid, prev.mono,
+                                generated=True))
             continue
         if not pdfium_c.FPDFText_GetLooseCharBox(textpage, i, rect):
             continue
@@ -240,6 +242,23 @@ def is_cjk(text: str) -> bool:
         and not 0x3130 <= o <= 0x318F
 
 
+def _drop_letter_spacing(chars: list[Char]) -> None:
+    """Remove the spaces pdfium inferred inside a letter-spaced word ("V i n s  a u")
+    when the run also has real spaces: an inferred gap clearly narrower than every real
+    word space is letter spacing, not a word break."""
+    gaps: list[tuple[int, float, bool]] = []
+    for i in range(1, len(chars) - 1):
+        if chars[i].text == " " and chars[i - 1].text.strip() and chars[i + 1].text.strip():
+            gaps.append((i, chars[i + 1].x0 - chars[i - 1].x1, chars[i].generated))
+    real = [g for _, g, generated in gaps if not generated]
+    if not real or all(not generated for _, _, generated in gaps):
+        return
+    limit = 0.6 * min(real)
+    for i, gap, generated in reversed(gaps):
+        if generated and gap < limit:
+            del chars[i]
+
+
 def _glued(prev: Char, ch: Char) -> bool:
     """True when a space between ``prev`` and ``ch`` is no word break: Chinese/Japanese
     characters closer than half an em, or Hangul syllables that (nearly) touch."""
@@ -266,6 +285,7 @@ def segments_of(chars: list[Char | None]) -> list[Segment]:
         nonlocal cur, last, rtl
         while cur.chars and cur.chars[-1].text == " ":
             cur.chars.pop()
+        _drop_letter_spacing(cur.chars)
         if cur.visible:
             segs.append(cur)
         cur = Segment()
