@@ -208,3 +208,16 @@ def test_price_list_in_bold_is_a_table_not_a_heading() -> None:
     cells = [plain_text(c.blocks) for r in tables[0].rows for c in r.cells]
     assert "Domaine de Montvac 2016" in cells and "10 EUR" in cells
     assert "A.O.P Vacqueyras" in cells
+
+
+def test_accented_letters_stay_inside_a_monospaced_word() -> None:
+    """`Cómo` in a fixed-pitch font is one code span, not `C`ó`mo`."""
+    from render_pool.model import Code
+    from render_pool.readers.pdf_inlines import to_inlines
+
+    chars = [_char(ch, 10 * i) for i, ch in enumerate("say ")]
+    mono = [_char(ch, 40 + 10 * i) for i, ch in enumerate("Cómo")]
+    for c in mono:
+        c.mono = True
+    inl = to_inlines(join_lines([chars + mono + [_char(" ", 80), _char("x", 90)]]))
+    assert [n.text for n in inl if isinstance(n, Code)] == ["Cómo"]

@@ -27,7 +27,7 @@ from render_pool.model import (
     Paragraph,
     Text,
 )
-from render_pool.readers.pdf_chars import Char, reads_as_prose
+from render_pool.readers.pdf_chars import Char, mono_glyph, reads_as_prose
 from render_pool.readers.pdf_inlines import join_lines, to_inlines
 from render_pool.readers.pdf_layout import Block as FlowBlock
 from render_pool.readers.pdf_layout import Item, Line
@@ -160,7 +160,7 @@ def _monospaced_prose(items: list[Item]) -> set[int]:
 
     for it in items:
         vis = it.visible if isinstance(it, Line) else []
-        if vis and all(c.mono and c.text.isascii() for c in vis):
+        if vis and all(mono_glyph(c) for c in vis):
             run.append(it)  # type: ignore[arg-type]
         else:
             close()
@@ -379,7 +379,7 @@ class _Builder:
         """Every visible character in a fixed-pitch font (ASCII: CJK fonts are flagged too)."""
         vis = line.visible
         if not vis or id(line) in self.mono_prose \
-                or not all(c.mono and c.text.isascii() for c in vis):
+                or not all(mono_glyph(c) for c in vis):
             return False
         if self.code and not (self._same_flow(self.code[-1], line) and line.baseline
                               - self.code[-1].baseline < 3.5 * max(line.size, 1.0)):

@@ -230,6 +230,12 @@ def reads_as_prose(lines: list[str]) -> bool:
         and sum(ch in _CODE_SYMBOLS for ch in chars) <= 0.02 * len(chars)
 
 
+def mono_glyph(c: Char) -> bool:
+    """True for a glyph set in a fixed-pitch font that counts as monospaced text: CJK
+    fonts are often flagged fixed-pitch, and right-to-left scripts are never code."""
+    return c.mono and not is_cjk(c.text) and not is_rtl(c.text)
+
+
 def is_cjk(text: str) -> bool:
     """True for a Chinese or Japanese character (written without spaces between words:
     Han, kana, CJK punctuation and full-width forms). Korean separates words with spaces,

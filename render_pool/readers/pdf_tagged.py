@@ -37,7 +37,7 @@ from render_pool.model import (
     Text,
     plain_text,
 )
-from render_pool.readers.pdf_chars import Char, reads_as_prose
+from render_pool.readers.pdf_chars import Char, mono_glyph, reads_as_prose
 from render_pool.readers.pdf_inlines import join_lines, to_inlines
 from render_pool.readers.pdf_links import is_internal
 from render_pool.readers.pdf_struct import StructNode
@@ -83,7 +83,7 @@ class _Builder:
         self.chars = chars
         # monospaced text of the whole page that reads as prose (a transcript) is never code
         mono = [c for cs in chars.values() for c in [*cs, None]
-                if c is None or (c.mono and c.text.isascii())]
+                if c is None or (mono_glyph(c))]
         self.mono_prose = reads_as_prose([ln for ln in _code_text(mono, 0.0).splitlines()
                                           if ln.strip()])
         self.images = {i.mcid: i for i in images if i.mcid >= 0}
@@ -546,7 +546,7 @@ def _lines(chars: list[Char | None]) -> list[list[Char]]:
 
 def _all_mono(chars: list[Char]) -> bool:
     vis = [c for c in chars if c.text.strip()]
-    return len(vis) >= 3 and all(c.mono and c.text.isascii() for c in vis)
+    return len(vis) >= 3 and all(mono_glyph(c) for c in vis)
 
 
 def _code_text(chars: list[Char | None], left: float) -> str:
