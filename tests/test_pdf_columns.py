@@ -221,3 +221,11 @@ def test_accented_letters_stay_inside_a_monospaced_word() -> None:
         c.mono = True
     inl = to_inlines(join_lines([chars + mono + [_char(" ", 80), _char("x", 90)]]))
     assert [n.text for n in inl if isinstance(n, Code)] == ["Cómo"]
+
+
+def test_overprinted_title_is_read_once() -> None:
+    """A title printed twice, a third of a point apart (fake bold), is read once."""
+    ops = (_text(100, 700, "Annual Report 2011", 20) + _text(100.3, 700.2, "Annual Report 2011", 20)
+           + _text(72, 650, "The body text follows here in a plain paragraph."))
+    text = plain_text(read_pdf(_page_pdf(ops)).blocks)
+    assert text.count("Annual Report 2011") == 1

@@ -321,4 +321,29 @@ def segments_of(chars: list[Char | None]) -> list[Segment]:
         cur.add(ch)
         last = ch
     flush()
-    return segs
+    return _drop_overprint(segs)
+
+
+def _drop_overprint(segs: list[Segment]) -> list[Segment]:
+    """Leave out segments printed again over another one (fake bold by overprinting, a
+    shadow): same baseline, inside the other's box (within a fifth of an em) and with
+    text the other one holds."""
+    by_line: dict[int, list[Segment]] = {}
+    for sg in segs:
+        by_line.setdefault(round(sg.baseline), []).append(sg)
+    drop: set[int] = set()
+    for sg in segs:
+        if id(sg) in drop:
+            continue
+        tol = 0.2 * max(sg.size, 1.0)
+        text = "".join(sg.text.split())
+        key = round(sg.baseline)
+        for other in by_line.get(key, []) + by_line.get(key - 1, []) + by_line.get(key + 1, []):
+            if other is sg or id(other) in drop:
+                continue
+            if abs(other.baseline - sg.baseline) <= tol and other.x0 - tol <= sg.x0 \
+                    and sg.x1 <= other.x1 + tol and text in "".join(other.text.split()) \
+                    and (len(text) < len("".join(other.text.split())) or id(sg) > id(other)):
+                drop.add(id(sg))
+                break
+    return [sg for sg in segs if id(sg) not in drop] if drop else segs
