@@ -22,6 +22,7 @@ import shutil
 import statistics
 import subprocess
 import time
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -91,7 +92,15 @@ def markdown_of(path: Path) -> tuple[str, float, str]:
 
 
 def _norm_cell(text: str) -> str:
-    return " ".join(text.split()).lower()
+    return " ".join(unicodedata.normalize("NFKC", text).split()).lower()
+
+
+def _logical(text: str) -> str:
+    """camelot's expected Arabic cells are in visual order with presentation forms: as
+    logical text (NFKC, reversed) when the cell holds right-to-left letters only."""
+    norm = _norm_cell(text)
+    rtl = [unicodedata.bidirectional(ch) in ("R", "AL") for ch in norm if ch.isalpha()]
+    return norm[::-1] if rtl and all(rtl) else norm
 
 
 def tables_of(path: Path) -> list[list[list[str]]]:
@@ -135,7 +144,7 @@ def tables_of(path: Path) -> list[list[list[str]]]:
 def cell_f1(found: list[list[list[str]]], expected: list[list[list[str]]]) -> float:
     """F1 of the multisets of non-empty normalised cell texts."""
     pred = Counter(_norm_cell(c) for t in found for r in t for c in r if c.strip())
-    gold = Counter(_norm_cell(c) for t in expected for r in t for c in r if c.strip())
+    gold = Counter(_logical(c) for t in expected for r in t for c in r if c.strip())
     if not pred or not gold:
         return 0.0
     hit = sum((pred & gold).values())
