@@ -207,8 +207,8 @@ def aligned_table(lines: list[Line]) -> Table | None:
     multi = [ln for ln in lines if len(ln.segs) >= 2]
     if len(multi) < 3:
         return None
-    segs = [s for ln in multi for s in ln.segs]
-    if 2 * sum(1 for s in segs if len(s.text.split()) >= 6) >= len(segs):
+    prose = sum(1 for ln in multi if sum(len(s.text.split()) >= 6 for s in ln.segs) >= 2)
+    if 2 * prose >= len(multi):
         return None  # running text beside running text (columns), not cells
     em = max(1.0, sorted(ln.size for ln in multi)[len(multi) // 2])
     starts = _start_columns(multi, em)
