@@ -36,14 +36,17 @@ COLUMNS = ("pdfjs__tracemonkey.pdf", "pypdf__multicolumn.pdf",
            "unstructured__multi-column-2p.pdf", "pdfplumber__federal-register-2020-17221.pdf",
            "unstructured__layout-parser-paper-fast.pdf", "pymupdf__2201.00069.pdf")
 _WORD = re.compile(r"\w+")
+_CJK = re.compile("[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _MD_NOISE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)|\]\([^)\s]*\)|</?[a-zA-Z][^<>\n]{0,80}>"
                        r"|data:[^)\s]+")
 
 
 def words(text: str, markdown: bool = True) -> list[str]:
-    """Lower-case word tokens (letters/digits); of Markdown, link targets, images and
-    HTML tags left out."""
-    return _WORD.findall((_MD_NOISE.sub(" ", text) if markdown else text).lower())
+    """Lower-case word tokens (letters/digits), each Chinese/Japanese character a token of
+    its own (those scripts put no spaces between words); of Markdown, link targets, images
+    and HTML tags left out."""
+    text = _MD_NOISE.sub(" ", text) if markdown else text
+    return _WORD.findall(_CJK.sub(r" \g<0> ", text).lower())
 
 
 def pdftotext_words(path: Path) -> list[str] | None:
