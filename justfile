@@ -5,7 +5,7 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 venv := ".venv"
 py := venv / "bin/python"
-apt_packages := "redis-server chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core poppler-utils pandoc"
+apt_packages := "redis-server openssl chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core poppler-utils pandoc libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui"
 image_name := env_var_or_default("IMAGE", "localhost/docservice:latest")
 
 # Start the service on embedded defaults (private redis-server, SecantusDB, SeaweedFS).
@@ -20,11 +20,22 @@ create-admin *ARGS: setup
 # and buildah present; IMAGE_TEST=0 skips it), and says clearly when it skipped it. Under CI
 # (CI=true) it also skips while the image is not in the local store yet: a cold build takes
 # 5-8 min and would push the run past 15 min (IMAGE_TEST=1 runs it anyway).
-# Run the whole test suite (ruff, pytest, then the container image test when possible).
+# Run the whole test suite (ruff, the layer contract, mypy, pytest, then the container image test when possible).
 test *ARGS: setup
     {{venv}}/bin/ruff check .
+    {{venv}}/bin/lint-imports
+    {{venv}}/bin/mypy
     {{py}} -m pytest {{ARGS}}
     @[ -n "{{ARGS}}" ] || {{just_executable()}} _image-test-if-possible
+
+# Tests marked `slow` (real servers, the render pool's processes, Chromium, subprocesses; see
+# tests/conftest.py) are left out: engines, model, writers, settings and units in about a minute.
+# Run the fast test subset (ruff, the layer contract, mypy, pytest -m "not slow").
+test-fast *ARGS: setup
+    {{venv}}/bin/ruff check .
+    {{venv}}/bin/lint-imports
+    {{venv}}/bin/mypy
+    {{py}} -m pytest -m "not slow" {{ARGS}}
 
 _image-test-if-possible:
     #!/usr/bin/env bash
@@ -45,7 +56,7 @@ _image-test-if-possible:
     fi
 
 # Install system packages (when missing) and the locked Python packages into .venv.
-setup: apt-deps venv
+setup: apt-deps venv axe
 
 apt-deps:
     #!/usr/bin/env bash
@@ -55,6 +66,22 @@ apt-deps:
         sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
         $sudo_cmd apt-get update -q
         DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q $missing
+    fi
+
+# axe-core from the npm registry, pinned by tests/axe/package-lock.json, for the browser
+# app's accessibility checks (tests/test_ui_first_day.py). Only the tests use it, so the image
+# has no Node. npm comes from Debian when missing.
+axe:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! command -v npm >/dev/null; then
+        sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q npm
+    fi
+    stamp=tests/axe/node_modules/.lock-$(sha256sum tests/axe/package-lock.json | cut -c1-16)
+    if [ ! -f "$stamp" ]; then
+        npm ci --prefix tests/axe --no-audit --no-fund
+        touch "$stamp"
     fi
 
 venv:

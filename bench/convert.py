@@ -28,7 +28,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import convert_pdf
+from bench import convert_office, convert_pdf
 from bench.common import machine, percentile, table
 from bench.convert_common import Doc, fmt, time_http
 from bench.fidelity import CATEGORIES, Score, elements
@@ -269,6 +269,7 @@ def run(quick: bool = False) -> None:
                  for tool in ("pandoc", "mammoth", "markitdown")]
         http, http_problem = time_http(docs, passes, tmp)
         convert_pdf.run(passes, status, tmp)
+        convert_office.run(passes, status, tmp)
 
     # ---------------------------------------------------------------- throughput
     rows = []

@@ -38,7 +38,7 @@ KINDS = {"pandoc": ("docx",), "mammoth": ("docx",), "markitdown": ("docx", "pdf"
 
 
 PINS = {"mammoth": [f"mammoth=={MAMMOTH_VERSION}"],
-        "markitdown": [f"markitdown[docx,pdf]=={MARKITDOWN_VERSION}"],
+        "markitdown": [f"markitdown[docx,pdf,pptx,xlsx]=={MARKITDOWN_VERSION}"],
         "pymupdf4llm": [f"pymupdf4llm=={PYMUPDF4LLM_VERSION}",
                         f"pymupdf-layout=={PYMUPDF4LLM_VERSION}"]}
 VENV_OF = {"pymupdf4llm-legacy": "pymupdf4llm"}  # tools that share another tool's venv
@@ -157,7 +157,9 @@ def _converter(tool: str) -> Any:
         return convert
     if tool == "pandoc":
         def convert(path: str) -> str:
-            done = subprocess.run(["pandoc", "-f", "docx", "-t", "gfm", "--wrap=none", path],
+            # the office benchmark passes EPUB, HTML, ODT, RTF and CSV too (by extension)
+            source = ["-f", "docx"] if path.endswith(".docx") else []
+            done = subprocess.run(["pandoc", *source, "-t", "gfm", "--wrap=none", path],
                                   capture_output=True, timeout=120)
             if done.returncode != 0:
                 raise RuntimeError(done.stderr.decode("utf-8", "replace")[-300:])

@@ -4,7 +4,8 @@ Starts a throwaway container of IMAGE with buildah (`buildah run --isolation chr
 daemon, the host's network; the image's own ENTRYPOINT, CMD, USER, ENV and WORKDIR, with only
 the listen address and port replaced by a free loopback port) on the embedded defaults, and
 checks over HTTP: /health; /ready with every dependency green; a login with the account of a
-SEED_FILE, whose Bearer token goes with every docs call; a DOCX -> Markdown conversion; a
+SEED_FILE, whose Bearer token goes with every docs call; a DOCX -> Markdown conversion and
+an RTF one (LibreOffice in the image); a
 Markdown -> PDF render with Chinese text whose fonts are embedded, tagged and with its outline
 (pypdfium2); the image's HEALTHCHECK command; that tini and every process under it (the
 service, redis-server, SecantusDB, SeaweedFS, Chromium) run as the image's non-root user with
@@ -352,6 +353,14 @@ def run_checks(image: str) -> None:
               and "你好世界" in content and "first point" in content,
               f"DOCX -> Markdown content {content!r}")
         ok(f"DOCX -> Markdown: {content.strip().splitlines()[0]!r} ... ({len(content)} chars)")
+
+        rtf = rb"{\rtf1\ansi{\fonttbl\f0 Helvetica;}\f0\pard {\b Container RTF} check\par}"
+        r = post_form(f"{base}/api/convert", {"file": ("check.rtf", rtf)}, token)
+        reply = json.loads(r.data)
+        check(r.status == 200 and reply["code"] == 0
+              and "**Container RTF**" in reply["data"]["content"],
+              f"RTF -> Markdown (LibreOffice in the image) answered {reply}")
+        ok("RTF -> Markdown through LibreOffice in the image")
 
         markdown = f"# 中文标题 Chinese title\n\n{CJK_SENTENCE}\n\nLatin text beside it.\n"
         r = post_form(f"{base}/md/convert", {"markdown_text": markdown, "target": "pdf"}, token)

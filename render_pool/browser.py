@@ -29,6 +29,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from render_pool import memlimit
 from render_pool.errors import ConversionFailed, ConversionTimeout
 from render_pool.procfs import descendants, name, rss_kb
 
@@ -151,12 +152,20 @@ def _block_network(route: Any) -> None:
         route.abort()
 
 
-def _launch() -> None:
-    """Start the Playwright driver (once) and a browser with its locked-down context."""
+def _start_driver() -> Any:
+    """The Playwright driver, started outside the worker's address-space limit: Node and
+    the Chromium it launches reserve far more virtual memory than they use, and keep the
+    limits they were started with (Chromium is bounded by its resident size instead)."""
     from playwright.sync_api import sync_playwright
 
+    with memlimit.lifted():
+        return sync_playwright().start()
+
+
+def _launch() -> None:
+    """Start the Playwright driver (once) and a browser with its locked-down context."""
     if _state.playwright is None:
-        _state.playwright = sync_playwright().start()
+        _state.playwright = _start_driver()
     try:
         browser = _state.playwright.chromium.launch(
             executable_path=chromium_path(), args=CHROMIUM_ARGS
@@ -166,7 +175,7 @@ def _launch() -> None:
     except Exception:
         # The driver itself may be gone; start it again once before giving up.
         _stop_driver()
-        _state.playwright = sync_playwright().start()
+        _state.playwright = _start_driver()
         browser = _state.playwright.chromium.launch(
             executable_path=chromium_path(), args=CHROMIUM_ARGS
         )

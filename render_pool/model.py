@@ -157,12 +157,18 @@ class ListBlock:
     start: int = 1
 
 
+ALIGNMENTS = ("left", "center", "right")
+
+
 @dataclass
 class TableCell:
     blocks: list[Block]
     rowspan: int = 1
     colspan: int = 1
     header: bool = False
+    # "left", "center" or "right" when the source says so (Markdown ``:---:``); "" otherwise.
+    # Left out of the JSON when empty, so documents without it serialise as before.
+    align: str = field(default="", metadata={"omit_empty": True})
 
 
 @dataclass
@@ -282,7 +288,10 @@ def to_dict(node: Any) -> Any:
     if is_dataclass(node) and not isinstance(node, type):
         data: dict[str, Any] = {"type": type(node).__name__}
         for f in fields(node):
-            data[f.name] = to_dict(getattr(node, f.name))
+            value = getattr(node, f.name)
+            if f.metadata.get("omit_empty") and not value:
+                continue
+            data[f.name] = to_dict(value)
         return data
     return node
 

@@ -1,18 +1,28 @@
 """The bounded process pool that runs parsing and rendering off the event loop.
 
 Each of the ``workers`` slots is a single-worker ``ProcessPoolExecutor``; one dispatcher
-hands every job to an idle slot in arrival order, so a job starts the moment it is handed
-over and its clock starts then, never while it waits in the queue.
+hands every job to an idle slot, so a job starts the moment it is handed over and its clock
+starts then, never while it waits in the queue.
 
-- Bounded: at most ``workers + queue_limit`` jobs are accepted at once; more raise
-  :class:`PoolBusy` at once (the service answers 50301) instead of queueing without end.
+- Fair between tenants: every job names its ``tenant`` (the caller's company id). Waiting jobs
+  sit in one queue per tenant; a slot that comes free goes to the tenant served least
+  recently (a tenant never served, or new to the queue, comes first), in arrival order within
+  the tenant. So one company's backlog delays another company's job by at most about one job
+  per slot, instead of the whole backlog.
+- Bounded: at most ``workers + queue_limit`` jobs are accepted at once, and at most
+  ``tenant_queue_limit`` waiting jobs of one tenant; more raise :class:`PoolBusy` at once (the
+  service answers 50301 with ``Retry-After``) instead of queueing without end.
 - Time-limited: a job running past its limit raises :class:`JobTimeout` (50401); its own
   worker (and the worker's children, e.g. Chromium) is killed and its slot gets a fresh
   executor. Jobs running in the other slots are not touched.
 - Self-healing: a crashed worker (``BrokenProcessPool``) gets its slot a fresh executor; the
   job is retried once on another slot.
-- Memory-guarded: after each job the worker's resident size (with its children) is read; a
-  worker past the bound is retired and its slot gets a fresh executor.
+- Memory-bounded: each worker runs under a hard limit on its address space
+  (render_pool.memlimit, ``memory_limit_mb``): a job whose allocation fails answers
+  :class:`MemoryLimitExceeded` (41301) and its worker is replaced; a worker killed by a
+  failed allocation in C code answers :class:`WorkerCrashed` (50001). After each job the
+  worker's resident size with its children (Chromium, which is started outside the limit)
+  is read too; a worker past the bound is retired and its slot gets a fresh executor.
 - Bound to its service: a worker whose service died (even by SIGKILL, which runs no clean-up)
   kills its own children (Chromium) and exits, so a killed replica leaves no process behind.
 
@@ -27,17 +37,20 @@ import asyncio
 import collections
 import contextlib
 import logging
+import math
 import multiprocessing
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from render_pool.errors import ConversionError, ConversionTimeout
+from render_pool import memlimit
+from render_pool.errors import ConversionError, ConversionTimeout, TooLarge
 from render_pool.procfs import descendants, tree_rss_mb
 
 log = logging.getLogger("render_pool.pool")
@@ -45,9 +58,14 @@ T = TypeVar("T")
 
 
 class PoolBusy(ConversionError):
-    """The render queue is full; try again (50301)."""
+    """The render queue is full, or this tenant's share of it; try again in ``retry_after``
+    seconds (50301 with ``Retry-After``)."""
 
     code = 50301
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class JobTimeout(ConversionTimeout):
@@ -58,6 +76,10 @@ class WorkerCrashed(ConversionError):
     """The worker died while running the job, twice (50001)."""
 
     code = 50001
+
+
+class MemoryLimitExceeded(TooLarge):
+    """The job needed more memory than a worker may use (41301); its worker is replaced."""
 
 
 def _exit_with_parent() -> None:
@@ -79,14 +101,30 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def _worker_init(browser_limits: dict[str, Any] | None = None) -> None:
+def _worker_init(browser_limits: dict[str, Any] | None = None, memory_limit_mb: int = 0) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the parent decides, not workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
+    memlimit.apply(memory_limit_mb)
     if browser_limits:
         from render_pool import browser
 
         browser.configure(**browser_limits)
+
+
+def _bounded_call(fn: Callable[..., T], args: tuple, kwargs: dict[str, Any]) -> T:
+    """In a worker: run the job; an allocation that failed under the worker's memory limit
+    (a ``MemoryError``, also one an engine wrapped) becomes :class:`MemoryLimitExceeded`."""
+    try:
+        return fn(*args, **kwargs)
+    except BaseException as exc:
+        if not memlimit.caused_by_memory(exc):
+            raise
+        limit = memlimit.limit_mb()
+        bound = f"the {limit} MB a conversion worker may use" if limit else "the memory left"
+        raise MemoryLimitExceeded(
+            f"the document needs more memory to convert than {bound}; "
+            "send a smaller or simpler document") from None
 
 
 @dataclass
@@ -97,13 +135,18 @@ class PoolStats:
     restarts: int
 
 
+NO_TENANT = ""  # the queue of callers without a company
+_TURNS_KEPT = 10_000  # tenants whose last turn is remembered while they have nothing waiting
+
+
 class _Slot:
     """One worker process behind its own single-worker executor."""
 
-    def __init__(self, browser_limits: dict[str, Any] | None = None) -> None:
+    def __init__(self, browser_limits: dict[str, Any] | None = None,
+                 memory_limit_mb: int = 0) -> None:
         self.executor = ProcessPoolExecutor(
             max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init, initargs=(browser_limits,))
+            initializer=_worker_init, initargs=(browser_limits, memory_limit_mb))
         self.pid = 0  # known once the worker has answered os.getpid
 
     def kill(self) -> None:
@@ -118,20 +161,32 @@ class RenderPool:
     """Process slots with admission control, per-job time limits and recovery."""
 
     def __init__(self, workers: int = 0, *, queue_limit: int = 16, job_timeout: float = 120.0,
-                 memory_limit_mb: int = 1500,
+                 memory_limit_mb: int = 1500, tenant_queue_limit: int = 0,
                  browser_limits: dict[str, Any] | None = None) -> None:
         """``browser_limits``: keyword arguments of :func:`render_pool.browser.configure`,
-        applied in every worker when it starts (the service passes its settings)."""
+        applied in every worker when it starts (the service passes its settings).
+        ``tenant_queue_limit``: waiting jobs one tenant may have (0: only ``queue_limit``).
+        ``memory_limit_mb``: each worker's address-space limit and the bound on its tree's
+        resident size after a job (0: neither)."""
         self.browser_limits = browser_limits
         self.workers = workers or max(1, os.cpu_count() or 1)
         self.queue_limit = queue_limit
+        self.tenant_queue_limit = tenant_queue_limit
         self.job_timeout = job_timeout
         self.memory_limit_mb = memory_limit_mb
         self.in_flight = 0
         self.restarts = 0
-        self._slots: list[_Slot] = [_Slot(browser_limits) for _ in range(self.workers)]
+        self._slots: list[_Slot] = [self._new_slot() for _ in range(self.workers)]
         self._idle: collections.deque[_Slot] = collections.deque(self._slots)
-        self._waiters: collections.deque[asyncio.Future[_Slot]] = collections.deque()
+        # waiting jobs, one FIFO per tenant, and the turn each tenant was last served at
+        self._waiters: dict[str, collections.deque[asyncio.Future[_Slot]]] = {}
+        self._served_at: dict[str, int] = {}
+        self._turn = 0
+        self._job_seconds = 1.0  # running average of a job's time, for Retry-After
+
+    def _new_slot(self) -> _Slot:
+        """A slot whose worker will start with this pool's browser and memory limits."""
+        return _Slot(self.browser_limits, self.memory_limit_mb)
 
     def worker_pids(self) -> list[int]:
         """Pids of the worker processes that have started."""
@@ -140,32 +195,84 @@ class RenderPool:
     def stats(self) -> PoolStats:
         return PoolStats(self.workers, self.queue_limit, self.in_flight, self.restarts)
 
+    def waiting(self, tenant: str | None = None) -> int:
+        """Jobs waiting for a slot: of ``tenant``, or of everyone when None."""
+        if tenant is None:
+            return sum(len(q) for q in self._waiters.values())
+        return len(self._waiters.get(tenant, ()))
+
     # ------------------------------------------------------------ dispatcher
-    async def _acquire(self) -> _Slot:
-        """The next idle slot, waiting in arrival order."""
+    async def _acquire(self, tenant: str) -> _Slot:
+        """The next idle slot; while none is, wait in ``tenant``'s queue."""
         if self._idle and not self._waiters:
+            self._served(tenant)
             return self._idle.popleft()
         waiter: asyncio.Future[_Slot] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        self._waiters.setdefault(tenant, collections.deque()).append(waiter)
         try:
             return await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
                 self._release(waiter.result())  # handed over just as the caller gave up
             else:
-                self._waiters.remove(waiter)
+                self._forget(tenant, waiter)
             raise
 
+    def _forget(self, tenant: str, waiter: asyncio.Future[_Slot]) -> None:
+        """Take a waiter that gave up out of its tenant's queue."""
+        queue = self._waiters.get(tenant)
+        if queue is not None and waiter in queue:
+            queue.remove(waiter)
+            if not queue:
+                del self._waiters[tenant]
+
+    def _next_tenant(self) -> str:
+        """The waiting tenant served least recently (never served: first; ties: the one that
+        started waiting first, which is the dict's order)."""
+        return min(self._waiters, key=lambda t: self._served_at.get(t, 0))
+
     def _release(self, slot: _Slot) -> None:
-        """Give ``slot`` to the first waiting job, or mark it idle."""
+        """Give ``slot`` to the next waiting job (tenants in turn), or mark it idle."""
         if slot not in self._slots:
             return
         while self._waiters:
-            waiter = self._waiters.popleft()
+            tenant = self._next_tenant()
+            queue = self._waiters[tenant]
+            waiter = queue.popleft()
+            if not queue:
+                del self._waiters[tenant]
             if not waiter.done():
+                self._served(tenant)
                 waiter.set_result(slot)
                 return
         self._idle.append(slot)
+
+    def _served(self, tenant: str) -> None:
+        """Note that ``tenant`` got a slot now (its place in the turn order)."""
+        self._turn += 1
+        self._served_at[tenant] = self._turn
+        if len(self._served_at) > _TURNS_KEPT:  # forget the tenants served longest ago
+            oldest = sorted(self._served_at, key=self._served_at.__getitem__)
+            for old in oldest[:_TURNS_KEPT // 2]:
+                if old not in self._waiters:
+                    del self._served_at[old]
+
+    def _check_admission(self, tenant: str) -> None:
+        """Raise :class:`PoolBusy` when the pool, or ``tenant``'s share of its queue, is
+        full. A tenant's limit counts its waiting jobs only: it applies when the job would
+        wait."""
+        if self.in_flight >= self.workers + self.queue_limit:
+            raise PoolBusy("the render queue is full; try again shortly",
+                           self._retry_after(self.waiting()))
+        if (self.tenant_queue_limit > 0 and not (self._idle and not self._waiters)
+                and self.waiting(tenant) >= self.tenant_queue_limit):
+            raise PoolBusy(f"this company already has {self.waiting(tenant)} conversions "
+                           "waiting (the limit per company); try again shortly",
+                           self._retry_after(self.waiting(tenant)))
+
+    def _retry_after(self, ahead: int) -> int:
+        """Seconds until about one more job of ``ahead`` waiting ones could start."""
+        return max(1, min(120, math.ceil(self._job_seconds * (ahead + 1) / self.workers)))
 
     def _replace(self, slot: _Slot, *, kill: bool, reason: str) -> _Slot:
         """Swap a fresh slot in for ``slot`` (killing its worker when asked)."""
@@ -174,7 +281,7 @@ class RenderPool:
             return slot
         self.restarts += 1
         log.warning("replacing pool worker", extra={"reason": reason, "pid": slot.pid})
-        fresh = _Slot(self.browser_limits)
+        fresh = self._new_slot()
         self._slots[self._slots.index(slot)] = fresh
         if kill:
             slot.kill()
@@ -199,20 +306,21 @@ class RenderPool:
         return slot
 
     # ------------------------------------------------------------ jobs
-    async def run(self, fn: Callable[..., T], *args: Any, timeout: float | None = None,
-                  **kwargs: Any) -> T:
-        """Run ``fn(*args, **kwargs)`` in a worker; raises PoolBusy, JobTimeout, WorkerCrashed
-        or whatever ConversionError the engine raised. ``timeout`` (default: the pool's)
-        counts from the moment a worker starts the job."""
-        if self.in_flight >= self.workers + self.queue_limit:
-            raise PoolBusy("the render queue is full; try again shortly")
+    async def run(self, fn: Callable[..., T], *args: Any, tenant: str | None,
+                  timeout: float | None = None, **kwargs: Any) -> T:
+        """Run ``fn(*args, **kwargs)`` in a worker for ``tenant`` (the caller's company id;
+        None: a caller without one); raises PoolBusy, JobTimeout, WorkerCrashed or whatever
+        ConversionError the engine raised. ``timeout`` (default: the pool's) counts from the
+        moment a worker starts the job."""
+        queue = tenant or NO_TENANT
+        self._check_admission(queue)
         limit = timeout or self.job_timeout
         self.in_flight += 1
         try:
             for attempt in (1, 2):
-                slot = await self._started(await self._acquire())
+                slot = await self._started(await self._acquire(queue))
                 try:
-                    future = slot.executor.submit(fn, *args, **kwargs)
+                    future = slot.executor.submit(_bounded_call, fn, args, kwargs)
                 except (BrokenProcessPool, RuntimeError):
                     self._release(self._replace(slot, kill=True, reason="executor unusable"))
                     continue
@@ -220,16 +328,17 @@ class RenderPool:
                     result = await self._wait(slot, future, limit)
                 except BrokenProcessPool as exc:
                     if attempt == 2:
-                        raise WorkerCrashed("the conversion worker crashed") from exc
+                        raise WorkerCrashed(self._crash_message()) from exc
                     continue
                 return result
-            raise WorkerCrashed("the conversion worker crashed")
+            raise WorkerCrashed(self._crash_message())
         finally:
             self.in_flight -= 1
 
     async def _wait(self, slot: _Slot, future: Future, limit: float) -> Any:
         """The job's result; the slot goes back (or is replaced) once the job is over."""
         job = asyncio.wrap_future(future)
+        began = time.monotonic()
         try:
             result = await asyncio.wait_for(asyncio.shield(job), limit)
         except TimeoutError as exc:
@@ -242,21 +351,33 @@ class RenderPool:
         except asyncio.CancelledError:  # the caller left; the slot is busy until the job ends
             job.add_done_callback(lambda f: self._after_abandoned(slot, f))
             raise
+        except MemoryLimitExceeded:  # its heap is past saving: a fresh worker
+            self._release(self._replace(slot, kill=True, reason="worker memory limit"))
+            raise
         except BaseException:
             self._after_job(slot)
             raise
+        self._job_seconds += (time.monotonic() - began - self._job_seconds) * 0.2
         self._after_job(slot)
         return result
 
+    def _crash_message(self) -> str:
+        """What a caller is told when the worker died under its job, twice."""
+        if self.memory_limit_mb:
+            return ("the conversion worker crashed (for example by running out of the "
+                    f"{self.memory_limit_mb} MB of memory a worker may use)")
+        return "the conversion worker crashed"
+
     def _after_job(self, slot: _Slot) -> None:
         """Release ``slot``, retiring its worker first when it grew past the memory bound."""
-        if slot.pid and tree_rss_mb(slot.pid) > self.memory_limit_mb:
+        if self.memory_limit_mb and slot.pid and tree_rss_mb(slot.pid) > self.memory_limit_mb:
             slot = self._replace(slot, kill=False, reason="worker memory over bound")
         self._release(slot)
 
     def _after_abandoned(self, slot: _Slot, job: asyncio.Future) -> None:
         """A job whose caller left has ended: release (or replace) its slot."""
-        if not job.cancelled() and isinstance(job.exception(), BrokenProcessPool):
+        if not job.cancelled() and isinstance(job.exception(),
+                                              (BrokenProcessPool, MemoryLimitExceeded)):
             self._release(self._replace(slot, kill=True, reason="worker died"))
             return
         if not slot.pid and not job.cancelled() and job.exception() is None:
@@ -268,7 +389,7 @@ class RenderPool:
 
         The pool stays usable: its slots are replaced by fresh ones whose workers start on
         the next job (a test session shares one pool between services that close it)."""
-        old, self._slots = self._slots, [_Slot(self.browser_limits) for _ in range(self.workers)]
+        old, self._slots = self._slots, [self._new_slot() for _ in range(self.workers)]
         self._idle = collections.deque()
         for slot in self._slots:
             self._release(slot)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from render_pool.errors import CorruptDocument, UnsupportedFormat
+from render_pool.errors import UnsupportedFormat
 from render_pool.link_fill import (
     LinkQuoter,
     quote_html_attribute,
@@ -28,20 +28,22 @@ from render_pool.link_fill import (
     quote_nothing,
 )
 from render_pool.model import Document
+from render_pool.sniff import detect_kind
 
 DEFAULT_ENGINE = "word2markdown"
 
 
 @dataclass(frozen=True)
 class ReaderEntry:
-    """A reader of one input kind for one engine; ``signature`` found within the first
-    ``window`` bytes identifies the kind (never the file name)."""
+    """A reader of one input kind for one engine. The kind of an input comes from its bytes
+    (``render_pool.sniff.detect_kind``, never the file name); for a kind that module does not
+    know, ``signature`` found within the first ``window`` bytes identifies it."""
 
     kind: str
     engine: str
     target: str
-    signature: bytes
-    window: int
+    signature: bytes = b""
+    window: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,15 @@ READERS: tuple[ReaderEntry, ...] = (
     ReaderEntry("docx", "word2markdown", "render_pool.readers.docx:read_docx", b"PK\x03\x04", 4),
     ReaderEntry("docx", "alt_engine", "render_pool.readers.docx_alt:read_docx_alt",
                 b"PK\x03\x04", 4),
+    ReaderEntry("pptx", "word2markdown", "render_pool.readers.pptx:read_pptx"),
+    ReaderEntry("xlsx", "word2markdown", "render_pool.readers.xlsx:read_xlsx"),
+    ReaderEntry("csv", "word2markdown", "render_pool.readers.csv_reader:read_csv"),
+    ReaderEntry("html", "word2markdown", "render_pool.readers.html_file:read_html_file"),
+    ReaderEntry("epub", "word2markdown", "render_pool.readers.epub:read_epub"),
+    *(ReaderEntry(kind, "word2markdown", f"render_pool.readers.office_lo:{fn}")
+      for kind, fn in (("odt", "read_lo_text"), ("doc", "read_lo_text"), ("rtf", "read_lo_text"),
+                       ("ods", "read_lo_sheets"), ("xls", "read_lo_sheets"),
+                       ("odp", "read_lo_slides"), ("ppt", "read_lo_slides"))),
 )
 
 WRITERS: dict[str, WriterEntry] = {
@@ -76,9 +87,6 @@ WRITERS: dict[str, WriterEntry] = {
 ENGINES: tuple[str, ...] = tuple(dict.fromkeys(r.engine for r in READERS))
 EXPORTS: dict[str, str] = {name: w.media_type for name, w in WRITERS.items()}
 
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-
-
 def load(target: str) -> Callable[..., Any]:
     """The function a ``"module:function"`` entry names."""
     module, name = target.split(":", 1)
@@ -86,17 +94,18 @@ def load(target: str) -> Callable[..., Any]:
 
 
 def sniff_kind(data: bytes) -> str:
-    """The input kind of ``data`` from the bytes themselves (never from the file name)."""
-    if not data:
-        raise CorruptDocument("the file is empty")
+    """The input kind of ``data`` from the bytes themselves (never from the file name);
+    40003 for empty, corrupt or password-protected files, 40002 for other types."""
+    known = {r.kind for r in READERS}
+    kind = detect_kind(data)
+    if kind in known:
+        return kind
     for entry in READERS:
-        if entry.signature in data[:entry.window]:
+        if entry.signature and entry.signature in data[:entry.window]:
             return entry.kind
-    if data[:8] == _OLE_MAGIC:
-        raise UnsupportedFormat(
-            "legacy .doc or password-protected Office file: save it as .docx without a password")
-    kinds = " and ".join(sorted(dict.fromkeys(r.kind.upper() for r in READERS)))
-    raise UnsupportedFormat(f"unsupported file type: only {kinds} can be converted")
+    kinds = ", ".join(sorted(k.upper() for k in known))
+    what = f"{kind.upper()} files are not read here" if kind else "unsupported file type"
+    raise UnsupportedFormat(f"{what}: only {kinds} can be converted")
 
 
 def read(data: bytes, engine: str = DEFAULT_ENGINE, options: dict[str, Any] | None = None

@@ -13,6 +13,7 @@ URIs (never SVG, which can carry script).
 
 from __future__ import annotations
 
+import html
 import re
 
 LINK_SCHEMES = frozenset({"http", "https", "mailto"})
@@ -29,10 +30,16 @@ def _as_browser_sees(url: str) -> str:
     return "".join(ch for ch in url if ord(ch) > 0x20 and ch != "\x7f")
 
 
-def is_safe_link(url: str) -> bool:
-    """True when ``url`` may become a live link: relative, ``#frag`` or an allowed scheme."""
+def _scheme_allowed(url: str) -> bool:
     m = _SCHEME.match(_as_browser_sees(url))
     return m is None or m.group(1).lower() in LINK_SCHEMES
+
+
+def is_safe_link(url: str) -> bool:
+    """True when ``url`` may become a live link: relative, ``#frag`` or an allowed scheme,
+    also once character references in it are decoded (``jav&#x61;script:`` is refused:
+    written into Markdown or an HTML attribute by a careless consumer it would decode)."""
+    return _scheme_allowed(url) and ("&" not in url or _scheme_allowed(html.unescape(url)))
 
 
 def is_safe_image_src(url: str) -> bool:

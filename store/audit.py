@@ -6,12 +6,20 @@ record on a bounded in-process queue, and one background task writes batches to 
 A full queue drops the record (``on_drop`` is called, a metric counts it); a failed write
 drops the batch (``on_error``), logged without the records' contents. Records never hold a
 password or token: callers pass names, ids, an action, an outcome and small details only.
+
+Repeated events (:meth:`AuditLog.record_repeated`, used for throttled logins) are one record
+per account, address and time window, with a count: the first occurrence inserts it, later
+ones add to ``detail.count`` (and set ``detail.last``) in place. Counts are summed in memory
+between writes, so a flood costs one update per batch, not one record per request. Past
+:data:`MAX_ACCOUNTS_PER_ADDRESS` accounts from one address in a window, further accounts
+share one record whose actor is ``*`` (a guesser rotating names cannot grow the trail either).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +34,8 @@ from store.usernames import username_key
 log = logging.getLogger("store.audit")
 
 RETENTION_SECONDS = 90 * 24 * 3600
+MAX_ACCOUNTS_PER_ADDRESS = 20  # distinct accounts with own repeated-event records per window
+ANY_ACCOUNT = "*"
 ACTIONS = ("login", "logout", "setup", "user.create", "user.rename", "user.status",
            "user.role", "password.change", "password.reset")
 
@@ -36,6 +46,7 @@ async def ensure_indexes(db: AsyncIOMotorDatabase,
     await db.audit.create_index([("time", ASCENDING)], expireAfterSeconds=retention_seconds,
                                 name="time_ttl")
     await db.audit.create_index([("companyId", ASCENDING), ("time", DESCENDING)])
+    await db.audit.create_index([("aggKey", ASCENDING)], sparse=True)
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,8 @@ class AuditLog:
         self.on_error = on_error or (lambda n: None)
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
+        self._pending: dict[str, dict[str, Any]] = {}  # repeated events queued, by key
+        self._accounts: dict[tuple[str, int], set[str]] = {}  # (address, window) -> keys
 
     def record(self, *, company_id: int | None, action: str, outcome: str,
                actor: Who | None, target: Who | None = None, address: str = "",
@@ -75,26 +88,79 @@ class AuditLog:
             "outcome": outcome, "actor": _who(actor), "target": _who(target),
             "address": address, "detail": detail or {},
         }
+        self._enqueue(doc)
+
+    def record_repeated(self, *, company_id: int | None, action: str, outcome: str,
+                        actor: Who | None, target: Who | None = None, address: str = "",
+                        window_seconds: int = 900) -> None:
+        """Count one more occurrence of an event that floods (a throttled login): one record
+        per company, action, outcome, account, address and ``window_seconds`` window, whose
+        ``detail.count`` grows. Returns at once, like :meth:`record`."""
+        now = datetime.now(UTC)
+        window = int(now.timestamp() // max(1, window_seconds))
+        account = username_key(actor.username) if actor is not None else ""
+        seen = self._accounts.setdefault((address, window), set())
+        if account not in seen and len(seen) >= MAX_ACCOUNTS_PER_ADDRESS:
+            actor = target = Who(None, ANY_ACCOUNT)
+            account = ANY_ACCOUNT
+        else:
+            seen.add(account)
+        if len(self._accounts) > 4096:  # forget windows that have ended
+            for old in [k for k in self._accounts if k[1] < window]:
+                del self._accounts[old]
+        key = hashlib.sha256(repr((company_id, action, outcome, account, address, window))
+                             .encode("utf-8", "replace")).hexdigest()[:32]
+        pending = self._pending.get(key)
+        if pending is not None:
+            pending["detail"]["count"] += 1
+            pending["last"] = now
+            return
+        doc = {"time": now, "last": now, "companyId": company_id, "action": action,
+               "outcome": outcome, "actor": _who(actor), "target": _who(target),
+               "address": address, "detail": {"count": 1}, "aggKey": key}
+        if self._enqueue(doc):
+            self._pending[key] = doc
+
+    def _enqueue(self, doc: dict[str, Any]) -> bool:
         try:
             self.queue.put_nowait(doc)
         except asyncio.QueueFull:
             self.dropped += 1
             self.on_drop()
-            return
+            return False
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._drain())
+        return True
 
     async def _drain(self) -> None:
         while not self.queue.empty():
             batch = [self.queue.get_nowait()]
             while len(batch) < self.batch_size and not self.queue.empty():
                 batch.append(self.queue.get_nowait())
+            for doc in batch:  # from here on, occurrences start a new increment
+                if "aggKey" in doc:
+                    self._pending.pop(doc["aggKey"], None)
+            plain = [d for d in batch if "aggKey" not in d]
             try:
-                await self.db.audit.insert_many(batch, ordered=False)
+                if plain:
+                    await self.db.audit.insert_many(plain, ordered=False)
+                for doc in batch:
+                    if "aggKey" in doc:
+                        await self._add_count(doc)
             except Exception as exc:  # the store is down: drop, count, keep serving
                 self.on_error(len(batch))
                 log.warning("audit records not written", extra={
                     "records": len(batch), "error": type(exc).__name__})
+
+    async def _add_count(self, doc: dict[str, Any]) -> None:
+        """Insert the repeated event's record, or add this batch's count to it."""
+        count = doc["detail"]["count"]
+        last = doc.pop("last").isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        fixed = {k: v for k, v in doc.items() if k not in ("detail", "aggKey")}
+        await self.db.audit.update_one(
+            {"aggKey": doc["aggKey"]},
+            {"$setOnInsert": fixed, "$inc": {"detail.count": count},
+             "$set": {"detail.last": last}}, upsert=True)
 
     async def flush(self, timeout: float = 5.0) -> None:
         """Wait (at most ``timeout`` s) until the queued records are written."""

@@ -28,7 +28,7 @@ def _as_set(value: Any) -> frozenset[str]:
     return frozenset(str(v) for v in value)
 
 
-def _statement_key(st: Mapping[str, Any]) -> tuple:
+def _statement_key(st: Mapping[str, Any]) -> tuple[Any, ...]:
     principal = st.get("Principal")
     if isinstance(principal, Mapping):
         principal = _as_set(principal.get("AWS"))
@@ -43,14 +43,13 @@ def _statement_key(st: Mapping[str, Any]) -> tuple:
     )
 
 
-def policy_statements(policy: Mapping[str, Any] | str | None) -> set[tuple]:
+def policy_statements(policy: Mapping[str, Any] | str | None) -> set[tuple[Any, ...]]:
     """Statements of a bucket policy in a normalised, comparable form (strings and one-element
     lists are equal, ``"*"`` equals ``{"AWS": "*"}``, ``Sid`` is ignored)."""
     if not policy:
         return set()
-    if isinstance(policy, str):
-        policy = json.loads(policy)
-    statements = policy.get("Statement", [])
+    parsed: Mapping[str, Any] = json.loads(policy) if isinstance(policy, str) else policy
+    statements = parsed.get("Statement", [])
     if isinstance(statements, Mapping):
         statements = [statements]
     return {_statement_key(st) for st in statements}

@@ -5,13 +5,14 @@ from __future__ import annotations
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING
 
-from store import api_keys, audit, users
+from store import api_keys, audit, companies, users
 
 
 async def ensure_indexes(db: AsyncIOMotorDatabase) -> None:
     """Create the indexes that enforce tenant-scoped identity and keep queries indexed
     (idempotent: creating an existing index is a no-op)."""
     await db.companies.create_index([("code", ASCENDING)], unique=True)
+    await companies.ensure_indexes(db)
     await db.users.create_index([("companyId", ASCENDING), ("username", ASCENDING)], unique=True)
     await db.users.create_index([("companyId", ASCENDING), ("role", ASCENDING),
                                  ("status", ASCENDING)])

@@ -1,10 +1,16 @@
 """The link map of each company (original reference -> URL used instead when documents are
-processed), kept in MongoDB so every replica sees the same."""
+processed), kept in MongoDB so every replica sees the same.
+
+Values pass the writers' link allow-list (``render_pool.url_safety``) twice: ``POST
+/config/linkmap`` refuses a map holding any other, and :meth:`LinkMap.get` drops any that is
+stored anyway (written before the check existed, or straight into the database), so a
+``javascript:`` value never reaches a document."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from render_pool.url_safety import is_safe_link
 from store.storage_settings import SETTINGS
 
 
@@ -15,9 +21,13 @@ class LinkMap:
         self.db = db
 
     async def get(self, company_id: str) -> dict[str, str]:
-        """The company's whole map (empty when never set)."""
+        """The company's map as it is used (empty when never set): entries whose value is
+        not an allowed link are left out."""
         doc = await self.db[SETTINGS].find_one({"_id": f"linkmap:{company_id}"})
-        return dict(doc["map"]) if doc else {}
+        if not doc:
+            return {}
+        return {k: v for k, v in dict(doc["map"]).items()
+                if isinstance(v, str) and is_safe_link(v)}
 
     async def replace(self, company_id: str, mapping: dict[str, str]) -> None:
         """Replace the company's whole map."""

@@ -37,6 +37,7 @@ from store.storage_errors import (
 
 DEFAULT_EXPIRY = timedelta(days=1)
 MAX_EXPIRY = timedelta(days=7)
+PUBLIC_CHECK_KEY = ".docservice-public-read-check.txt"  # written and removed by the check
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,8 @@ class ObjectStore:
                   disposition: str | None = None) -> LinkPair:
         """Upload ``data`` under ``key`` (overwrites) and return its links; ``disposition``
         is the ``Content-Disposition`` the storage answers with."""
-        metadata = {"Content-Disposition": disposition} if disposition else None
+        metadata: dict[str, str | list[str] | tuple[str]] | None = (
+            {"Content-Disposition": disposition} if disposition else None)
         try:
             self.client.put_object(self.config.bucket, key, io.BytesIO(data), len(data),
                                    content_type=content_type, metadata=metadata)
@@ -309,6 +311,39 @@ class ObjectStore:
             out.update(error=error_text(exc), hint=error_hint(exc) or None)
             return out
         out["ok"] = True
+        return out
+
+    def verify_public_read(self) -> dict[str, Any]:
+        """For ``public_read``: store a small test object and read it back anonymously
+        through its direct link, so "public read" is reported as it really is (the bucket's
+        policy is not changed here: an existing bucket is never opened through the API).
+        Returns ``{ok, status, url, error}`` (never raises for a storage problem); the test
+        object is removed afterwards."""
+        key = "/".join(p for p in (self.config.prefix.strip("/"), PUBLIC_CHECK_KEY) if p)
+        out: dict[str, Any] = {"ok": False, "status": None, "url": self.direct_url(key),
+                               "error": None}
+        try:
+            self.put_bytes(key, b"docservice public read check\n", "text/plain")
+            resp = self._http.request("GET", out["url"], preload_content=False,
+                                      redirect=False, retries=False)
+            try:
+                out["status"] = resp.status
+            finally:
+                resp.release_conn()
+            out["ok"] = resp.status == 200
+            if not out["ok"]:
+                out["error"] = (f"an anonymous read of a test object answered HTTP {resp.status}:"
+                                " the bucket does not allow public reads, so direct links will"
+                                " not open; use presigned links or allow public reads on the"
+                                " bucket in the storage itself")
+        except (MinioException, urllib3.exceptions.HTTPError, OSError, ValueError,
+                StorageError) as exc:
+            out["error"] = getattr(exc, "message", None) or error_text(exc)
+        finally:
+            try:
+                self.client.remove_object(self.config.bucket, key)
+            except (MinioException, urllib3.exceptions.HTTPError, OSError, ValueError):
+                pass
         return out
 
     def server_time(self) -> datetime:

@@ -28,6 +28,12 @@ from redis.asyncio import Redis
 
 PREFIX = "ds:"
 
+
+def _texts(values: set[bytes | str] | set[str]) -> set[str]:
+    """Set members as text: the client decodes responses, but its types also allow bytes."""
+    return {v.decode() if isinstance(v, bytes) else v for v in values}
+
+
 _VALIDATE = """
 local s = redis.call('HMGET', KEYS[1], 'userId', 'companyId', 'loginAt')
 if not s[1] then return false end
@@ -109,7 +115,7 @@ class SessionStore:
         """Start a session; returns its token (UUID4). Prunes the user's stale tokens."""
         token = str(uuid.uuid4())
         user_set = f"{PREFIX}usess:{user_id}"
-        members = await self.redis.smembers(user_set)
+        members = _texts(await self.redis.smembers(user_set))
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(f"{PREFIX}sess:{token}", mapping={
                 "userId": user_id, "companyId": company_id, "loginAt": f"{time.time():.3f}",
@@ -193,7 +199,7 @@ class SessionStore:
         """End every session of a user (on disable or a password change), except the
         token ``keep`` when given; returns how many were live."""
         user_set = f"{PREFIX}usess:{user_id}"
-        tokens = [t for t in await self.redis.smembers(user_set) if t != keep]
+        tokens = [t for t in _texts(await self.redis.smembers(user_set)) if t != keep]
         if not tokens:
             return 0
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -230,6 +236,22 @@ class Throttle:
 
     async def reset(self, key: str) -> None:
         await self.redis.delete(PREFIX + key)
+
+    async def record_sliding_failure(self, key: str, window_seconds: int) -> int:
+        """Count one failure; the count lasts until ``window_seconds`` pass without one."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.incr(PREFIX + key)
+            pipe.expire(PREFIX + key, window_seconds)
+            count, _ = await pipe.execute()
+        return int(count)
+
+    async def pause(self, key: str, seconds: int, count_key: str, count_ttl: int) -> None:
+        """Mark ``key`` for ``seconds`` (``counts`` then reads it as 1 with that TTL) and keep
+        ``count_key`` for ``count_ttl`` seconds (past the pause, so the count outlives it)."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(PREFIX + key, 1, ex=max(int(seconds), 1))
+            pipe.expire(PREFIX + count_key, max(int(count_ttl), 1))
+            await pipe.execute()
 
     async def counts(self, *keys: str) -> list[tuple[int, int]]:
         """(failures, seconds left in the window) of each key, in one round trip."""

@@ -9,11 +9,12 @@ import functools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from store.keys import tenant_prefix
 from store.linkmap import LinkMap
-from store.objects import LinkPair, ObjectStore
+from store.objects import DEFAULT_EXPIRY, LinkPair, ObjectStore
 from store.storage_config import StorageConfig
 from store.storage_errors import StorageError
 from store.storage_settings import StorageSettings
@@ -24,10 +25,12 @@ T = TypeVar("T")
 class StorageIO:
     """Runs storage I/O for handlers: the active store, uploads, the configuration records."""
 
-    def __init__(self, db: Any, *, io_threads: int = 8) -> None:
+    def __init__(self, db: Any, *, io_threads: int = 8,
+                 presign_expiry: timedelta = DEFAULT_EXPIRY) -> None:
         self.db = db
+        self.presign_expiry = presign_expiry  # of every presigned link (at most 7 days)
         self.executor = ThreadPoolExecutor(max_workers=io_threads, thread_name_prefix="s3")
-        self._stores: dict[tuple, ObjectStore] = {}
+        self._stores: dict[tuple[Any, ...], ObjectStore] = {}
         self.configs = StorageSettings(db)
         # host:port of storages the operator started or named (the embedded one, S3_*):
         # the address policy always allows them
@@ -45,7 +48,7 @@ class StorageIO:
         key = tuple(sorted(config.to_dict().items()))
         store = self._stores.get(key)
         if store is None:
-            store = self._stores[key] = ObjectStore(config)
+            store = self._stores[key] = ObjectStore(config, expiry=self.presign_expiry)
             if len(self._stores) > 16:
                 self._stores.pop(next(iter(self._stores)))
         return store

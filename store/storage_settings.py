@@ -35,7 +35,8 @@ class StorageSettings:
         return StorageConfig.from_dict(doc["config"]) if doc else None
 
     async def _active(self, company_id: str) -> dict[str, Any] | None:
-        doc = await self.db[SETTINGS].find_one({"_id": _config_id(company_id)})
+        doc: dict[str, Any] | None = await self.db[SETTINGS].find_one(
+            {"_id": _config_id(company_id)})
         if doc is None and company_id != SERVICE:
             doc = await self.db[SETTINGS].find_one({"_id": _config_id(SERVICE)})
         return doc

@@ -47,8 +47,10 @@ class UsernameExists(Exception):
 
 
 def _user(doc: dict[str, Any] | None) -> User | None:
-    if doc is None:
-        return None
+    return None if doc is None else _user_of(doc)
+
+
+def _user_of(doc: dict[str, Any]) -> User:
     return User(
         id=doc["_id"], company_id=doc["companyId"], username=doc["username"],
         real_name=doc.get("realName", ""), role=doc["role"], status=doc["status"],
@@ -81,7 +83,7 @@ async def create_user(
         await db.users.insert_one(doc)
     except DuplicateKeyError as exc:
         raise UsernameExists(username) from exc
-    return _user(doc)  # type: ignore[return-value]
+    return _user_of(doc)
 
 
 async def get_user(db: AsyncIOMotorDatabase, company_id: int, user_id: int) -> User | None:
@@ -141,7 +143,7 @@ async def list_users(
     cursor = (
         db.users.find(query).sort("_id", ASCENDING).skip((page - 1) * page_size).limit(page_size)
     )
-    return [_user(d) for d in await cursor.to_list(length=page_size)], total  # type: ignore[misc]
+    return [_user_of(d) for d in await cursor.to_list(length=page_size)], total
 
 
 async def update_fields(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -238,3 +238,38 @@ def job_consumer(io_loop, storage_services):
     io_loop.add_callback(worker.start)
     yield worker
     io_loop.run_sync(lambda: worker.stop(5))
+
+
+# `just test-fast` runs `-m "not slow"`. A test is slow when it needs a real server, the render
+# pool's processes or Chromium: classified here by fixture so new tests need no mark; modules
+# that start processes themselves set `pytestmark = pytest.mark.slow`.
+SLOW_FIXTURES = frozenset({
+    "redis_server", "mongo_server", "render_pool", "s3",
+    "office_set",  # tests/test_reader_office.py: converted by LibreOffice
+})
+
+
+def _fixture_closure(item: pytest.Item, names: Iterable[str], seen: set[str]) -> set[str]:
+    """``names`` and every fixture they request, as resolved for ``item``."""
+    manager = item.session._fixturemanager
+    for name in names:
+        if name not in seen:
+            seen.add(name)
+            defs = manager.getfixturedefs(name, item)
+            if defs:
+                _fixture_closure(item, defs[-1].argnames, seen)
+    return seen
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if "http_server" in names:  # pytest-tornasync asks for `app` at run time
+            names = _fixture_closure(item, ["app"], names)
+        if SLOW_FIXTURES & names:
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite tests/golden/ from the current output (then review the diff)")

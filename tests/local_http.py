@@ -6,22 +6,24 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 Route = Callable[[BaseHTTPRequestHandler], None]
 
 
 class LocalServer:
-    def __init__(self, routes: dict[str, Route]) -> None:
+    def __init__(self, routes: dict[str, Route], fallback: Route | None = None) -> None:
         self.routes = routes
+        self.fallback = fallback  # answers paths without a route (else 404)
         self.hits: list[str] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 outer.hits.append(self.path)
-                route = outer.routes.get(self.path.split("?", 1)[0])
+                route = outer.routes.get(self.path.split("?", 1)[0]) or outer.fallback
                 if route is None:
                     self.send_error(404)
                     return
@@ -42,6 +44,17 @@ class LocalServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+@contextmanager
+def counting_server() -> Iterator[tuple[str, list[str]]]:
+    """A loopback server answering every GET with ``REMOTE-CONTENT``: yields its base URL
+    and the list of paths requested, for tests that must fetch nothing."""
+    server = LocalServer({}, fallback=body(b"REMOTE-CONTENT", "text/plain"))
+    try:
+        yield server.url(""), server.hits
+    finally:
+        server.close()
 
 
 def body(data: bytes, content_type: str = "application/octet-stream") -> Route:

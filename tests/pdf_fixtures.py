@@ -317,3 +317,39 @@ if __name__ == "__main__":
         build(sys.argv[2:] or None)
     else:
         print(__doc__)
+
+
+def space_bomb_pdf(mb: int = 2048, layers: int = 1) -> bytes:
+    """One page whose content stream is ``mb`` MB of spaces, Flate-compressed ``layers``
+    times (about 1000:1 a layer: 2 GB of spaces is a 2 MB file)."""
+    squeeze = zlib.compressobj(9)
+    chunk = b" " * (1024 * 1024)
+    packed = b"".join(squeeze.compress(chunk) for _ in range(mb)) + squeeze.flush()
+    for _ in range(layers - 1):
+        packed = zlib.compress(packed, 9)
+    filters = b" ".join([b"/FlateDecode"] * layers)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        _stream(b"/Filter [%s]" % filters, packed),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
+    ]
+    return _pdf(objects)
+
+
+def huge_image_pdf(width: int = 40_000, height: int = 40_000) -> bytes:
+    """One page drawing an image that declares ``width`` x ``height`` RGB pixels (its data
+    is a few bytes: pdfium would allocate the whole bitmap before finding that out)."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
+        b"/Resources << /XObject << /Im1 5 0 R >> >> /Contents 4 0 R >>",
+        _stream(b"", b"q 500 0 0 740 47 50 cm /Im1 Do Q"),
+        _stream(b"/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB "
+                b"/BitsPerComponent 8 /Filter /FlateDecode" % (width, height),
+                zlib.compress(b"\x00" * 1024)),
+    ]
+    return _pdf(objects)

@@ -46,3 +46,26 @@ def record_then(path: str, seconds: float, value: object) -> object:
         fh.write(f"{value}\n")
     time.sleep(seconds)
     return value
+
+
+def wrapped_hog(mb: int) -> None:
+    """An engine that wraps every failure in its own error, also a failed allocation."""
+    try:
+        hog(mb)
+    except Exception as exc:
+        raise CorruptDocument("could not read it") from exc
+
+
+def print_pdf() -> bytes:
+    """A one-page PDF printed by this worker's Chromium."""
+    from render_pool import browser
+
+    return browser.render_pdf("<html><body><p>limited</p></body></html>",
+                              pdf_options={"format": "A4"})
+
+
+def address_limit() -> int:
+    """This worker's soft address-space limit in bytes (-1: none)."""
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_AS)[0]

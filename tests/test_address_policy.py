@@ -57,3 +57,53 @@ def test_check_endpoint_on_literals_and_trusted_endpoints() -> None:
             check_endpoint(endpoint, DEFAULT)
     check_endpoint("127.0.0.1:9000", DEFAULT, trusted={"127.0.0.1:9000"})  # the embedded one
     check_endpoint("10.0.0.5:9000", DEFAULT)  # a LAN MinIO
+
+
+# the IPv6 forms that carry an IPv4 address, read as that address (issue 20): local-use NAT64
+# 64:ff9b:1::/48 (RFC 8215, at every RFC 6052 length), IPv4-compatible ::a.b.c.d and
+# IPv4-translated ::ffff:0:a.b.c.d
+CARRIED = [
+    ("64:ff9b:1:7f00:0:100::", "loopback"),  # 127.0.0.1 at /48
+    ("64:ff9b:1:7f:0:1::", "loopback"),  # 127.0.0.1 at /56
+    ("64:ff9b:1:0:7f:0:1::", "loopback"),  # 127.0.0.0/8 at /64
+    ("64:ff9b:1::7f00:1", "loopback"),  # 127.0.0.1 at /96
+    ("64:ff9b:1:a9fe:a9:fe00::", "metadata"),  # 169.254.169.254 at /48
+    ("64:ff9b:1::a9fe:a9fe", "metadata"),  # ... at /96
+    ("::127.0.0.1", "loopback"), ("::169.254.169.254", "metadata"), ("::169.254.1.1",
+                                                                      "link-local"),
+    ("::ffff:0:127.0.0.1", "loopback"), ("::ffff:0:169.254.169.254", "metadata"),
+    ("::ffff:0:224.0.0.1", "multicast"),
+]
+
+
+@pytest.mark.parametrize("address,kind", CARRIED)
+def test_ipv6_forms_carrying_ipv4_are_read_as_ipv4(address: str, kind: str) -> None:
+    import ipaddress
+
+    from tornado_app.address_policy import address_kind
+    from tornado_app.docs.fetch import FetchRefused, is_public_address, refuse_literal_private
+
+    assert address_kind(ipaddress.ip_address(address)) == kind
+    reason = decide("storage.example", 9000, [address], DEFAULT)
+    assert reason is not None and kind in reason and "STORAGE_ALLOWED_ENDPOINTS" in reason
+    with pytest.raises(EndpointRefused, match=kind):
+        check_endpoint(f"[{address}]:9000", DEFAULT)  # a literal: decided, never connected
+    # the SSRF guard of remote fetches reads them the same way
+    assert not is_public_address(address)
+    with pytest.raises(FetchRefused):
+        refuse_literal_private(f"http://[{address}]:8080/x")
+
+
+@pytest.mark.parametrize("address,carried", [
+    ("64:ff9b:1:808:8:800::", "8.8.8.8"), ("::ffff:0:8.8.8.8", "8.8.8.8"),
+    ("::8.8.4.4", "8.8.4.4"), ("64:ff9b:1::a01:203", "10.1.2.3")])
+def test_ipv6_forms_carrying_ordinary_ipv4_are_private_ranges(address: str, carried: str
+                                                              ) -> None:
+    import ipaddress
+
+    from tornado_app.address_policy import embedded_ipv4s
+
+    assert ipaddress.ip_address(carried) in embedded_ipv4s(ipaddress.ip_address(address))
+    assert decide("minio.lan", 9000, [address], DEFAULT) is None  # private: allowed
+    denied = decide("minio.lan", 9000, [address], AddressPolicy(deny_private=True))
+    assert denied is not None and "STORAGE_DENY_PRIVATE" in denied

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import pytest
+
 from tests.conftest import PASSWORD, add_user, login
 
 
@@ -472,3 +474,77 @@ async def test_admin_change_while_the_company_lock_is_held_answers_503(api, serv
     await services.redis.delete(f"ds:lock:company:{me['companyId']}")
     r = await api.call("PUT", f"/api/users/{uid}/role", {"role": "REVIEWER"}, token=token)
     assert r.status == 200
+
+
+async def test_login_warns_before_pausing_and_pauses_grow(api, services, monkeypatch):
+    """A person who mistypes is told how many tries are left, then paused for a short,
+    growing time (not 15 minutes at once); the right password works once the pause ends."""
+    import dataclasses
+    import time
+
+    monkeypatch.setattr(services, "settings", dataclasses.replace(
+        services.settings, account_lock_first_seconds=1))
+    limit = services.settings.account_failure_limit
+    await add_user(services, "ACME", "nora")
+    wrong = {"companyCode": "ACME", "username": "nora", "password": "wrong password"}
+    right = {**wrong, "password": PASSWORD}
+    seen = []
+    for _ in range(limit):
+        r = await api.call("POST", "/api/auth/login", wrong)
+        assert r.status == 401 and r.body["code"] == "USER_NOT_FOUND"
+        seen.append((r.body["attemptsLeft"], r.body["retryAfter"]))
+    assert seen == [(limit - i, 0) for i in range(1, limit)] + [(0, 1)]
+    from tornado_app.auth.throttling import keys_for
+
+    keys = keys_for("ACME", "nora", "127.0.0.1")  # the count outlives the pause by a window
+    assert await services.redis.ttl("ds:" + keys.pair) > 900 >= 1 == await services.redis.ttl(
+        "ds:" + keys.pause)
+    r = await api.call("POST", "/api/auth/login", right)  # paused, even with the right one
+    assert r.status == 429 and r.body["retryAfter"] == 1 == int(r.headers["Retry-After"])
+    assert "1 minute" in r.body["message"] and "second" not in r.body["message"]
+
+    async def after_pause(body):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            r = await api.call("POST", "/api/auth/login", body)
+            if r.status != 429:
+                return r
+            await asyncio.sleep(0.1)
+        raise AssertionError("the pause did not end")
+
+    r = await after_pause(wrong)  # one more wrong try after the pause: a longer pause
+    assert r.status == 401 and (r.body["attemptsLeft"], r.body["retryAfter"]) == (0, 2)
+    assert (await api.call("POST", "/api/auth/login", right)).status == 429
+    assert (await after_pause(right)).status == 200
+    # a success starts the count again
+    r = await api.call("POST", "/api/auth/login", wrong)
+    assert r.body["attemptsLeft"] == limit - 1
+
+
+def test_pause_schedule_grows_to_the_window(settings):
+    from tornado_app.auth.throttling import pause_seconds
+
+    limit = settings.account_failure_limit
+    waits = [pause_seconds(settings, n) for n in range(1, limit + 7)]
+    assert waits == [0] * (limit - 1) + [60, 120, 240, 480, 900, 900, 900]
+
+
+async def test_company_code_case_does_not_change_the_throttled_account(api, services):
+    await add_user(services, "ACME", "olga")
+    for code in ("ACME", "acme", "Acme"):
+        r = await api.call("POST", "/api/auth/login",
+                           {"companyCode": code, "username": "olga", "password": "wrong one"})
+        assert r.status == 401
+    assert r.body["attemptsLeft"] == services.settings.account_failure_limit - 3
+
+
+async def test_company_code_is_compared_case_insensitively(api, services):
+    """``acme`` signs in to ``ACME`` (usernames already were case-insensitive)."""
+    from store import companies
+
+    await add_user(services, "ACME", "pia")
+    for code in ("ACME", "acme", "Acme"):
+        assert await login(api, code, "PIA")
+    with pytest.raises(companies.CompanyExists):
+        await companies.create_company(services.db, "acme", "Another Acme")
+    assert (await companies.get_by_code(services.db, "acme")).code == "ACME"

@@ -8,7 +8,6 @@ import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pypdfium2 as pdfium
 import pytest
@@ -16,8 +15,10 @@ import pytest
 from render_pool import browser
 from render_pool.browser import find_chromium
 from render_pool.errors import ConversionFailed
+from tests import local_http
 
-pytestmark = pytest.mark.skipif(find_chromium() is None, reason="no chromium")
+pytestmark = [pytest.mark.skipif(find_chromium() is None, reason="no chromium"),
+              pytest.mark.slow]  # Chromium
 
 
 def pdf_text(data: bytes) -> str:
@@ -47,26 +48,8 @@ def _close_at_end():
 
 @pytest.fixture
 def counting_server():
-    """A local HTTP server that counts every request it gets."""
-    hits: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            hits.append(self.path)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.end_headers()
-            self.wfile.write(b"REMOTE-CONTENT")
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", hits
-    server.shutdown()
-    server.server_close()
+    with local_http.counting_server() as served:
+        yield served
 
 
 def big_html(paragraphs: int = 2500) -> str:

@@ -13,9 +13,13 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 import urllib3
 
+from tests.processes import still_alive, stop_process
 from tornado_app.embedded.servers import free_port
+
+pytestmark = pytest.mark.slow  # each test starts the service in subprocesses
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,15 +79,6 @@ def _stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> list[int]:
     return pids
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "zombie" not in status.read_text()
-
-
 def test_serve_seed_signals_and_restart(tmp_path):
     seed = tmp_path / "seed.json"
     seed.write_text(json.dumps({"companies": [{"code": "ACME", "name": "Acme", "users": [
@@ -97,8 +92,7 @@ def test_serve_seed_signals_and_restart(tmp_path):
     user_id, token = body["data"]["userId"], body["data"]["token"]
     pids = _stop(proc, signal.SIGTERM)
     assert len(pids) >= 2
-    time.sleep(0.5)
-    assert not [p for p in pids if _alive(p)], "embedded servers left behind"
+    assert not still_alive(pids), "embedded servers left behind"
     assert (data / "mongo").is_dir() and (data / "redis").is_dir()
 
     proc, port = _start(data, "--seed", str(seed))  # seeding twice changes nothing
@@ -110,8 +104,7 @@ def test_serve_seed_signals_and_restart(tmp_path):
         assert me["id"] == user_id and me["companyName"] == "Acme"  # session and data kept
     finally:
         pids = _stop(proc, signal.SIGINT)
-    time.sleep(0.5)
-    assert not [p for p in pids if _alive(p)]
+    assert not still_alive(pids)
 
 
 def test_create_company_and_user_commands(tmp_path):
@@ -180,8 +173,7 @@ def test_sigterm_during_conversion_finishes_it_then_exits(tmp_path):
     worker.join(60)
     assert result.get("status") == 200, result.get("error")
     assert result["type"] == "application/pdf" and bytes(result["data"])[:5] == b"%PDF-"
-    time.sleep(0.5)
-    assert not [p for p in pids if _alive(p)]
+    assert not still_alive(pids)
 
 
 def test_default_data_dir_is_relative_to_the_working_directory(tmp_path):
@@ -296,8 +288,7 @@ def test_first_run_prints_a_setup_address_that_works_once(tmp_path):
             "username": "owner2", "password": "owner password"})
         assert status == 404
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
+        stop_process(proc)
         log_file.close()
     logs = (tmp_path / "stderr.log").read_text()
     assert token not in logs  # the address goes to the person, not into the log

@@ -22,6 +22,7 @@ from tests.archive_fixtures import tgz_of, zip_of
 from tests.conftest import DOCS_CALLER_COMPANY, post_form
 from tests.local_http import download
 from tests.pdf_fixtures import tiny_png
+from tests.tree_walk import marko_nodes
 from tornado_app.app import make_app
 
 PNG = tiny_png()
@@ -40,18 +41,12 @@ def destinations(markdown: str) -> list[str]:
     left out, as renderers that know it do), plus the ``src`` of raw ``<img>`` tags
     (Obsidian embeds with a size become one)."""
     out: list[str] = []
-
-    def walk(node) -> None:
+    body = re.sub(r"\A---\r?\n.*?^---\r?$", "", markdown, count=1, flags=re.S | re.M)
+    for node in marko_nodes(marko.Markdown().parse(body)):  # front matter is not Markdown
         if isinstance(node, marko.inline.Link | marko.inline.Image):
             out.append(node.dest)
         if isinstance(node, marko.inline.InlineHTML | marko.block.HTMLBlock):
             out.extend(re.findall(r'src="([^"]*)"', str(node.children)))
-        for child in getattr(node, "children", []) or []:
-            if not isinstance(child, str):
-                walk(child)
-
-    body = re.sub(r"\A---\r?\n.*?^---\r?$", "", markdown, count=1, flags=re.S | re.M)
-    walk(marko.Markdown().parse(body))  # front matter is metadata, not Markdown
     return out
 
 

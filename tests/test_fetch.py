@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tests.local_http import LocalServer, body, hang, redirect
-from tornado_app.docs.fetch import FetchFailed, FetchRefused, fetch, is_public_address
+from tornado_app.docs.fetch import (
+    FetchFailed,
+    FetchRefused,
+    fetch,
+    fetch_to_file,
+    is_public_address,
+)
 
 
 @pytest.fixture
@@ -73,3 +79,23 @@ async def test_time_cap(io_loop, server):
 async def test_http_error_status(io_loop, server):
     with pytest.raises(FetchFailed, match="404"):
         await fetch(server.url("/missing"), allow_private=True, max_bytes=1000, timeout=5)
+
+
+async def test_fetch_to_file_streams_the_body_into_the_file(io_loop, server, tmp_path):
+    data = bytes(range(256)) * 4000
+    server.routes.update({"/img": body(data, "image/png"), "/go": redirect("/img")})
+    path = tmp_path / "img"
+    got = await fetch_to_file(server.url("/go"), str(path), allow_private=True,
+                              max_bytes=2_000_000, timeout=5)
+    assert path.read_bytes() == data and got.size == len(data)
+    assert got.head == data[:512] and got.content_type == "image/png"
+    assert got.url.endswith("/img")
+
+
+async def test_fetch_to_file_removes_the_file_past_the_cap(io_loop, server, tmp_path):
+    server.routes["/big"] = body(b"x" * 50_000)
+    path = tmp_path / "big"
+    with pytest.raises(FetchFailed) as info:
+        await fetch_to_file(server.url("/big"), str(path), allow_private=True,
+                            max_bytes=10_000, timeout=5)
+    assert info.value.too_large and not path.exists()

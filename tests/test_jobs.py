@@ -20,7 +20,7 @@ import tornado.web
 from redis.asyncio import Redis
 
 from store import api_keys
-from store.job_queue import STREAM, JobQueue
+from store.job_queue import ACTIVE, STREAM, JobQueue, stream_key
 from tests.archive_fixtures import tgz_of
 from tests.conftest import DOCS_CALLER_COMPANY, post_form
 from tests.pdf_fixtures import tiny_png
@@ -70,7 +70,8 @@ def test_dead_consumers_job_is_claimed_and_fails_after_three_starts(redis_server
         assert await queue.start(last, "c4") is None  # not run a fourth time
         ended = await queue.get("co1", record["id"])
         assert ended["state"] == "failed" and "started 3 times" in ended["msg"]
-        assert await redis.xlen(STREAM) == 0  # acknowledged and gone
+        assert await redis.xlen(stream_key("co1")) == 0  # acknowledged and gone
+        assert not await redis.smembers(ACTIVE)  # and its empty stream with it
         assert await queue.next("c5", block_ms=50) is None
         await redis.aclose()
 
@@ -87,12 +88,33 @@ def test_a_live_consumer_keeps_its_job_and_a_handed_back_job_moves_at_once(redis
         await queue.start(mine, "c1")
         for _ in range(4):  # alive: touches more often than the idle limit
             await asyncio.sleep(0.1)
-            await queue.touch("c1", mine.message_id)
+            await queue.touch("c1", mine)
             assert await queue.next("c2", block_ms=10) is None
         await queue.hand_back("c1", mine)  # shutdown: no waiting for the idle limit
         taken = await queue.next("c2", block_ms=10)
         assert taken is not None and taken.job_id == record["id"]
         assert (await queue.start(taken, "c2"))["attempts"] == 1  # the hand-back did not count
+        await redis.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_entries_left_on_the_single_stream_of_an_earlier_release_still_run(redis_server):
+    """A rolling upgrade: an old ``serve`` queued on ``ds:jobq``; a new consumer runs it."""
+    async def scenario() -> None:
+        redis = Redis.from_url(redis_server.url, decode_responses=True)
+        await redis.flushdb()
+        queue = JobQueue(redis, claim_idle_ms=60_000)
+        record = await queue.submit("co1", "archive", {"key": "k", "name": "a.tgz"})
+        taken = await queue.next("c0", block_ms=10)  # take it off the company's stream ...
+        await queue.ack(taken)
+        await redis.xgroup_create(STREAM, "ds:workers", id="0", mkstream=True)
+        await redis.xadd(STREAM, {"job": record["id"], "company": "co1"})  # ... as old code did
+        legacy = await queue.next("c1", block_ms=10)
+        assert legacy is not None and legacy.job_id == record["id"] and legacy.stream == STREAM
+        assert (await queue.start(legacy, "c1"))["state"] == "running"
+        await queue.ack(legacy)
+        assert not await redis.exists(STREAM) and await queue.next("c1", block_ms=10) is None
         await redis.aclose()
 
     asyncio.run(scenario())

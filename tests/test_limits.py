@@ -21,6 +21,7 @@ import pytest
 
 from render_pool import archives
 from tests.conftest import DOCS_CALLER_COMPANY, docs_caller_company, post_form
+from tests.processes import stop_process
 from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,8 +51,7 @@ def served(redis_server, mongo_server, tmp_path):
                 time.sleep(0.2)
         yield proc, port
     finally:
-        proc.terminate()
-        proc.wait(30)
+        stop_process(proc)
 
 
 def _send_huge_json(port: int, chunked: bool) -> str:

@@ -30,6 +30,7 @@ from render_pool.links import (
     rewrite_html,
     rewrite_markdown,
 )
+from tests.tree_walk import marko_nodes
 
 # --------------------------------------------------------------------------- helpers
 
@@ -37,17 +38,8 @@ from render_pool.links import (
 def md_destinations(text: str) -> list[str]:
     """Link and image destinations as a CommonMark parser (marko) sees them."""
     doc = marko.Markdown().parse(text)
-    out: list[str] = []
-
-    def walk(node) -> None:
-        if isinstance(node, marko.inline.Link | marko.inline.Image):
-            out.append(node.dest)
-        for child in getattr(node, "children", []) or []:
-            if not isinstance(child, str):
-                walk(child)
-
-    walk(doc)
-    return out
+    return [node.dest for node in marko_nodes(doc)
+            if isinstance(node, marko.inline.Link | marko.inline.Image)]
 
 
 def html_attrs(html: str, tag: str, attr: str) -> list[str]:

@@ -450,7 +450,8 @@ def _stage(live: Live) -> str:
 # ----------------------------------------------------------------------- fuzz adjustments
 URL_FIELDS = ("source_url", "markdown_url", "cover_url", "logo_url")
 ENDPOINT_FIELDS = ("endpoint", "public")
-RESTORES_STORAGE = {("POST", "/config/storage"), ("GET", "/config/load_profile")}
+RESTORES_STORAGE = {("POST", "/config/storage"), ("GET", "/config/load_profile"),
+                    ("POST", "/config/load_profile")}
 
 
 def _pick(value: Any, n: int) -> int:

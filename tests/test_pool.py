@@ -8,8 +8,16 @@ import os
 import pytest
 
 from render_pool.errors import CorruptDocument
-from render_pool.pool import JobTimeout, PoolBusy, RenderPool, WorkerCrashed
+from render_pool.pool import (
+    JobTimeout,
+    MemoryLimitExceeded,
+    PoolBusy,
+    RenderPool,
+    WorkerCrashed,
+)
 from tests import pool_jobs
+
+pytestmark = pytest.mark.slow  # each test starts a process pool
 
 
 @pytest.fixture
@@ -20,34 +28,35 @@ def pool():
 
 
 async def test_runs_jobs_in_other_processes(io_loop, pool):
-    assert await pool.run(pool_jobs.echo, {"a": [1, 2]}) == {"a": [1, 2]}
-    assert await pool.run(pool_jobs.pid) != os.getpid()
+    assert await pool.run(pool_jobs.echo, {"a": [1, 2]}, tenant="co") == {"a": [1, 2]}
+    assert await pool.run(pool_jobs.pid, tenant="co") != os.getpid()
 
 
 async def test_engine_errors_keep_their_code(io_loop, pool):
     with pytest.raises(CorruptDocument) as info:
-        await pool.run(pool_jobs.corrupt)
+        await pool.run(pool_jobs.corrupt, tenant="co")
     assert info.value.code == 40003 and "not a document" in info.value.message
 
 
 async def test_queue_is_bounded(io_loop, pool):
-    running = [asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 1.0, i)) for i in range(3)]
+    running = [asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 1.0, i, tenant="co"))
+               for i in range(3)]
     await asyncio.sleep(0.05)
     with pytest.raises(PoolBusy) as info:
-        await pool.run(pool_jobs.echo, 1)
+        await pool.run(pool_jobs.echo, 1, tenant="co")
     assert info.value.code == 50301
     assert sorted(await asyncio.gather(*running)) == [0, 1, 2]
-    assert await pool.run(pool_jobs.echo, "after") == "after"
+    assert await pool.run(pool_jobs.echo, "after", tenant="co") == "after"
 
 
 async def test_timeout_replaces_stuck_worker_and_others_survive(io_loop, pool):
-    slow_ok = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 1.5, "survivor"))
+    slow_ok = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 1.5, "survivor", tenant="co"))
     with pytest.raises(JobTimeout) as info:
-        await pool.run(pool_jobs.sleep_then, 60, "never", timeout=0.5)
+        await pool.run(pool_jobs.sleep_then, 60, "never", timeout=0.5, tenant="co")
     assert info.value.code == 50401
     assert pool.restarts == 1
     assert await slow_ok == "survivor"
-    assert await pool.run(pool_jobs.echo, "next") == "next"
+    assert await pool.run(pool_jobs.echo, "next", tenant="co") == "next"
 
 
 async def test_stuck_job_kills_only_its_own_worker(io_loop, tmp_path):
@@ -55,15 +64,18 @@ async def test_stuck_job_kills_only_its_own_worker(io_loop, tmp_path):
     and finish on time, the stuck one answers 50401 and only its worker is replaced."""
     pool = RenderPool(4, queue_limit=0, job_timeout=30, memory_limit_mb=1000)
     try:
-        await asyncio.gather(*(pool.run(pool_jobs.sleep_then, 0.3, i) for i in range(4)))
+        await asyncio.gather(*(pool.run(pool_jobs.sleep_then, 0.3, i, tenant="co")
+                               for i in range(4)))
         before = set(pool.worker_pids())
         assert len(before) == 4
         log = tmp_path / "runs.txt"
         loop = asyncio.get_running_loop()
         start = loop.time()
-        healthy = [asyncio.ensure_future(pool.run(pool_jobs.record_then, str(log), 1.5, i))
+        healthy = [asyncio.ensure_future(pool.run(pool_jobs.record_then, str(log), 1.5, i,
+                                                  tenant="co"))
                    for i in range(3)]
-        stuck = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 600, "never", timeout=0.5))
+        stuck = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 600, "never", timeout=0.5,
+                                               tenant="co"))
         with pytest.raises(JobTimeout) as info:
             await stuck
         assert info.value.code == 50401
@@ -77,7 +89,7 @@ async def test_stuck_job_kills_only_its_own_worker(io_loop, tmp_path):
             for _ in range(50):  # SIGKILL is asynchronous; the zombie is reaped shortly
                 os.kill(killed, 0)
                 await asyncio.sleep(0.1)
-        assert await pool.run(pool_jobs.echo, "next") == "next"
+        assert await pool.run(pool_jobs.echo, "next", tenant="co") == "next"
     finally:
         pool.close(wait=False)
 
@@ -86,10 +98,11 @@ async def test_time_limit_starts_when_the_job_starts(io_loop):
     """A job that waited in the queue longer than its limit still runs to completion."""
     pool = RenderPool(1, queue_limit=2, job_timeout=30, memory_limit_mb=1000)
     try:
-        await pool.run(pool_jobs.echo, "warm")
-        first = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 1.5, "first", timeout=10))
+        await pool.run(pool_jobs.echo, "warm", tenant="co")
+        first = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 1.5, "first", timeout=10,
+                                               tenant="co"))
         await asyncio.sleep(0.05)
-        second = await pool.run(pool_jobs.sleep_then, 0.2, "second", timeout=1.0)
+        second = await pool.run(pool_jobs.sleep_then, 0.2, "second", timeout=1.0, tenant="co")
         assert (await first, second) == ("first", "second")
         assert pool.restarts == 0
     finally:
@@ -98,16 +111,55 @@ async def test_time_limit_starts_when_the_job_starts(io_loop):
 
 async def test_crashed_worker_is_recovered(io_loop, pool):
     with pytest.raises(WorkerCrashed):
-        await pool.run(pool_jobs.crash)
+        await pool.run(pool_jobs.crash, tenant="co")
     assert pool.restarts >= 1
-    assert await pool.run(pool_jobs.echo, "alive") == "alive"
+    assert await pool.run(pool_jobs.echo, "alive", tenant="co") == "alive"
 
 
 async def test_memory_guard_retires_a_bloated_worker(io_loop, pool):
-    fat_pid = await pool.run(pool_jobs.hog, 600)
+    """Under its hard limit (400 MB) a worker that grew past the resident bound is retired
+    after the job, which still succeeds."""
+    await pool.run(pool_jobs.hog, 200, tenant="co")
+    assert pool.restarts == 0
+    pool.memory_limit_mb = 150  # the after-job bound only: the workers keep their own limit
+    fat_pid = await pool.run(pool_jobs.hog, 200, tenant="co")
     assert pool.restarts == 1
-    pids = {await pool.run(pool_jobs.pid) for _ in range(4)}
+    pids = {await pool.run(pool_jobs.pid, tenant="co") for _ in range(4)}
     assert fat_pid not in pids
+
+
+async def test_hard_limit_fails_the_job_and_replaces_its_worker(io_loop, pool):
+    """A job that allocates past the worker's hard limit answers 41301 with the limit in
+    the message, while it runs (not after), its worker is replaced, and the other slot's
+    job and the next job succeed."""
+    assert await pool.run(pool_jobs.address_limit, tenant="co") == 400 * 1024 * 1024
+    beside = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 1.0, "beside", tenant="co"))
+    fat_pid = await pool.run(pool_jobs.pid, tenant="co")
+    with pytest.raises(MemoryLimitExceeded) as info:
+        await pool.run(pool_jobs.hog, 2000, tenant="co")
+    assert info.value.code == 41301 and "400 MB" in info.value.message
+    assert pool.restarts == 1
+    assert await beside == "beside"
+    assert await pool.run(pool_jobs.echo, "next", tenant="co") == "next"
+    with pytest.raises(MemoryLimitExceeded):  # an engine that wraps the MemoryError too
+        await pool.run(pool_jobs.wrapped_hog, 2000, tenant="co")
+    pids = {await pool.run(pool_jobs.pid, tenant="co") for _ in range(4)}
+    assert fat_pid not in pids
+
+
+async def test_chromium_prints_under_the_hard_limit(io_loop):
+    """Chromium and its driver are started outside the worker's limit: a worker limited to
+    300 MB, far below what Chromium reserves, still prints a PDF, and keeps its limit."""
+    pool = RenderPool(1, queue_limit=1, job_timeout=60, memory_limit_mb=300)
+    try:
+        pdf = await pool.run(pool_jobs.print_pdf, tenant="co")
+        assert pdf.startswith(b"%PDF-") and len(pdf) > 500
+        assert await pool.run(pool_jobs.address_limit, tenant="co") == 300 * 1024 * 1024
+        with pytest.raises(MemoryLimitExceeded):
+            await pool.run(pool_jobs.hog, 400, tenant="co")
+        assert (await pool.run(pool_jobs.print_pdf, tenant="co")).startswith(b"%PDF-")
+    finally:
+        pool.close(wait=False)
 
 
 async def test_a_caller_that_leaves_frees_its_slot(io_loop):
@@ -115,16 +167,16 @@ async def test_a_caller_that_leaves_frees_its_slot(io_loop):
     job is over; later jobs still run."""
     pool = RenderPool(1, queue_limit=4, job_timeout=30, memory_limit_mb=1000)
     try:
-        starting = asyncio.ensure_future(pool.run(pool_jobs.echo, "never seen"))
+        starting = asyncio.ensure_future(pool.run(pool_jobs.echo, "never seen", tenant="co"))
         await asyncio.sleep(0)  # it holds the slot while the worker starts
-        queued = asyncio.ensure_future(pool.run(pool_jobs.echo, "queued"))
+        queued = asyncio.ensure_future(pool.run(pool_jobs.echo, "queued", tenant="co"))
         await asyncio.sleep(0)
         starting.cancel()
         queued.cancel()
-        running = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 0.5, "left"))
+        running = asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 0.5, "left", tenant="co"))
         await asyncio.sleep(0.2)
         running.cancel()
-        assert await asyncio.wait_for(pool.run(pool_jobs.echo, "after"), 20) == "after"
+        assert await asyncio.wait_for(pool.run(pool_jobs.echo, "after", tenant="co"), 20) == "after"
         assert pool.in_flight == 0 and pool.restarts == 0
     finally:
         pool.close(wait=False)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import zipfile
-from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 import pytest
@@ -43,21 +42,9 @@ from tests.docx_fixtures import (
     build_feature_docx,
     replace_part,
 )
+from tests.tree_walk import model_nodes as walk
 
 DATA = Path(__file__).parent / "data" / "docx"
-
-
-def walk(nodes):
-    """All nodes below ``nodes`` (depth first)."""
-    out = []
-    for n in nodes:
-        out.append(n)
-        if is_dataclass(n):
-            for f in fields(n):
-                v = getattr(n, f.name)
-                if isinstance(v, list):
-                    out.extend(walk(v))
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from ../shared/corpus only)."""
 from __future__ import annotations
 
 import re
-from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 import pytest
@@ -26,23 +25,12 @@ from render_pool.model import (
 from render_pool.readers.docx import read_docx
 from render_pool.writers.markdown import write_markdown
 from tests.docx_fixtures import body_words
+from tests.tree_walk import model_nodes as walk
 
 DATA = Path(__file__).parent / "data" / "docx"
 DOCLING = sorted((DATA / "docling").glob("*.docx"))
 OTHERS = sorted((DATA / "mammoth").glob("*.docx")) + sorted((DATA / "markitdown").glob("*.docx"))
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-
-
-def walk(nodes):
-    out = []
-    for n in nodes:
-        out.append(n)
-        if is_dataclass(n):
-            for f in fields(n):
-                v = getattr(n, f.name)
-                if isinstance(v, list):
-                    out.extend(walk(v))
-    return out
 
 
 def _strip_number(text: str) -> str:

@@ -27,24 +27,12 @@ from render_pool.model import (
 from render_pool.readers import pdf as pdf_reader
 from render_pool.readers.pdf import read_pdf
 from tests import pdf_fixtures
+from tests.tree_walk import model_nodes as walk
 
 DATA = Path(__file__).resolve().parent / "data" / "pdf"
 GEN = DATA / "generated"
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 DOCLING = CORPUS / "docling" / "pdf"
-
-
-def walk(blocks):
-    """Every block, depth first, including blocks inside list items and table cells."""
-    for b in blocks:
-        yield b
-        if isinstance(b, ListBlock):
-            for item in b.items:
-                yield from walk(item.blocks)
-        elif isinstance(b, Table):
-            for row in b.rows:
-                for cell in row.cells:
-                    yield from walk(cell.blocks)
 
 
 def headings(doc: Document) -> list[tuple[int, str]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from store.objects import ObjectStore
 from tests.archive_fixtures import tgz_of
 from tests.conftest import multipart
 from tests.pdf_fixtures import tiny_png
+from tests.processes import stop_process
 from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ USER_PASSWORD = "replica user pw"
 OPERATOR = "replica-operator-token"  # the docs caller of calls that name none
 AUTH_FACE = ("/api/auth/", "/api/users", "/api/keys", "/health")
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]  # processes
 
 
 @dataclass
@@ -129,14 +129,7 @@ def _wait_healthy(replica: Replica, timeout: float = 60) -> None:
 
 def _stop(replica: Replica) -> int:
     """SIGTERM, then wait; kills it if it does not exit in time. Returns the exit code."""
-    if replica.process.poll() is None:
-        replica.process.send_signal(signal.SIGTERM)
-        try:
-            replica.process.wait(30)
-        except subprocess.TimeoutExpired:
-            replica.process.kill()
-            replica.process.wait(10)
-    return replica.process.returncode
+    return stop_process(replica.process)
 
 
 @pytest.fixture(scope="module")

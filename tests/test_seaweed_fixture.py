@@ -15,6 +15,9 @@ import pytest
 from store.objects import ObjectStore
 from store.storage_config import StorageConfig
 from tornado_app.embedded.seaweed import KEYS_FILE, SeaweedError, find_weed, start_seaweed
+from tornado_app.embedded.seaweed_security import SECURITY_FILE
+
+pytestmark = pytest.mark.slow  # starts SeaweedFS processes
 
 
 def listening_addresses(pid: int) -> set[tuple[str, int]]:
@@ -64,6 +67,14 @@ def test_start_loopback_only_and_restart_keeps_keys_and_data(tmp_path: Path) -> 
         cred = keys["identities"][0]["credentials"][0]
         assert (cred["accessKey"], cred["secretKey"]) == (handle.access, handle.secret)
         assert stat.S_IMODE((data_dir / KEYS_FILE).stat().st_mode) == 0o600
+        # the secrets that lock its other ports: owner-only, the CA key gone once it signed
+        assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700
+        assert stat.S_IMODE((data_dir / SECURITY_FILE).stat().st_mode) == 0o600
+        assert stat.S_IMODE((data_dir / "tls").stat().st_mode) == 0o700
+        assert stat.S_IMODE((data_dir / "tls" / "node.key").stat().st_mode) == 0o600
+        assert sorted(p.name for p in (data_dir / "tls").iterdir()) == [
+            "ca.crt", "node.crt", "node.key", "node.pem"]
+        security = (data_dir / SECURITY_FILE).read_text()
         store = ObjectStore(config(handle))
         assert store.test_connection()["bucket_exists"]  # created at start-up
         store.put_bytes("kept.txt", b"survives restarts")
@@ -80,6 +91,7 @@ def test_start_loopback_only_and_restart_keeps_keys_and_data(tmp_path: Path) -> 
     try:
         assert (again.access, again.secret) == (handle.access, handle.secret)
         assert again.endpoint == handle.endpoint  # ports reused while free
+        assert (data_dir / SECURITY_FILE).read_text() == security  # same JWT keys and certs
         assert ObjectStore(config(again)).get_bytes("kept.txt") == b"survives restarts"
     finally:
         again.stop()
@@ -117,3 +129,10 @@ def test_binary_that_dies_gives_log(tmp_path: Path) -> None:
 
 def test_find_weed_in_this_venv() -> None:
     assert Path(find_weed()).name == "weed"
+
+
+def test_missing_openssl_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    weed = find_weed()
+    monkeypatch.setenv("PATH", str(tmp_path))  # no openssl: no certificates, no start
+    with pytest.raises(SeaweedError, match="apt-get install openssl"):
+        start_seaweed(tmp_path / "data", weed=weed, timeout=5)

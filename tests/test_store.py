@@ -43,8 +43,26 @@ async def test_company_codes_unique_and_ids_increase(db):
     with pytest.raises(companies.CompanyExists):
         await _company(db, "A")
     assert (await companies.get_by_code(db, "A")) == a
-    assert await companies.get_by_code(db, "a") is None  # codes are case-sensitive
+    assert (await companies.get_by_code(db, "a")) == a  # compared case-insensitively
+    with pytest.raises(companies.CompanyExists):  # and unique under case folding
+        await _company(db, "a")
+    assert (await companies.get_by_code(db, "A")).code == "A"  # stored as entered
     assert (await companies.get_by_id(db, b.id)) == b
+
+
+async def test_company_codes_stored_before_the_key_keep_working(db):
+    """Old data without ``codeKey`` (even two codes differing only in case) survives the
+    index migration: each signs in with its exact code, any case finds the first."""
+    await db.companies.drop_index("codeKey_1")
+    await db.companies.insert_many([{"_id": 901, "code": "Old", "name": "Old Ltd"},
+                                    {"_id": 902, "code": "OLD", "name": "Older Ltd"}])
+    await indexes.ensure_indexes(db)
+    await indexes.ensure_indexes(db)  # idempotent
+    assert (await companies.get_by_code(db, "old")).id == 901
+    assert (await companies.get_by_code(db, "Old")).id == 901
+    assert (await companies.get_by_code(db, "OLD")).id == 902
+    with pytest.raises(companies.CompanyExists):
+        await _company(db, "oLD")
 
 
 async def test_usernames_unique_per_company_only(db):

@@ -342,6 +342,8 @@ def test_users_admin_flow(page):
     page.keyboard.type("sam.lee")
     page.keyboard.press("Tab")
     page.keyboard.type("sam-password-1")
+    page.keyboard.press("Tab")  # Show password
+    page.keyboard.press("Tab")  # Generate password
     page.keyboard.press("Tab")
     page.keyboard.type("Sam Lee")
     page.keyboard.press("Tab")
@@ -363,9 +365,13 @@ def test_users_admin_flow(page):
     page.locator("#view").get_by_text("sam.lee is now called Samuel Lee.").wait_for()
     # change role
     sam.get_by_label("Role of Samuel Lee").select_option("REVIEWER")
+    page.get_by_role("dialog", name="Make Samuel Lee Reviewer?").get_by_role(
+        "button", name="Make Reviewer").click()
     page.locator("#view").get_by_text("Samuel Lee is now Reviewer.").wait_for()
     # disable
     sam.get_by_role("button", name="Disable Samuel Lee").click()
+    page.get_by_role("dialog", name="Disable Samuel Lee?").get_by_role(
+        "button", name="Disable").click()
     page.locator("#view").get_by_text("Samuel Lee is disabled.").wait_for()
     assert sam.locator(".badge").inner_text() == "Disabled"
     assert sam.get_by_role("button", name="Enable Samuel Lee").is_visible()
@@ -396,6 +402,8 @@ def test_users_admin_flow(page):
     # error next to the action: the last active admin cannot demote itself
     admin = page.locator('tr[data-username="admin"]')
     admin.get_by_label("Role of Ada Admin").select_option("ANNOTATOR")
+    page.get_by_role("dialog", name="Make Ada Admin Annotator?").get_by_role(
+        "button", name="Make Annotator").click()
     row_alert = page.locator(".row-error[role=alert]")
     row_alert.wait_for()
     assert "without an active ADMIN" in row_alert.inner_text()
@@ -711,11 +719,13 @@ def test_save_to_storage_shows_both_links(page, base_url, request):
     saved = page.get_by_role("region", name="Saved to storage")
     saved.wait_for()
     links = saved.locator("a.link-url")
-    assert links.count() == 2
+    links.first.wait_for()
+    # a private bucket: the presigned link only (with its lifetime), no direct link
     terms = saved.locator("dt").all_inner_texts()
-    assert terms[0].startswith("Direct link") and terms[1].startswith("Presigned link")
+    assert len(terms) == 1 and terms[0].startswith("Presigned link")
+    assert "Valid for 24 hours" in terms[0]
     assert saved.get_by_role("button", name="Copy presigned link").is_visible()
-    with urllib.request.urlopen(links.nth(1).get_attribute("href"), timeout=10) as resp:
+    with urllib.request.urlopen(links.first.get_attribute("href"), timeout=10) as resp:
         assert b"# Introduction" in resp.read()
     shot(page, "24-convert-saved")
     # Markdown to PDF, saved
@@ -723,7 +733,7 @@ def test_save_to_storage_shows_both_links(page, base_url, request):
     page.get_by_role("button", name="Save to storage").click()
     saved = page.get_by_role("region", name="Saved to storage")
     saved.wait_for(timeout=60000)
-    with urllib.request.urlopen(saved.locator("a.link-url").nth(1).get_attribute("href"),
+    with urllib.request.urlopen(saved.locator("a.link-url").first.get_attribute("href"),
                                 timeout=10) as resp:
         assert resp.read().startswith(b"%PDF")
 

@@ -37,6 +37,7 @@ from render_pool.model import (
 from render_pool.writers.common import table_grid
 from render_pool.writers.markdown import write_markdown
 from tests.model_samples import NASTY, PNG, P, cell, full_document, rich_table, simple_table
+from tests.tree_walk import marko_nodes
 
 
 def parse(text: str):
@@ -51,16 +52,8 @@ def kind(node) -> str:
     return type(node).__name__
 
 
-def walk(node):
-    yield node
-    children = getattr(node, "children", None)
-    if isinstance(children, list):
-        for c in children:
-            yield from walk(c)
-
-
 def find(node, name: str) -> list:
-    return [n for n in walk(node) if kind(n) == name]
+    return [n for n in marko_nodes(node) if kind(n) == name]
 
 
 def text(node) -> str:

@@ -7,9 +7,7 @@ import logging
 import re
 import struct
 import subprocess
-import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -36,8 +34,10 @@ from render_pool.model import (
 from render_pool.writers.pdf import PdfOptions, list_themes, write_pdf
 from render_pool.writers.pdf_layout import collect_headings
 from render_pool.writers.pdf_style import check_css, highlight_code
+from tests import local_http
 
-pytestmark = pytest.mark.skipif(find_chromium() is None, reason="no chromium")
+pytestmark = [pytest.mark.skipif(find_chromium() is None, reason="no chromium"),
+              pytest.mark.slow]  # Chromium
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 LOREM = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor. " * 28
 
@@ -346,22 +346,8 @@ def test_css_text_applies_after_theme_and_cannot_escape_style():
 
 @pytest.fixture
 def counting_server():
-    hits: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            hits.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", hits
-    server.shutdown()
-    server.server_close()
+    with local_http.counting_server() as served:
+        yield served
 
 
 def test_raw_html_script_does_not_run_and_nothing_is_fetched(counting_server):

@@ -4,7 +4,10 @@
 Refused unless the operator lists the endpoint in ``STORAGE_ALLOWED_ENDPOINTS`` (the embedded
 storage and the ``S3_*`` storage are always allowed): loopback, link-local, unspecified,
 multicast and cloud metadata addresses, also when written inside an IPv6 address
-(``::ffff:127.0.0.1``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``). Private ranges are allowed
+(IPv4-mapped ``::ffff:127.0.0.1``, IPv4-translated ``::ffff:0:127.0.0.1``, IPv4-compatible
+``::127.0.0.1``, NAT64 ``64:ff9b::/96`` and local-use NAT64 ``64:ff9b:1::/48``, 6to4
+``2002::/16``). The same reading serves the SSRF guard of remote fetches
+(``tornado_app.docs.fetch``). Private ranges are allowed
 (MinIO on the LAN is normal) unless ``STORAGE_DENY_PRIVATE=1``.
 
 :func:`decide` is the pure decision on addresses already resolved; :func:`check_endpoint`
@@ -27,6 +30,9 @@ METADATA_ADDRESSES = frozenset({
     ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
 })
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
+LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215, any RFC 6052 length in it
+IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # RFC 2765 ::ffff:0:a.b.c.d
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d (:: and ::1 too)
 SIX_TO_FOUR = ipaddress.ip_network("2002::/16")
 
 
@@ -52,24 +58,46 @@ class AddressPolicy:
                                         or f"[{host}]:{port}" in self.allowed)
 
 
-def embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries (IPv4-mapped, NAT64, 6to4), else None."""
+def _rfc6052(value: int, prefix_len: int) -> ipaddress.IPv4Address:
+    """The IPv4 address inside an IPv4-embedded IPv6 address with a ``prefix_len`` prefix
+    (RFC 6052 2.2: bits 64-71 are skipped)."""
+    octets = value.to_bytes(16, "big")
+    if prefix_len == 96:
+        return ipaddress.IPv4Address(octets[12:16])
+    return ipaddress.IPv4Address((octets[prefix_len // 8:8] + octets[9:])[:4])
+
+
+def embedded_ipv4s(ip: IPAddress) -> tuple[ipaddress.IPv4Address, ...]:
+    """Every IPv4 address an IPv6 address may carry: IPv4-mapped, IPv4-translated,
+    IPv4-compatible, NAT64 (``64:ff9b::/96``), local-use NAT64 (``64:ff9b:1::/48``, read
+    at each RFC 6052 prefix length a network may use inside it: /48, /56, /64, /96) and
+    6to4; empty for an address that carries none."""
     if not isinstance(ip, ipaddress.IPv6Address):
-        return None
+        return ()
+    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip in NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    if ip in SIX_TO_FOUR:
-        return ip.sixtofour
-    return None
+        return (ip.ipv4_mapped,)
+    if ip in NAT64 or ip in IPV4_TRANSLATED or ip in IPV4_COMPATIBLE:
+        return (low32,)
+    if ip in LOCAL_NAT64:  # an all-zero reading is another length's padding, not a host
+        readings = (_rfc6052(int(ip), n) for n in (48, 56, 64, 96))
+        return tuple(dict.fromkeys(r for r in readings if int(r)))
+    if ip in SIX_TO_FOUR and ip.sixtofour is not None:
+        return (ip.sixtofour,)
+    return ()
+
+
+def embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
+    """The (first) IPv4 address an IPv6 address carries, else None (see
+    :func:`embedded_ipv4s`)."""
+    found = embedded_ipv4s(ip)
+    return found[0] if found else None
 
 
 def address_kind(ip: IPAddress) -> str:
     """``metadata``, ``loopback``, ``link-local``, ``unspecified``, ``multicast``, ``private``
-    or ``public``; an IPv6 address carrying an IPv4 one is judged by both (the worse wins)."""
-    inner = embedded_ipv4(ip)
-    kinds = [_kind(ip)] + ([_kind(inner)] if inner is not None else [])
+    or ``public``; an IPv6 address carrying IPv4 ones is judged by all (the worst wins)."""
+    kinds = [_kind(ip)] + [_kind(inner) for inner in embedded_ipv4s(ip)]
     order = ("metadata", "loopback", "link-local", "unspecified", "multicast", "private",
              "public")
     return min(kinds, key=order.index)

@@ -49,3 +49,13 @@ def client_address(peer: str, forwarded_for: str | None, networks: Sequence[Netw
         if not _trusted(addr, networks):
             break
     return client
+
+
+def forwarded_proto(peer: str, header: str | None, networks: Sequence[Network]) -> str | None:
+    """The scheme a trusted proxy says the client used (``X-Forwarded-Proto``: its last
+    entry, the one the trusted peer wrote), or None: from any other peer the header is
+    ignored, so a client cannot claim ``https`` to pass an Origin check."""
+    if not networks or not header or not _trusted(_ip(peer), networks):
+        return None
+    proto = header.split(",")[-1].strip().lower()
+    return proto if proto in ("http", "https") else None

@@ -1,13 +1,19 @@
 """Browser safety in one place (see README "Security model"):
 
 - ``Host`` must be one of ``PUBLIC_HOSTS`` when that is set (DNS rebinding), checked before
-  routing (HTTP 421);
+  routing (HTTP 421); under ``DOCS_AUTH=none`` (no credential protects anything) only
+  loopback names (``localhost``, ``127.x.x.x``, ``[::1]``) and ``PUBLIC_HOSTS`` are served,
+  so a page whose name was rebound to 127.0.0.1 cannot reach the service;
 - a state-changing request (POST/PUT/PATCH/DELETE) with an ``Origin`` must come from this
-  origin or one of ``ALLOWED_ORIGINS``; without ``Origin``, a request with an
-  ``Authorization`` header (a script) passes, and a form-style body (what a cross-site HTML
-  form can send) is refused when no credential protects it (``DOCS_AUTH=none``; with caller
-  auth on it has no credential and is answered 401);
+  origin (scheme, host and port: the scheme is the connection's, or ``X-Forwarded-Proto``
+  from a ``TRUSTED_PROXIES`` peer) or one of ``ALLOWED_ORIGINS``; without ``Origin``, a
+  request with an ``Authorization`` header (a script) passes, and a form-style body (what a
+  cross-site HTML form can send) is refused when no credential protects it
+  (``DOCS_AUTH=none``; with caller auth on it has no credential and is answered 401);
 - a docs request a browser marks ``Sec-Fetch-Site: cross-site`` needs an allowed origin;
+- a GET that changes state (``GET /config/load_profile``) needs a credential header
+  (``Authorization``) or ``Sec-Fetch-Site: same-origin``: a cross-site page can make a
+  browser send a GET (an image, a link) but can set neither;
 - CORS headers only for ``ALLOWED_ORIGINS`` (none by default), including preflights.
 """
 
@@ -18,6 +24,8 @@ from typing import Any
 
 import tornado.httputil
 import tornado.web
+
+from tornado_app.callers import is_loopback_host
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
@@ -51,10 +59,13 @@ def normalise_origin(origin: str) -> str:
     return origin.strip().rstrip("/").lower()
 
 
-def same_origin(origin: str, host: str) -> bool:
-    """``Origin`` names the host the request was sent to (default ports ignored)."""
+def same_origin(origin: str, host: str, scheme: str) -> bool:
+    """``Origin`` names the scheme and host the request was sent to (default ports ignored):
+    ``https://h:p`` is another origin than the ``http://h:p`` this request came in on."""
     parts = urllib.parse.urlsplit(normalise_origin(origin))
     if parts.scheme not in DEFAULT_PORTS or not parts.netloc or not host:
+        return False
+    if parts.scheme != scheme.lower():
         return False
     o_name, o_port = _split_host(parts.netloc)
     h_name, h_port = _split_host(host)
@@ -62,13 +73,33 @@ def same_origin(origin: str, host: str) -> bool:
     return o_name == h_name and (o_port or default) == (h_port or default)
 
 
-def origin_allowed(origin: str, host: str, settings: Any) -> bool:
-    return normalise_origin(origin) in settings.allowed_origins or same_origin(origin, host)
+def origin_allowed(origin: str, request: tornado.httputil.HTTPServerRequest,
+                   settings: Any) -> bool:
+    """``origin`` is listed in ``ALLOWED_ORIGINS`` or is the origin ``request`` was sent to
+    (``request.protocol`` is the connection's scheme, or what a trusted proxy says)."""
+    return (normalise_origin(origin) in settings.allowed_origins
+            or same_origin(origin, request.headers.get("Host", ""), request.protocol))
+
+
+def host_refusal(request: tornado.httputil.HTTPServerRequest, settings: Any) -> str | None:
+    """Why the ``Host`` header is not served here (checked before routing), or None."""
+    host = request.headers.get("Host", "")
+    if settings.docs_auth == "none":
+        name, _ = _split_host(host)
+        if is_loopback_host(name) or (settings.public_hosts
+                                      and host_allowed(host, settings.public_hosts)):
+            return None
+        return ("this Host is not served here: with DOCS_AUTH=none only localhost, "
+                "127.0.0.1 and [::1] are (and PUBLIC_HOSTS); open the service by one of "
+                "those names")
+    if not host_allowed(host, settings.public_hosts):
+        return "this Host is not served here (PUBLIC_HOSTS)"
+    return None
 
 
 def host_refused(request: tornado.httputil.HTTPServerRequest, settings: Any) -> bool:
-    """The ``Host`` header is not one of ``PUBLIC_HOSTS`` (checked before routing)."""
-    return not host_allowed(request.headers.get("Host", ""), settings.public_hosts)
+    """The ``Host`` header is not served here (see :func:`host_refusal`)."""
+    return host_refusal(request, settings) is not None
 
 
 def origin_refused(request: tornado.httputil.HTTPServerRequest, settings: Any) -> bool:
@@ -79,7 +110,7 @@ def origin_refused(request: tornado.httputil.HTTPServerRequest, settings: Any) -
     headers = request.headers
     origin = headers.get("Origin")
     if origin is not None:
-        return not origin_allowed(origin, headers.get("Host", ""), settings)
+        return not origin_allowed(origin, request, settings)
     if headers.get("Authorization"):
         return False
     ctype = headers.get("Content-Type", "").strip().lower()
@@ -95,7 +126,21 @@ def cross_site_refused(request: tornado.httputil.HTTPServerRequest, settings: An
     if request.headers.get("Sec-Fetch-Site", "").lower() != "cross-site":
         return False
     origin = request.headers.get("Origin", "")
-    return not (origin and origin_allowed(origin, request.headers.get("Host", ""), settings))
+    return not (origin and origin_allowed(origin, request, settings))
+
+
+STATE_CHANGING_GET_REFUSED = (
+    "this GET changes state: send it with an Authorization header, or from this site's "
+    "own pages (Sec-Fetch-Site: same-origin), or use POST")
+
+
+def state_changing_get_refused(request: tornado.httputil.HTTPServerRequest) -> bool:
+    """A GET that changes state without a credential header or ``Sec-Fetch-Site:
+    same-origin``: what a cross-site page can trigger (``<img src>``, a link) under
+    ``DOCS_AUTH=none``, where no credential would stop it."""
+    if request.method != "GET" or request.headers.get("Authorization"):
+        return False
+    return request.headers.get("Sec-Fetch-Site", "").strip().lower() != "same-origin"
 
 
 def add_cors_headers(handler: tornado.web.RequestHandler, settings: Any) -> None:
@@ -112,13 +157,15 @@ def add_cors_headers(handler: tornado.web.RequestHandler, settings: Any) -> None
 class MisdirectedHandler(tornado.web.RequestHandler):
     """Answers a request whose ``Host`` is not served here (nothing else runs for it)."""
 
+    def initialize(self, message: str = "this Host is not served here") -> None:
+        self.message = message
+
     def prepare(self) -> None:
         self.set_header("Content-Type", "application/json; charset=utf-8")
         self.set_header("Cache-Control", "no-store")
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_status(421)
-        self.finish({"code": "MISDIRECTED_REQUEST",
-                     "message": "this Host is not served here (PUBLIC_HOSTS)"})
+        self.finish({"code": "MISDIRECTED_REQUEST", "message": self.message})
 
 
 class PreflightHandler(tornado.web.RequestHandler):
@@ -148,8 +195,10 @@ class GuardedApplication(tornado.web.Application):
     def find_handler(self, request: tornado.httputil.HTTPServerRequest,
                      **kwargs: Any) -> Any:
         settings = self.settings["services"].settings
-        if host_refused(request, settings):
-            return self.get_handler_delegate(request, MisdirectedHandler)
+        refusal = host_refusal(request, settings)
+        if refusal is not None:
+            return self.get_handler_delegate(request, MisdirectedHandler,
+                                             {"message": refusal})
         if (request.method == "OPTIONS" and settings.allowed_origins
                 and "Access-Control-Request-Method" in request.headers):
             return self.get_handler_delegate(request, PreflightHandler, {"settings": settings})

@@ -17,7 +17,8 @@ import tornado.web
 from pymongo.errors import PyMongoError
 from redis.exceptions import RedisError
 
-from tornado_app.clientaddr import client_address
+from tornado_app.body_rate import BodyRateWatch, declared_length, has_body
+from tornado_app.clientaddr import client_address, forwarded_proto
 from tornado_app.logs import request_id_var
 
 if TYPE_CHECKING:
@@ -57,13 +58,15 @@ class ApiError(Exception):
     """A failure with an HTTP status and an error code for the annotation envelope."""
 
     def __init__(
-        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.headers = headers or {}
+        self.details = details or {}  # extra fields of the annotation failure body
 
 
 def validation_error(message: str) -> ApiError:
@@ -106,11 +109,16 @@ class BaseHandler(tornado.web.RequestHandler):
     a byte of the body is read, so a too-large body is refused, never buffered."""
 
     _counted = False
+    request_id = ""  # the caller's X-Request-Id when well formed, else a new one
 
     def initialize(self, **kwargs: Any) -> None:
         self.services: Services = self.application.settings["services"]
         networks = self.services.settings.trusted_networks
-        if networks:  # X-Forwarded-For counts only from a trusted proxy (TRUSTED_PROXIES)
+        if networks:  # X-Forwarded-* count only from a trusted proxy (TRUSTED_PROXIES)
+            proto = forwarded_proto(self.request.remote_ip or "",
+                                    self.request.headers.get("X-Forwarded-Proto"), networks)
+            if proto:  # the scheme the Origin check compares with
+                self.request.protocol = proto
             self.request.remote_ip = client_address(
                 self.request.remote_ip or "", self.request.headers.get("X-Forwarded-For"),
                 networks)
@@ -120,11 +128,56 @@ class BaseHandler(tornado.web.RequestHandler):
             self._counted = True
         self._body: list[bytes] = []
         self.request.connection.set_max_body_size(self.body_limit())
+        self._body_watch: BodyRateWatch | None = None
+        self._watch_body_rate()
 
     def data_received(self, chunk: bytes) -> None:
         self._body.append(chunk)  # bounded: the connection stops at body_limit()
 
+    def _watch_body_rate(self) -> None:
+        """Hold the body to ``MIN_UPLOAD_BYTES_PER_SECOND`` after the grace period (see
+        ``tornado_app.body_rate``); every chunk counts, whichever ``data_received`` a
+        subclass has."""
+        settings = self.services.settings
+        headers = self.request.headers
+        if settings.min_upload_bytes_per_second <= 0 or not has_body(headers):
+            return
+        body_future = getattr(self.request, "_body_future", None)  # Tornado: body complete
+        watch = BodyRateWatch(
+            min_rate=settings.min_upload_bytes_per_second,
+            grace=settings.upload_rate_grace_seconds, declared=declared_length(headers),
+            complete=lambda: body_future is not None and body_future.done(),
+            on_slow=self._body_too_slow)
+        self._body_watch = watch
+        handler_received = self.data_received
+
+        def counted(chunk: bytes) -> Any:
+            watch.add(len(chunk))
+            return handler_received(chunk)
+
+        # wraps the subclass's own data_received (an instance attribute shadows the method)
+        self.data_received = counted  # type: ignore[method-assign]
+
+    def _body_too_slow(self, rate: float) -> None:
+        """The body fell below the minimum rate: answer 408 (in this handler's shape) and
+        let the connection close (its body is never read to the end)."""
+        if self._finished:
+            return
+        minimum = self.services.settings.min_upload_bytes_per_second
+        log.info("request body too slow", extra={"rate": round(rate, 1), "minimum": minimum,
+                                                  "path": self.request.path})
+        error = ApiError(408, "REQUEST_TIMEOUT",
+                         f"the request body arrived too slowly ({rate:.0f} bytes/s; at least "
+                         f"{minimum} bytes/s are needed: MIN_UPLOAD_BYTES_PER_SECOND)")
+        self.send_error(408, exc_info=(ApiError, error, None))
+
+    def _stop_watch(self) -> None:
+        if self._body_watch is not None:
+            self._body_watch.stop()
+            self._body_watch = None
+
     def _uncount(self) -> None:
+        self._stop_watch()
         if self._counted and self._inflight is not None:
             self._inflight.ended()
             self._counted = False
@@ -137,8 +190,11 @@ class BaseHandler(tornado.web.RequestHandler):
         super().on_connection_close()
 
     def set_default_headers(self) -> None:
-        incoming = self.request.headers.get("X-Request-Id", "")
-        self.request_id = incoming if _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex
+        # Made once per request: Tornado calls this again from send_error() -> clear(), and a
+        # new id there would give an error response another id than the log lines before it.
+        if not self.request_id:
+            incoming = self.request.headers.get("X-Request-Id", "")
+            self.request_id = incoming if _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex
         request_id_var.set(self.request_id)
         self.set_header("X-Request-Id", self.request_id)
         self.set_header("X-Content-Type-Options", "nosniff")
@@ -207,6 +263,10 @@ class BaseHandler(tornado.web.RequestHandler):
         if isinstance(exc, ApiError):
             for name, value in exc.headers.items():
                 self.set_header(name, value)
+            if exc.details:  # annotation envelope only (login's attemptsLeft/retryAfter)
+                self.write_json(exc.status, {"code": exc.code, "message": exc.message,
+                                             **exc.details})
+                return
             self.write_failure(exc.status, exc.code, exc.message)
             return
         if isinstance(exc, RedisError):

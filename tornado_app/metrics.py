@@ -1,7 +1,10 @@
 """Prometheus metrics of one service process (``GET /metrics``).
 
 Labels carry route names (handler classes), methods, statuses, formats and outcomes only:
-never a user, a path with ids, a file name or a secret.
+never a user, a path with ids, a file name or a secret. Every label a caller can influence
+has a fixed set of values: the route is the handler class (any unknown path is
+``NotFoundHandler``), and a method outside :data:`KNOWN_METHODS` counts as ``OTHER``, so
+requests with made-up methods cannot grow the exposition without bound.
 """
 
 from __future__ import annotations
@@ -15,6 +18,12 @@ if TYPE_CHECKING:
     from render_pool.pool import RenderPool
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def method_label(method: str | None) -> str:
+    """The ``method`` label: the method itself when standard, else ``OTHER``."""
+    return method if method in KNOWN_METHODS else "OTHER"
 
 
 class Metrics:
@@ -61,7 +70,7 @@ class Metrics:
         self._launches: dict[int, int] = {}
 
     def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:
-        self.requests.labels(route, method, str(status)).inc()
+        self.requests.labels(route, method_label(method), str(status)).inc()
         self.latency.labels(route).observe(seconds)
 
     def observe_browser(self, worker_pid: int, launches: int) -> None:

@@ -115,6 +115,9 @@ class Settings:
     max_json_body_bytes: int = 64 * 1024
     max_upload_bytes: int = 50 * 1024 * 1024
     max_markdown_bytes: int = 10 * 1024 * 1024
+    # a body slower than this on average after the grace period is cut (408); 0: off
+    min_upload_bytes_per_second: int = 1024
+    upload_rate_grace_seconds: float = 10.0
     # password hashing: argon2id, OWASP parameters or stronger
     argon2_time_cost: int = 2
     argon2_memory_kib: int = 19 * 1024
@@ -126,6 +129,7 @@ class Settings:
     # login throttling: a block needs account AND client address together; across
     # addresses an account is only slowed down (a growing, capped wait), never locked
     account_failure_limit: int = 5  # failures of one account from one address -> 429
+    account_lock_first_seconds: int = 60  # first pause of that pair; doubles per failure
     account_failure_window_seconds: int = 900
     address_failure_limit: int = 100
     address_failure_window_seconds: int = 900
@@ -140,12 +144,16 @@ class Settings:
     # conversion pool
     pool_workers: int = 0  # 0: from the CPU count
     pool_queue_limit: int = 16
+    pool_queue_limit_per_company: int = 8  # waiting jobs of one company (0: no own limit)
     job_timeout_seconds: float = 120.0
-    worker_memory_mb: int = 1500
+    worker_memory_mb: int = 1500  # hard address-space limit of each worker (0: none)
+    sheet_max_cells: int = 50_000  # XLSX/ODS/XLS/CSV cells read per document, then a warning
+    office_timeout_seconds: float = 60.0  # one LibreOffice conversion (ODT, DOC, RTF, ...)
     # remote fetches
     allow_private_urls: bool = False
     fetch_timeout_seconds: float = 20.0
     fetch_max_bytes: int = 50 * 1024 * 1024
+    markdown_images_max_mb: int = 100  # remote images of one /md/convert document together
     # object storage (S3_ENDPOINT set: no embedded storage)
     s3_endpoint: str = ""
     s3_public: str = ""
@@ -155,6 +163,7 @@ class Settings:
     s3_secure: bool = False
     s3_prefix: str = ""
     s3_public_read: bool = False
+    presign_expiry_seconds: int = 86400  # lifetime of presigned links; at most 7 days
     s3_region: str = ""
     # endpoints the storage address policy allows although loopback/link-local ("host[:port]")
     storage_allowed_endpoints: tuple[str, ...] = ()
@@ -179,6 +188,7 @@ class Settings:
     job_claim_idle_seconds: float = 30.0  # a job idle this long at its consumer is re-run
     job_result_ttl_seconds: int = 24 * 3600
     job_max_attempts: int = 3
+    job_queue_limit_per_company: int = 20  # async jobs queued or running (0: no limit)
     webhook_secret: str = field(default="", repr=False)
     webhook_first_retry_seconds: float = 30.0
     webhook_max_retry_gap_seconds: float = 3600.0  # the doubling wait stops growing here
@@ -201,10 +211,19 @@ class Settings:
             gc_gen0_threshold=_env_int(env, "GC_GEN0_THRESHOLD", 50_000),
             trusted_proxies=_env_networks(env, "TRUSTED_PROXIES"),
             max_upload_bytes=_env_int(env, "MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
+            min_upload_bytes_per_second=max(0, _env_int(env, "MIN_UPLOAD_BYTES_PER_SECOND",
+                                                        1024)),
+            upload_rate_grace_seconds=max(0.0, _env_float(env, "UPLOAD_RATE_GRACE_SECONDS",
+                                                          10.0)),
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
+            pool_queue_limit_per_company=max(0, _env_int(env, "POOL_QUEUE_LIMIT_PER_COMPANY", 8)),
+            worker_memory_mb=max(0, _env_int(env, "POOL_WORKER_MEMORY_MB", 1500)),
             job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),
+            sheet_max_cells=max(1, _env_int(env, "SHEET_MAX_CELLS", 50_000)),
+            office_timeout_seconds=float(max(1, _env_int(env, "OFFICE_TIMEOUT_SECONDS", 60))),
             allow_private_urls=_env_bool(env, "ALLOW_PRIVATE_URLS", False),
+            markdown_images_max_mb=max(1, _env_int(env, "MARKDOWN_IMAGES_MAX_MB", 100)),
             s3_endpoint=env.get("S3_ENDPOINT", ""),
             s3_public=env.get("S3_PUBLIC", ""),
             s3_access_key=env.get("S3_ACCESS_KEY", ""),
@@ -213,6 +232,8 @@ class Settings:
             s3_secure=_env_bool(env, "S3_SECURE", False),
             s3_prefix=env.get("S3_PREFIX", ""),
             s3_public_read=_env_bool(env, "S3_PUBLIC_READ", False),
+            presign_expiry_seconds=min(7 * 86400, max(60, _env_int(
+                env, "PRESIGN_EXPIRY_SECONDS", 86400))),
             s3_region=env.get("S3_REGION", ""),
             storage_allowed_endpoints=tuple(
                 e.strip().lower() for e in env.get("STORAGE_ALLOWED_ENDPOINTS", "").split(",")
@@ -238,6 +259,7 @@ class Settings:
             job_claim_idle_seconds=_env_float(env, "JOB_CLAIM_IDLE_SECONDS", 30),
             job_result_ttl_seconds=_env_int(env, "JOB_RESULT_TTL_SECONDS", 24 * 3600),
             job_max_attempts=max(1, _env_int(env, "JOB_MAX_ATTEMPTS", 3)),
+            job_queue_limit_per_company=max(0, _env_int(env, "JOB_QUEUE_LIMIT_PER_COMPANY", 20)),
             webhook_secret=env.get("WEBHOOK_SECRET", ""),
             webhook_first_retry_seconds=_env_float(env, "WEBHOOK_FIRST_RETRY_SECONDS", 30),
             webhook_max_retry_gap_seconds=_env_float(env, "WEBHOOK_MAX_RETRY_GAP_SECONDS",

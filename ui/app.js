@@ -68,6 +68,7 @@ function updateShell() {
   document.getElementById('signout').textContent = user ? 'Sign out' : 'Sign in';
   document.getElementById('change-password').hidden = !user;
   for (const li of document.querySelectorAll('[data-admin]')) li.hidden = !(user && user.role === 'ADMIN');
+  updateNavCue();
 }
 
 async function signOut() {
@@ -79,6 +80,30 @@ async function signOut() {
   flash = 'You are signed out.';
   updateShell();
   ctx.navigate('signin');
+}
+
+/** Mark which edges of the navigation hide tabs (the CSS fades them: a cue to scroll). */
+function updateNavCue() {
+  const nav = document.querySelector('.mainnav');
+  const left = nav.scrollLeft > 2;
+  const right = nav.scrollLeft + nav.clientWidth < nav.scrollWidth - 2;
+  if (left && right) nav.dataset.more = 'both';
+  else if (left || right) nav.dataset.more = left ? 'left' : 'right';
+  else delete nav.dataset.more;
+}
+
+/** Scroll the navigation (only it, not the page) so the current tab is in view. */
+function revealCurrentTab() {
+  const nav = document.querySelector('.mainnav');
+  const current = nav.querySelector('[aria-current="page"]');
+  if (current && !topbar.hidden) {
+    const n = nav.getBoundingClientRect();
+    const r = current.getBoundingClientRect();
+    if (r.left < n.left + 24 || r.right > n.right - 24) {
+      nav.scrollLeft += (r.left + r.width / 2) - (n.left + n.width / 2);
+    }
+  }
+  updateNavCue();
 }
 
 function render() {
@@ -121,6 +146,7 @@ function render() {
   if (!firstRender) announce(`${screen.title} page`);
   firstRender = false;
   window.scrollTo(0, 0);
+  revealCurrentTab();
 }
 
 document.getElementById('change-password').addEventListener('click', (e) => openChangePassword(e.currentTarget));
@@ -148,6 +174,8 @@ document.querySelector('.skip-link').addEventListener('click', (e) => {
 });
 
 window.addEventListener('hashchange', render);
+document.querySelector('.mainnav').addEventListener('scroll', updateNavCue, { passive: true });
+window.addEventListener('resize', revealCurrentTab);
 updateShell();
 render();
 

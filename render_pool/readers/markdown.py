@@ -25,6 +25,7 @@ from marko.helpers import MarkoExtension
 from render_pool.data_uri import decode_data_uri, image_extension
 from render_pool.markdown_limits import check_nesting
 from render_pool.model import (
+    ALIGNMENTS,
     Block,
     BlockQuote,
     Code,
@@ -240,7 +241,9 @@ class _Converter:
             cells = []
             for cell in row.children:
                 inl = self.inlines(cell.children)
-                cells.append(TableCell([Paragraph(inl)] if inl else [], header=r == 0))
+                align = getattr(cell, "align", None)
+                cells.append(TableCell([Paragraph(inl)] if inl else [], header=r == 0,
+                                       align=align if align in ALIGNMENTS else ""))
             rows.append(TableRow(cells))
         return Table(rows, header_rows=1 if rows else 0)
 

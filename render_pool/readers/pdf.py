@@ -12,7 +12,7 @@ their destinations (pdf_links).
 
 Bad input never surfaces as a pdfium error: empty, non-PDF, corrupt and encrypted files,
 and scans without a text layer raise :class:`CorruptDocument`; too many pages raise
-:class:`TooLarge`.
+:class:`TooLarge`, and so do decompression bombs (pdf_bombs), before pdfium reads them.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import pypdfium2.raw as pdfium_c
 from render_pool.errors import CorruptDocument, TooLarge
 from render_pool.model import Block, Document, Heading, Image, Paragraph, Resource
 from render_pool.readers.pdf_blocks import build_blocks
+from render_pool.readers.pdf_bombs import check_pdf_streams
 from render_pool.readers.pdf_chars import ARTIFACT, Char, page_chars, segments_of
 from render_pool.readers.pdf_furniture import remove_furniture
 from render_pool.readers.pdf_graphics import PageImage, page_images, page_rules
@@ -54,6 +55,7 @@ def _open(data: bytes) -> pdfium.PdfDocument:
         raise CorruptDocument("The PDF file is empty (0 bytes)")
     if b"%PDF-" not in data[:1024]:
         raise CorruptDocument("The file is not a PDF (no %PDF- header)")
+    check_pdf_streams(data)  # decompression bombs: refused before pdfium inflates them
     try:
         return pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:

@@ -69,7 +69,7 @@ from render_pool.writers.common import place_cells
 from render_pool.writers.docx_images import UnsupportedImage, fitted_size
 from render_pool.writers.docx_notes import Footnotes, add_reference
 from render_pool.writers.docx_numbering import ListNumbering, indent_twips, set_num_pr
-from render_pool.writers.docx_styles import ensure_styles, register_mono_font
+from render_pool.writers.docx_styles import ensure_styles, ensure_toc_styles, register_mono_font
 from render_pool.writers.docx_xml import (
     add_bookmark,
     add_field,
@@ -134,6 +134,31 @@ class _Ctx:
     bold: bool = False  # table header cells
     in_note: bool = False
     reuse: list[Any] = field(default_factory=list)  # a cell's initial empty paragraph
+
+
+_CELL_ALIGN = {"left": WD_ALIGN_PARAGRAPH.LEFT, "center": WD_ALIGN_PARAGRAPH.CENTER,
+               "right": WD_ALIGN_PARAGRAPH.RIGHT}
+
+
+def _field_chars(paragraph: Any, part: str, instr: str = "") -> None:
+    """One end of a field spanning paragraphs: ``begin`` (with its instruction, dirty so
+    Word refreshes it, and the separator) or ``end``."""
+    def run_with(child: Any) -> None:
+        r = OxmlElement("w:r")
+        r.append(child)
+        paragraph._p.append(r)
+
+    if part == "begin":
+        begin = el("w:fldChar", fldCharType="begin")
+        begin.set(qn("w:dirty"), "true")
+        run_with(begin)
+        text = el("w:instrText")
+        text.set(qn("xml:space"), "preserve")
+        text.text = f" {instr} "
+        run_with(text)
+        run_with(el("w:fldChar", fldCharType="separate"))
+    else:
+        run_with(el("w:fldChar", fldCharType="end"))
 
 
 def _safe_url(target: str) -> str:
@@ -253,12 +278,47 @@ class _Writer:
         del body
 
     def _toc(self) -> None:
+        """The TOC field with its entries already written as its result (one linked line
+        per heading, styled "toc N"), so LibreOffice and Word show it without an update;
+        Word still refreshes it (adding page numbers, which only a layout knows) on open."""
         self.d.add_paragraph(clean(self.opts.toc_title), style="TOC Heading")
-        p = self.d.add_paragraph()
         levels = max(1, min(9, self.opts.toc_levels))
-        add_field(p, f'TOC \\o "1-{levels}" \\h \\z \\u', TOC_PLACEHOLDER, dirty=True)
+        instr = f'TOC \\o "1-{levels}" \\h \\z \\u'
+        entries = self._toc_entries(levels)
+        if not entries:
+            p = self.d.add_paragraph()
+            add_field(p, instr, TOC_PLACEHOLDER, dirty=True)
+        else:
+            ensure_toc_styles(self.d, levels)
+            for i, (level, text, bookmark) in enumerate(entries):
+                p = self.d.add_paragraph(style=f"toc {level}")
+                if i == 0:
+                    _field_chars(p, "begin", instr)
+                link = new_hyperlink(p, anchor=bookmark)
+                run = OxmlElement("w:r")
+                t = el("w:t")
+                t.set(qn("xml:space"), "preserve")
+                t.text = text
+                run.append(t)
+                link.append(run)
+            _field_chars(p, "end")
         p.add_run().add_break(WD_BREAK.PAGE)
         settings_update_fields(self.d.settings.element)
+
+    def _toc_entries(self, levels: int) -> list[tuple[int, str, str]]:
+        """(level, text, bookmark) of the body's headings the TOC lists; a heading without
+        an anchor gets one here, so its entry can link to it."""
+        entries = []
+        for n, block in enumerate(self.doc.blocks):
+            if not isinstance(block, Heading) or not 1 <= block.level <= levels:
+                continue
+            text = clean(plain_text(block.children)).strip()
+            if not text:
+                continue
+            if not block.anchor:
+                block.anchor = f"_toc_{n}"
+            entries.append((block.level, text[:500], self.bookmark_name(block.anchor)))
+        return entries
 
     def _header_footer(self, has_cover: bool) -> None:
         section = self.d.sections[0]
@@ -461,6 +521,9 @@ class _Writer:
                             bold=cell.header or r < header_rows, in_note=ctx.in_note,
                             reuse=[target.paragraphs[0]])
             self.blocks(cell.blocks, cell_ctx)
+            if cell.align in _CELL_ALIGN:  # Markdown ``:---:`` / ``---:`` columns
+                for par in target.paragraphs:
+                    par.alignment = _CELL_ALIGN[cell.align]
             if top[-1].tag == qn("w:tbl"):
                 top.append(OxmlElement("w:p"))
 

@@ -105,6 +105,19 @@ def ensure_styles(document: Any) -> None:
             st.paragraph_format.space_after = Pt(size * 0.6)
 
 
+def ensure_toc_styles(document: Any, levels: int) -> None:
+    """Word's built-in "toc 1".."toc N" entry styles (indented per level), for the table of
+    contents the writer fills in itself."""
+    styles = document.styles
+    for level in range(1, levels + 1):
+        st, new = _get_or_add(styles, f"toc {level}", WD_STYLE_TYPE.PARAGRAPH)
+        if new:
+            st.base_style = styles["Normal"]
+            st.unhide_when_used = True
+            st.paragraph_format.left_indent = Pt(11 * (level - 1))
+            st.paragraph_format.space_after = Pt(4)
+
+
 _FONT_ENTRY = (
     '<w:font xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
     'w:name="Consolas"><w:altName w:val="DejaVu Sans Mono"/><w:charset w:val="00"/>'

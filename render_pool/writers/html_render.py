@@ -19,6 +19,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from render_pool.model import (
+    ALIGNMENTS,
     Anchor,
     Block,
     BlockQuote,
@@ -344,6 +345,8 @@ class HtmlRenderer:
             attrs += f' rowspan="{int(cell.rowspan)}"'
         if cell.colspan > 1:
             attrs += f' colspan="{int(cell.colspan)}"'
+        if cell.align in ALIGNMENTS:  # a class (themes set text-align on th/td; it wins)
+            attrs += f' class="align-{cell.align}"'
         blocks = [b for b in cell.blocks if not _is_blank_paragraph(b)]
         if len(blocks) == 1 and isinstance(blocks[0], Paragraph):
             body = self.inlines(blocks[0].children)

@@ -71,6 +71,9 @@ __all__ = ["write_markdown"]
 _FORMATS = (Emph, Strong, Strike)
 _ALWAYS_ESCAPE = set("\\*_[]<|$")
 _ENTITY = re.compile(r"&(#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
+# "&" that a CommonMark parser (entity with ";") or a browser (numeric, even without ";")
+# would decode inside a destination
+_DEST_AMP = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]{1,31};)")
 _LINE_START_NUM = re.compile(r"^(\d{1,9})([.)])")
 
 
@@ -222,7 +225,11 @@ def _code_span(text: str, in_table: bool) -> str:
 
 
 def _link_dest(url: str, in_table: bool) -> str:
-    url = url.replace("\n", "%0A").replace("\r", "%0D")
+    """``url`` as a link or image destination that reads back as the same URL: ``&`` before
+    something a parser or browser decodes as a character reference becomes ``&amp;`` (else
+    ``<jav&#x61;script:...>`` would read back as ``javascript:``), line breaks are
+    percent-encoded, and a URL with spaces, brackets or controls is written in ``<...>``."""
+    url = _DEST_AMP.sub("&amp;", url.replace("\n", "%0A").replace("\r", "%0D"))
     if url == "" or re.search(r"[\s<>()\\\x00-\x1f]", url):
         url = "<" + re.sub(r"([\\<>])", r"\\\1", url) + ">"
     if in_table:

@@ -51,9 +51,10 @@ async def change_own(svc: Services, principal: Principal, *, old_password: str,
         raise ApiError(429, "RATE_LIMITED", "busy; try again shortly",
                        {"Retry-After": "1"}) from exc
     if not ok:
-        await throttling.failed(svc, keys)
+        failure = await throttling.failed(svc, keys)
         audit("wrong_password")
-        raise ApiError(400, "WRONG_PASSWORD", "the current password is not right")
+        raise ApiError(400, "WRONG_PASSWORD", "the current password is not right",
+                       details=failure.details())
     await throttling.succeeded(svc, keys)
     new_hash = await _hash(svc, new_password)
     if await users.set_password_hash(svc.db, company.id, user.id, new_hash) is None:

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from tornado_app.services import Services
 
 log = logging.getLogger("tornado_app.audit")
+# outcomes an attacker can repeat at no cost (refused before any password work): recorded
+# once per account, address and throttling window, with a count (``detail.count``)
+REPEATED_OUTCOMES = frozenset({"throttled"})
 
 
 def record(svc: Services, *, company_id: int | None, action: str, outcome: str,
@@ -25,6 +28,12 @@ def record(svc: Services, *, company_id: int | None, action: str, outcome: str,
     if log_ is None:
         return
     try:
+        if outcome in REPEATED_OUTCOMES:  # a flood: one record per account, address, window
+            log_.record_repeated(
+                company_id=company_id, action=action, outcome=outcome, actor=actor,
+                target=target, address=address,
+                window_seconds=svc.settings.account_failure_window_seconds)
+            return
         log_.record(company_id=company_id, action=action, outcome=outcome, actor=actor,
                     target=target, address=address, detail=detail)
     except Exception:  # the audit trail never changes an answer

@@ -116,9 +116,10 @@ async def login(
     except HasherBusy as exc:
         raise _busy(exc) from exc
     if not ok or user is None or company is None:
-        await throttling.failed(svc, keys)
+        failure = await throttling.failed(svc, keys)
         audit("wrong_password")
-        raise ApiError(401, "USER_NOT_FOUND", "wrong username or password")
+        raise ApiError(401, "USER_NOT_FOUND", "wrong username or password",
+                       details=failure.details())
     if user.status != "ACTIVE":
         audit("disabled")
         raise ApiError(403, "USER_DISABLED", "this account is disabled")

@@ -1,9 +1,15 @@
 """Login throttling that cannot be forged or turned against the account's owner.
 
-Three counters, each with a 15-minute window from its first failure:
-- account + client address: a handful of failures (``account_failure_limit``) block that
-  pair (429 with ``Retry-After``): a guesser at one address stops, the owner elsewhere not;
-- client address alone: ``address_failure_limit`` (100) failures block the address;
+Three counters:
+- account + client address: after ``account_failure_limit`` (5) failures the pair pauses
+  (429 with ``Retry-After``) for ``account_lock_first_seconds`` (1 minute), and each further
+  failure pauses it again for twice as long (2, 4, 8 minutes, then at most the 15-minute
+  window). The count runs until 15 minutes after the pair's last failure or pause, so a guesser
+  at one address gets 5 tries and then one per growing pause (fewer per hour than a fixed
+  5-per-15-minutes block), while a person who mistypes waits a minute, not a quarter of an
+  hour, and is told beforehand how many tries are left (``attemptsLeft``);
+- client address alone: ``address_failure_limit`` (100) failures in 15 minutes block the
+  address;
 - account alone (from anywhere): past ``account_slowdown_after`` failures every attempt on
   the account first waits ``base * 2**(n - after)`` seconds (capped at
   ``account_slowdown_max_seconds``), before the password is even looked at. Guessing from
@@ -34,10 +40,28 @@ class ThrottleKeys:
     account: str
     address: str
 
+    @property
+    def pause(self) -> str:
+        """The key whose life is the pair's current pause."""
+        return "pause:" + self.pair
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What the caller may be told after a wrong password: tries left before a pause and,
+    when this failure started one, its length in seconds."""
+
+    attempts_left: int
+    retry_after: int
+
+    def details(self) -> dict[str, int]:
+        return {"attemptsLeft": self.attempts_left, "retryAfter": self.retry_after}
+
 
 def keys_for(company_code: str, username: str, address: str) -> ThrottleKeys:
-    account = hashlib.sha256(
-        f"{company_code}\x00{username_key(username)}".encode("utf-8", "replace")).hexdigest()[:32]
+    # company codes are ASCII and compared case-insensitively, like usernames
+    name = f"{company_code.casefold()}\x00{username_key(username)}"
+    account = hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:32]
     pair = hashlib.sha256(f"{account}\x00{address}".encode()).hexdigest()[:32]
     return ThrottleKeys(pair=f"fail:aa:{pair}", account=f"fail:a:{account}",
                         address=f"fail:ip:{address}")
@@ -52,34 +76,62 @@ def slowdown_seconds(settings: Any, account_failures: int) -> float:
                settings.account_slowdown_base_seconds * (2 ** min(over, 30)))
 
 
+def pause_seconds(settings: Any, pair_failures: int) -> int:
+    """How long the pair pauses after its ``pair_failures``-th failure (0: no pause yet)."""
+    over = pair_failures - settings.account_failure_limit
+    if over < 0:
+        return 0
+    return int(min(settings.account_failure_window_seconds,
+                   settings.account_lock_first_seconds * (2 ** min(over, 30))))
+
+
+def _in_words(seconds: int) -> str:
+    minutes = max(1, -(-seconds // 60))
+    return "1 minute" if minutes == 1 else f"{minutes} minutes"
+
+
+def throttled(seconds: int) -> ApiError:
+    seconds = max(int(seconds), 1)
+    return ApiError(429, "RATE_LIMITED",
+                    f"too many failed attempts; try again in {_in_words(seconds)}",
+                    {"Retry-After": str(seconds)}, details={"retryAfter": seconds})
+
+
 async def check(svc: Services, keys: ThrottleKeys) -> None:
-    """429 when the pair or the address is blocked; otherwise wait out the account's
-    slowdown (if any) and return."""
+    """429 when the pair pauses or the address is blocked; otherwise wait out the
+    account's slowdown (if any) and return."""
     st = svc.settings
-    (pair, pair_ttl), (addr, addr_ttl), (account, _) = await svc.throttle.counts(
-        keys.pair, keys.address, keys.account)
-    for count, ttl, limit in ((pair, pair_ttl, st.account_failure_limit),
-                              (addr, addr_ttl, st.address_failure_limit)):
-        if count >= limit:
+    (paused, pause_ttl), (addr, addr_ttl), (account, _) = await svc.throttle.counts(
+        keys.pause, keys.address, keys.account)
+    for blocked, ttl in ((paused > 0, pause_ttl), (addr >= st.address_failure_limit, addr_ttl)):
+        if blocked:
             svc.metrics.logins_throttled.inc()
-            raise ApiError(429, "RATE_LIMITED", "too many failed attempts; try again later",
-                           {"Retry-After": str(max(ttl, 1))})
+            raise throttled(ttl)
     wait = slowdown_seconds(st, account)
     if wait:
         await asyncio.sleep(wait)
 
 
-async def failed(svc: Services, keys: ThrottleKeys) -> None:
+async def failed(svc: Services, keys: ThrottleKeys) -> Failure:
+    """Count a wrong password; from the limit on, pause the pair for a growing time."""
     st = svc.settings
     await svc.throttle.record_failures({
-        keys.pair: st.account_failure_window_seconds,
         keys.account: st.account_failure_window_seconds,
         keys.address: st.address_failure_window_seconds,
     })
+    count = await svc.throttle.record_sliding_failure(keys.pair,
+                                                      st.account_failure_window_seconds)
+    pause = pause_seconds(st, count)
+    if pause:
+        # the count lives a full window past the pause: a pause never restarts the count
+        await svc.throttle.pause(keys.pause, pause, keys.pair,
+                                 pause + st.account_failure_window_seconds)
     svc.metrics.logins_failed.inc()
+    return Failure(attempts_left=max(st.account_failure_limit - count, 0), retry_after=pause)
 
 
 async def succeeded(svc: Services, keys: ThrottleKeys) -> None:
     """The pair's count starts again; the account-wide count runs out with its window (so
     an attacker cannot learn from a shrinking wait that the owner signed in)."""
     await svc.throttle.reset(keys.pair)
+    await svc.throttle.reset(keys.pause)

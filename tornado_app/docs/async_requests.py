@@ -6,17 +6,22 @@ id. Shared by the archive endpoints and by ``/api/convert`` and ``/md/convert``,
 
 ``Idempotency-Key``: the same key and body within 24 h answer the first job; the same key with
 another body is refused (40001).
+
+A company with ``JOB_QUEUE_LIMIT_PER_COMPANY`` jobs queued or running is refused (50301 with
+``Retry-After``) before anything is stored; a refused request leaves no job, no staged input
+and no bound ``Idempotency-Key``.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import uuid
 from typing import Any
 
-from store.job_queue import IdempotencyConflict
+from store.job_queue import IdempotencyConflict, QueueFull
 from store.staging import StagedArchives
 from tornado_app.docs.base import DocsError, DocsHandler
 from tornado_app.docs.webhooks import check_callback, require_secret
@@ -69,18 +74,38 @@ async def submit(handler: DocsHandler, kind: str, fields: dict[str, str],
     callback = check_callback((fields.get("callback_url") or "").strip(), svc.settings)
     if callback:
         await require_secret(svc, handler.company_id)
+    queue = svc.job_queue()
     job_id = uuid.uuid4().hex
     earlier = await earlier_job(handler, job_id, form_digest(fields, files))
     if earlier is not None:
         return earlier
-    store = await svc.storage.store(handler.company_id)
-    if input_bytes is not None:
-        key = StagedArchives.new(store.config.prefix, kind, len(input_bytes)).key
-        await svc.storage.put(store, key, input_bytes, "application/octet-stream")
-        job_input = {**job_input, "key": key, "owned": True}
-    await svc.job_queue().submit(handler.company_id, kind, job_input, callback_url=callback,
-                                job_id=job_id)
+    try:
+        limit = svc.settings.job_queue_limit_per_company
+        await queue.check_room(handler.company_id, limit)
+        store = await svc.storage.store(handler.company_id)
+        if input_bytes is not None:
+            key = StagedArchives.new(store.config.prefix, kind, len(input_bytes)).key
+            await svc.storage.put(store, key, input_bytes, "application/octet-stream")
+            job_input = {**job_input, "key": key, "owned": True}
+        await queue.submit(handler.company_id, kind, job_input, callback_url=callback,
+                           job_id=job_id, limit=limit)
+    except QueueFull as exc:
+        await _undo(handler, job_id, job_input)
+        raise DocsError(50301, str(exc), retry_after=exc.retry_after) from exc
     return job_id
+
+
+async def _undo(handler: DocsHandler, job_id: str, job_input: dict[str, Any]) -> None:
+    """A refused submit: drop its staged input and free its ``Idempotency-Key``
+    (the same request may be sent again)."""
+    svc = handler.services
+    key = handler.request.headers.get("Idempotency-Key", "").strip()
+    with contextlib.suppress(Exception):
+        if key:
+            await svc.job_queue().release_idempotency(handler.company_id, key, job_id)
+        if job_input.get("owned") and svc.storage is not None:
+            store = await svc.storage.store(handler.company_id)
+            await svc.storage.io(store.remove, job_input["key"])
 
 
 def pack_form(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> bytes:

@@ -20,10 +20,11 @@ from tornado_app.http import ApiError, BaseHandler
 class DocsError(Exception):
     """A failure carrying a v2 numeric code (HTTP stays 200)."""
 
-    def __init__(self, code: int, msg: str) -> None:
+    def __init__(self, code: int, msg: str, *, retry_after: int | None = None) -> None:
         super().__init__(msg)
         self.code = code
         self.msg = msg
+        self.retry_after = retry_after  # seconds, sent as ``Retry-After`` (50301)
 
 
 def docs_error_for(exc: BaseException) -> DocsError | None:
@@ -31,7 +32,7 @@ def docs_error_for(exc: BaseException) -> DocsError | None:
     if isinstance(exc, DocsError):
         return exc
     if isinstance(exc, ConversionError):
-        return DocsError(exc.code, exc.message)
+        return DocsError(exc.code, exc.message, retry_after=getattr(exc, "retry_after", None))
     if isinstance(exc, StorageError):
         return DocsError(exc.code, exc.message)
     if isinstance(exc, FetchRefused):
@@ -91,8 +92,15 @@ class DocsHandler(BaseHandler):
             return
         self.write_json(200, {"code": numeric, "msg": message, "data": None})
 
+    def set_retry_after(self, exc: BaseException | None) -> None:
+        """``Retry-After`` for a failure that says when to try again (a full queue)."""
+        mapped = docs_error_for(exc) if exc is not None else None
+        if mapped is not None and mapped.retry_after:
+            self.set_header("Retry-After", str(mapped.retry_after))
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
+        self.set_retry_after(exc)
         mapped = docs_error_for(exc) if exc is not None else None
         if mapped is not None:
             self.write_json(200, {"code": mapped.code, "msg": mapped.msg, "data": None})

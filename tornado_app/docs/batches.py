@@ -52,6 +52,7 @@ class _Context:
     asset_errors: dict[str, str] = field(default_factory=dict)
     doc_links: dict[str, Any] = field(default_factory=dict)
     css_failed: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    company_id: str = ""  # the tenant whose turn the pool jobs take
 
     async def io(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await self.svc.storage.io(fn, *args)
@@ -140,7 +141,7 @@ async def _process_document(ctx: _Context, plan: batch.DocumentPlan, text: str
         # phase 1: HTML assets uploaded, HTML rewritten
         html = links.rewrite_html(text, mapping)
         # phase 2: HTML to Markdown (pool); phase 3: links left in the Markdown rewritten
-        markdown = await ctx.svc.pool.run(html_to_markdown, html)
+        markdown = await ctx.svc.pool.run(html_to_markdown, html, tenant=ctx.company_id)
         again = batch.plan_document(final_name(plan.source), markdown, ctx.files)
         second, ok2, failed2 = _mapping_for(ctx, again)
         final = links.rewrite_markdown(markdown, second)
@@ -178,7 +179,8 @@ async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: st
         texts[source] = batch.decode_text(raw)
     files = [f for f in files if f in texts or not batch.document_kind(f)]
     plan = batch.plan_batch(str(root), files, texts)
-    ctx = _Context(svc, store, root, base, await svc.storage.linkmap.get(company_id), files)
+    ctx = _Context(svc, store, root, base, await svc.storage.linkmap.get(company_id), files,
+                   company_id=company_id)
     for doc in plan.documents:
         key = object_key(base, final_name(doc.source))
         ctx.doc_links[doc.source] = link_for_documents(store, store.links(key))

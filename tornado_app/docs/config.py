@@ -7,6 +7,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
+from render_pool.url_safety import is_safe_link
 from store.clock import time_check
 from store.storage_config import StorageConfig, normalize_endpoint, parse_bool
 from store.storage_errors import StorageConfigError, StorageError
@@ -16,6 +17,7 @@ from tornado_app.callers import require_admin
 from tornado_app.docs.base import DocsError, UploadHandler
 from tornado_app.docs.folder_roots import roots_for
 from tornado_app.docs.storage_view import storage_view
+from tornado_app.guards import STATE_CHANGING_GET_REFUSED, state_changing_get_refused
 from tornado_app.http import JsonTooDeep, load_json
 
 _STATUS = {40001: 400, 40002: 400, 40003: 400, 40004: 400, 40101: 401, 40401: 404,
@@ -46,6 +48,7 @@ class PlainHandler(UploadHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
+        self.set_retry_after(exc)
         if isinstance(exc, PlainError):
             self.write_json(exc.status, {"ok": False, "error": exc.error, "hint": exc.hint})
         elif isinstance(exc, StorageConfigError):
@@ -102,8 +105,24 @@ class StorageConfigHandler(PlainHandler):
         fields, _ = self.form()
         config = await self.config_from_form(fields)
         await self.storage.configs.set_active(self.company_id, config)
-        self.reply({"ok": True, "storage": await storage_view(
-            self.storage.configs, self.caller, self.company_id, config, active=False)})
+        answer: dict[str, Any] = {"ok": True, "storage": await storage_view(
+            self.storage.configs, self.caller, self.company_id, config, active=False)}
+        if config.public_read:  # say honestly whether direct links will open
+            answer["public_read_check"] = await self.public_read_check(config)
+        self.reply(answer)
+
+    async def public_read_check(self, config: StorageConfig) -> dict[str, Any]:
+        """Read a test object anonymously through its direct link (the public host goes
+        through the address policy first, as the endpoint did)."""
+        public = config.public or config.endpoint
+        if public != config.endpoint:
+            try:
+                await self.check_endpoint(public)
+            except PlainError as exc:
+                return {"ok": False, "status": None, "url": "",
+                        "error": f"not checked: public address refused ({exc.error})"}
+        store = self.storage.store_for(config)
+        return await self.storage.io(store.verify_public_read)
 
 
 class StorageTestHandler(PlainHandler):
@@ -111,8 +130,13 @@ class StorageTestHandler(PlainHandler):
 
     async def post(self) -> None:
         fields, _ = self.form()
-        config = await self.config_from_form(fields)
         create = parse_bool(fields.get("create_if_missing"), False)
+        if fields.get("endpoint"):
+            config = await self.config_from_form(fields)
+        else:  # no fields: test the storage in use (the built-in one included), no keys needed
+            config = await self.storage.configs.active_config(self.company_id)
+            if config is None:
+                raise PlainError(400, "storage not configured", "send the storage fields")
         store = self.storage.store_for(config)
         self.reply(await self.storage.io(store.test_connection, create))
 
@@ -189,10 +213,28 @@ class SaveProfileHandler(PlainHandler):
 
 
 class LoadProfileHandler(PlainHandler):
-    admin_methods = frozenset({"GET"})
+    """Makes a saved profile active: ``POST`` (form or query ``name``), or the older ``GET``
+    (query ``name``), which changes state and so is refused without an ``Authorization``
+    header or ``Sec-Fetch-Site: same-origin`` (a cross-site page can make a browser send a
+    GET, and under ``DOCS_AUTH=none`` no credential would stop it)."""
+
+    admin_methods = frozenset({"GET", "POST"})
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()  # the caller first: without one, 401 as everywhere
+        if state_changing_get_refused(self.request):
+            raise PlainError(403, STATE_CHANGING_GET_REFUSED,
+                             "POST /config/load_profile from a script sending its credential")
 
     async def get(self) -> None:
-        name = _profile_name(self.get_query_argument("name", ""))
+        await self._load(self.get_query_argument("name", ""))
+
+    async def post(self) -> None:
+        fields, _ = self.form()
+        await self._load(fields.get("name", ""))
+
+    async def _load(self, raw_name: str) -> None:
+        name = _profile_name(raw_name)
         config = await self.storage.configs.load_profile(self.company_id, name)
         if config is None:
             raise PlainError(404, f"no profile named {name!r}")
@@ -224,6 +266,9 @@ def _parse_linkmap(raw: Any) -> dict[str, str]:
             raise PlainError(400, "every link map entry maps a non-empty string to a URL string")
         if not (_storable(key) and _storable(value)):
             raise PlainError(400, "link map entries may not hold NUL or unpaired surrogates")
+        if not is_safe_link(value):
+            raise PlainError(400, f"link map value of {key[:100]!r} is not an allowed link",
+                             "use an http, https or mailto URL, or a relative reference")
         out[key] = value
     return out
 

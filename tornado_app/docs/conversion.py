@@ -35,13 +35,13 @@ async def convert(svc: Services, company_id: str, data: bytes, *, export: str, e
     (images inline as data URIs)."""
     if not save:
         result: jobs.Converted = await svc.pool.run(jobs.convert_document, data, export, engine,
-                                                    options)
+                                                    options, tenant=company_id)
         return {"content": result.content, "media_type": result.media_type,
                 "warnings": result.warnings}
     store = await _store(svc, company_id)
     prefix = store.config.prefix
     result = await svc.pool.run(jobs.convert_document, data, export, engine, options,
-                                for_upload=True)
+                                for_upload=True, tenant=company_id)
     links: dict[str, str] = {}
     for image in result.images:
         stored = await svc.storage.put(store, asset_key(prefix, image.data, image.name),

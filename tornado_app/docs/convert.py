@@ -1,5 +1,5 @@
-"""``POST /api/convert``: DOCX/PDF (upload or remote address) to Markdown, HTML, JSON or
-DocTags, parsed in the process pool."""
+"""``POST /api/convert``: an office document, PDF, EPUB, HTML or CSV (upload or remote
+address) to Markdown, HTML, JSON or DocTags, parsed in the process pool."""
 
 from __future__ import annotations
 
@@ -52,6 +52,7 @@ def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes
     choice_field(fields, "track_changes", ("accept", "all"), "accept")
     images_field(fields)
     bool_field(fields, "include_furniture")
+    bool_field(fields, "notes", True)
     return export, engine
 
 
@@ -64,6 +65,11 @@ async def convert_form(svc: Services, company_id: str, fields: dict[str, str],
     options = {
         "include_furniture": bool_field(fields, "include_furniture"),
         "track_changes": choice_field(fields, "track_changes", ("accept", "all"), "accept"),
+        "notes": bool_field(fields, "notes", True),  # slide speaker notes
+        "max_cells": svc.settings.sheet_max_cells,
+        # below the job's own limit, so LibreOffice is stopped before the worker is
+        "office_timeout": min(svc.settings.office_timeout_seconds,
+                              max(1.0, svc.settings.job_timeout_seconds - 5)),
     }
     if images_field(fields):
         options["images"] = images_field(fields)

@@ -9,9 +9,11 @@ checked again.
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import urljoin, urlsplit
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
@@ -39,6 +41,17 @@ class FetchFailed(Exception):
 @dataclass
 class Fetched:
     data: bytes
+    content_type: str
+    url: str
+
+
+@dataclass
+class FetchedFile:
+    """A body fetched into a file: its path, size, first bytes (for sniffing) and type."""
+
+    path: str
+    size: int
+    head: bytes
     content_type: str
     url: str
 
@@ -90,9 +103,10 @@ def refuse_literal_private(url: str) -> None:
         raise FetchRefused("private, loopback and link-local addresses are refused")
 
 
-async def _get_once(client: AsyncHTTPClient, url: str, max_bytes: int, timeout: float
-                    ) -> tuple[Any, bytes]:
-    chunks: list[bytes] = []
+async def _get_once(client: AsyncHTTPClient, url: str, max_bytes: int, timeout: float,
+                    sink: Callable[[bytes], object]) -> Any:
+    """One GET without redirects; the body goes to ``sink`` chunk by chunk (at most
+    ``max_bytes``, else FetchFailed). Returns the response."""
     size = 0
     too_large = FetchFailed(f"remote file is larger than {max_bytes} bytes", too_large=True)
 
@@ -100,9 +114,8 @@ async def _get_once(client: AsyncHTTPClient, url: str, max_bytes: int, timeout: 
         nonlocal size
         size += len(chunk)
         if size > max_bytes:
-            chunks.clear()
             raise too_large  # aborts the transfer; reported below
-        chunks.append(chunk)
+        sink(chunk)
 
     request = HTTPRequest(
         url, follow_redirects=False, connect_timeout=min(timeout, 10), request_timeout=timeout,
@@ -127,11 +140,14 @@ async def _get_once(client: AsyncHTTPClient, url: str, max_bytes: int, timeout: 
         if isinstance(response.error, HTTPTimeoutError):
             raise FetchFailed("the remote address did not answer in time", timed_out=True)
         raise FetchFailed("could not connect to the remote address")
-    return response, b"".join(chunks)
+    return response
 
 
-async def fetch(url: str, *, allow_private: bool, max_bytes: int, timeout: float) -> Fetched:
-    """GET ``url`` under the guard; raises FetchRefused or FetchFailed."""
+async def _fetch_into(url: str, *, allow_private: bool, max_bytes: int, timeout: float,
+                      sink: Callable[[bytes], object], restart: Callable[[], object]
+                      ) -> tuple[Any, str]:
+    """GET ``url`` under the guard, following redirects, body into ``sink``
+    (``restart`` drops what a redirect's body left there); returns (response, final URL)."""
     client = AsyncHTTPClient(force_instance=True,
                              resolver=GuardedResolver(allow_private=allow_private))
     try:
@@ -139,13 +155,54 @@ async def fetch(url: str, *, allow_private: bool, max_bytes: int, timeout: float
         for _ in range(MAX_REDIRECTS + 1):
             if not allow_private:
                 refuse_literal_private(current)
-            response, body = await _get_once(client, current, max_bytes, timeout)
+            restart()
+            response = await _get_once(client, current, max_bytes, timeout, sink)
             if response.code in (301, 302, 303, 307, 308) and "Location" in response.headers:
                 current = check_url(urljoin(current, response.headers["Location"]))
                 continue
             if response.code >= 400:
                 raise FetchFailed(f"the remote address answered HTTP {response.code}")
-            return Fetched(body, response.headers.get("Content-Type", ""), current)
+            return response, current
         raise FetchFailed("too many redirects")
     finally:
         client.close()
+
+
+async def fetch(url: str, *, allow_private: bool, max_bytes: int, timeout: float) -> Fetched:
+    """GET ``url`` under the guard into memory; raises FetchRefused or FetchFailed."""
+    chunks: list[bytes] = []
+    response, final = await _fetch_into(url, allow_private=allow_private, max_bytes=max_bytes,
+                                        timeout=timeout, sink=chunks.append,
+                                        restart=chunks.clear)
+    return Fetched(b"".join(chunks), response.headers.get("Content-Type", ""), final)
+
+
+async def fetch_to_file(url: str, path: str, *, allow_private: bool, max_bytes: int,
+                        timeout: float) -> FetchedFile:
+    """GET ``url`` under the guard straight into a new file at ``path``: the body never sits
+    whole in this process (at most one chunk of it does). The file is removed when the fetch
+    fails; raises FetchRefused or FetchFailed."""
+    head = bytearray()
+    out: BinaryIO = open(path, "wb")  # closed below, also on failure
+
+    def write(chunk: bytes) -> None:
+        if len(head) < 512:
+            head.extend(chunk[:512 - len(head)])
+        out.write(chunk)
+
+    def restart() -> None:
+        head.clear()
+        out.seek(0)
+        out.truncate()
+
+    try:
+        response, final = await _fetch_into(url, allow_private=allow_private,
+                                            max_bytes=max_bytes, timeout=timeout,
+                                            sink=write, restart=restart)
+        size = out.tell()
+    except BaseException:
+        out.close()
+        os.unlink(path)
+        raise
+    out.close()
+    return FetchedFile(path, size, bytes(head), response.headers.get("Content-Type", ""), final)

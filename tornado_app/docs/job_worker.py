@@ -108,19 +108,19 @@ class JobWorker:
             finally:
                 self._delivery = None
 
-    async def _heartbeat(self, message_id: str) -> None:
+    async def _heartbeat(self, delivery: Delivery) -> None:
         every = max(0.1, self.svc.settings.job_claim_idle_seconds / 3)
         while True:
             await asyncio.sleep(every)
             with contextlib.suppress(Exception):
-                await self.queue.touch(self.name, message_id)
+                await self.queue.touch(self.name, delivery)
 
     async def _run(self, delivery: Delivery) -> None:
         record = await self.queue.start(delivery, self.name)
         if record is None:
             return
         company_id, job_id = delivery.company_id, delivery.job_id
-        beat = asyncio.ensure_future(self._heartbeat(delivery.message_id))
+        beat = asyncio.ensure_future(self._heartbeat(delivery))
         began = time.monotonic()
         try:
             changes = await self._outcome(company_id, job_id, record)
@@ -137,7 +137,7 @@ class JobWorker:
                 await self._after_end(ended)
         else:
             self.svc.metrics.jobs_ended.labels("cancelled").inc()
-        await self.queue.ack(delivery.message_id)
+        await self.queue.ack(delivery)
         if record["input"].get("owned"):
             await self._drop_input(company_id, record["input"]["key"])
 
@@ -166,7 +166,7 @@ class JobWorker:
         if kind == "convert":
             return await convert_form(self.svc, company_id, fields, files, save=True,
                                       result_token=job_id)
-        rendered, name = await render_markdown_form(self.svc, fields, files)
+        rendered, name = await render_markdown_form(self.svc, company_id, fields, files)
         return await save_rendered(self.svc, company_id, rendered, name, result_token=job_id)
 
     async def _folder(self, company_id: str, job_input: dict[str, Any], progress: Any

@@ -1,16 +1,25 @@
 """``POST /md/convert``: Markdown (file, text or remote address) to PDF or DOCX, and
 ``GET /md/themes``. Remote images, cover and logo are fetched here, under the SSRF guard,
-and handed to the pool as bytes, so the printing browser never touches the network."""
+so the printing browser never touches the network. They are streamed into files of a
+temporary folder of this request (removed when it ends) and handed to the pool by path:
+this process never holds a whole image, and the images of one document together are
+bounded by ``MARKDOWN_IMAGES_MAX_MB`` (the rest are left out with a warning)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import shutil
+import tempfile
 import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
 
 from render_pool import jobs
+from render_pool.asset_files import AssetFile, render_markdown_files
 from render_pool.cover import CoverPage
-from render_pool.model import Resource
 from render_pool.themes import list_themes
 from tornado_app.docs.base import (
     DocsError,
@@ -21,7 +30,7 @@ from tornado_app.docs.base import (
 )
 from tornado_app.docs.conversion import save_rendered
 from tornado_app.docs.convert import safe_basename
-from tornado_app.docs.fetch import FetchFailed, FetchRefused, fetch
+from tornado_app.docs.fetch import FetchFailed, FetchRefused, fetch, fetch_to_file
 from tornado_app.services import Services
 
 MAX_IMAGES = 200
@@ -47,24 +56,52 @@ def sniff_image(data: bytes) -> str | None:
     return None
 
 
-async def fetch_image(svc: Services, url: str) -> Resource:
-    """An image at ``url`` (guarded, capped); raises FetchRefused/FetchFailed/DocsError."""
+@contextlib.contextmanager
+def asset_folder(svc: Services) -> Iterator[Path]:
+    """A temporary folder for one request's fetched assets under ``DATA_DIR/tmp`` (on disk,
+    where /tmp may be memory), removed with everything in it when the block ends."""
+    base = svc.settings.data_dir / "tmp"
+    with contextlib.suppress(OSError):
+        base.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="md-assets-", dir=base if base.is_dir() else None))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _new_file(folder: Path) -> str:
+    fd, path = tempfile.mkstemp(dir=folder)
+    os.close(fd)
+    return path
+
+
+async def fetch_image(svc: Services, url: str, folder: Path, max_bytes: int = MAX_IMAGE_BYTES
+                      ) -> AssetFile:
+    """The image at ``url`` streamed into a file of ``folder`` (guarded, capped at
+    ``max_bytes``); raises FetchRefused/FetchFailed."""
     st = svc.settings
-    got = await fetch(url, allow_private=st.allow_private_urls,
-                      max_bytes=min(st.fetch_max_bytes, MAX_IMAGE_BYTES),
-                      timeout=min(st.fetch_timeout_seconds, 15))
-    mime = sniff_image(got.data)
+    path = _new_file(folder)
+    got = await fetch_to_file(url, path, allow_private=st.allow_private_urls,
+                              max_bytes=min(st.fetch_max_bytes, MAX_IMAGE_BYTES, max_bytes),
+                              timeout=min(st.fetch_timeout_seconds, 15))
+    mime = sniff_image(got.head)
     if mime is None:
+        os.unlink(path)
         raise FetchFailed("the address did not return an image")
-    return Resource(got.data, mime)
+    return AssetFile(path, mime, got.size)
 
 
-async def gather_images(svc: Services, sources: list[str]) -> tuple[dict[str, Resource],
-                                                                dict[str, str]]:
-    """Fetch the remote images of a document; everything else is refused with a reason."""
-    fetched: dict[str, Resource] = {}
+async def gather_images(svc: Services, sources: list[str], folder: Path
+                        ) -> tuple[dict[str, AssetFile], dict[str, str]]:
+    """Fetch the remote images of a document into ``folder``, at most
+    ``MARKDOWN_IMAGES_MAX_MB`` together; everything else is refused with a reason."""
+    fetched: dict[str, AssetFile] = {}
     refused: dict[str, str] = {}
     slots = asyncio.Semaphore(FETCH_CONCURRENCY)
+    limit_mb = svc.settings.markdown_images_max_mb
+    total_left = limit_mb * 1024 * 1024
+    past_total = f"left out: the images of one document may take {limit_mb} MB together"
 
     async def one(src: str) -> None:
         scheme = urllib.parse.urlsplit(src).scheme.lower()
@@ -72,13 +109,26 @@ async def gather_images(svc: Services, sources: list[str]) -> tuple[dict[str, Re
             refused[src] = ("only http(s) images are fetched" if scheme
                             else "relative image paths have no base to resolve against")
             return
+        nonlocal total_left
         async with slots:
+            if total_left <= 0:
+                refused[src] = past_total
+                return
             try:
-                fetched[src] = await fetch_image(svc, src)
+                got = await fetch_image(svc, src, folder, total_left)
             except FetchRefused as exc:
                 refused[src] = f"address refused ({exc})"
+                return
             except FetchFailed as exc:
-                refused[src] = str(exc)
+                refused[src] = past_total if exc.too_large and total_left < MAX_IMAGE_BYTES \
+                    else str(exc)
+                return
+            if got.size > total_left:  # others finished first: it no longer fits
+                os.unlink(got.path)
+                refused[src] = past_total
+                return
+            total_left -= got.size
+            fetched[src] = got
 
     await asyncio.gather(*(one(s) for s in sources[:MAX_IMAGES]))
     for src in sources[MAX_IMAGES:]:
@@ -94,7 +144,9 @@ def content_disposition(filename: str) -> str:
 
 
 async def _image_field(svc: Services, fields: dict[str, str],
-                       files: dict[str, tuple[str, bytes]], name: str) -> Resource | None:
+                       files: dict[str, tuple[str, bytes]], name: str, folder: Path
+                       ) -> AssetFile | None:
+    """The cover or logo image, uploaded or fetched, as a file of ``folder``."""
     upload = files.get(f"{name}_file")
     url = (fields.get(f"{name}_url") or "").strip()
     if upload and url:
@@ -103,10 +155,12 @@ async def _image_field(svc: Services, fields: dict[str, str],
         mime = sniff_image(upload[1])
         if mime is None:
             raise DocsError(40002, f"{name}_file is not an image (PNG, JPEG, GIF, WebP, SVG)")
-        return Resource(upload[1], mime)
+        path = _new_file(folder)
+        Path(path).write_bytes(upload[1])
+        return AssetFile(path, mime, len(upload[1]))
     if url:
         try:
-            return await fetch_image(svc, url)
+            return await fetch_image(svc, url, folder)
         except FetchFailed as exc:
             raise DocsError(40003, f"{name}_url: {exc}") from exc
     return None
@@ -153,16 +207,24 @@ def check_markdown_form(fields: dict[str, str]) -> tuple[str, str]:
     return target, css_name
 
 
-async def render_markdown_form(svc: Services, fields: dict[str, str],
+async def render_markdown_form(svc: Services, company_id: str, fields: dict[str, str],
                                files: dict[str, tuple[str, bytes]]
                                ) -> tuple[jobs.Rendered, str]:
-    """Render a ``/md/convert`` form (inputs fetched, images gathered, one pool render);
-    returns the rendered file and its name. Shared by the request and its async job."""
+    """Render a ``/md/convert`` form (inputs fetched, images gathered, one pool render) for
+    ``company_id`` (whose turn its pool jobs take); returns the rendered file and its name.
+    Shared by the request and its async job."""
+    with asset_folder(svc) as folder:
+        return await _render_form(svc, company_id, fields, files, folder)
+
+
+async def _render_form(svc: Services, company_id: str, fields: dict[str, str],
+                       files: dict[str, tuple[str, bytes]], folder: Path
+                       ) -> tuple[jobs.Rendered, str]:
     target, css_name = check_markdown_form(fields)
     text, stem = await _markdown(svc, fields, files)
     cover = CoverPage(
-        cover_image=await _image_field(svc, fields, files, "cover"),
-        logo=await _image_field(svc, fields, files, "logo"),
+        cover_image=await _image_field(svc, fields, files, "cover", folder),
+        logo=await _image_field(svc, fields, files, "logo", folder),
         product_name=fields.get("product_name", ""),
         product_version=fields.get("product_version", ""),
         document_name=fields.get("document_name", ""),
@@ -177,10 +239,10 @@ async def render_markdown_form(svc: Services, fields: dict[str, str],
         cover=None if cover.is_empty() else cover,
     )
     pool = svc.pool
-    sources = await pool.run(jobs.markdown_images, text)
-    fetched, refused = await gather_images(svc, sources)
-    rendered: jobs.Rendered = await pool.run(jobs.render_markdown, text, request, fetched,
-                                             refused)
+    sources = await pool.run(jobs.markdown_images, text, tenant=company_id)
+    fetched, refused = await gather_images(svc, sources, folder)
+    rendered: jobs.Rendered = await pool.run(render_markdown_files, text, request, fetched,
+                                             refused, tenant=company_id)
     svc.metrics.observe_browser(rendered.worker_pid, rendered.browser_launches)
     name = f"{safe_basename(fields.get('filename') or stem, 'document')}.{rendered.extension}"
     return rendered, name
@@ -197,7 +259,8 @@ class MarkdownConvertHandler(UploadHandler):
 
             await enqueue_form(self, "markdown", fields, files)
             return
-        rendered, name = await render_markdown_form(self.services, fields, files)
+        rendered, name = await render_markdown_form(self.services, self.company_id, fields,
+                                                    files)
         if save:
             self.success(await save_rendered(self.services, self.company_id, rendered, name))
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from render_pool.pool import RenderPool
 from store.storage_config import StorageConfig
@@ -19,6 +20,7 @@ def open_pool(svc: Services) -> RenderPool:
     """The bounded process pool sized from the settings (CPU count by default)."""
     st = svc.settings
     svc.pool = RenderPool(st.pool_workers, queue_limit=st.pool_queue_limit,
+                          tenant_queue_limit=st.pool_queue_limit_per_company,
                           job_timeout=st.job_timeout_seconds,
                           memory_limit_mb=st.worker_memory_mb,
                           browser_limits={
@@ -44,7 +46,8 @@ async def open_storage(svc: Services, embedded: Embedded | None) -> StorageIO:
     """Attach the storage manager. ``S3_*`` settings become the active configuration; with
     none, an embedded SeaweedFS starts (when ``embedded`` is given), is saved as the
     ``embedded`` profile and is active unless another storage was configured since."""
-    manager = StorageIO(svc.db)
+    manager = StorageIO(svc.db, presign_expiry=timedelta(
+        seconds=svc.settings.presign_expiry_seconds))
     svc.storage = manager
     svc.extras.setdefault("closers", []).append(_closer(manager))
     env_config = storage_from_settings(svc.settings)

@@ -3,6 +3,8 @@
 Used by the service's embedded mode (data under ``./data/s3``, keys and ports kept across
 restarts) and by the test fixtures (a temporary directory). Everything binds to loopback,
 telemetry, WebDAV and the admin UI are off, and the Iceberg/Lance catalog ports are disabled.
+Only S3 answers without the data directory's secrets: every other port is mutual TLS plus JWT
+(:mod:`tornado_app.embedded.seaweed_security`), and weed runs under umask 077.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import sys
@@ -28,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tornado_app.embedded.children import die_with_parent
+from tornado_app.embedded.seaweed_security import child_env, write_security
+from tornado_app.embedded.tls import TlsError, TlsFiles
 
 HOST = "127.0.0.1"
 REGION = "us-east-1"
@@ -70,6 +75,7 @@ class SeaweedHandle:
     ports: dict[str, int] = field(default_factory=dict)
     region: str = REGION
     tmp_dir: Path | None = None
+    tls: TlsFiles | None = None  # the client certificate its non-S3 ports demand
 
     @property
     def port(self) -> int:
@@ -227,11 +233,20 @@ def _answers(port: int) -> bool:
         return False
 
 
-def _volume_registered(master_port: int) -> bool:
+def client_context(tls: TlsFiles) -> ssl.SSLContext:
+    """A TLS context that trusts the private CA and presents its client certificate: what the
+    master, volume and filer HTTP ports require."""
+    ctx = ssl.create_default_context(cafile=str(tls.ca))
+    ctx.load_cert_chain(str(tls.cert), str(tls.key))
+    return ctx
+
+
+def _volume_registered(master_port: int, ctx: ssl.SSLContext) -> bool:
     """True once the volume server has sent its heartbeat to the master: before that, S3
     already answers but reads of existing objects fail ("volume not found")."""
     try:
-        with urllib.request.urlopen(f"http://{HOST}:{master_port}/dir/status", timeout=1) as r:
+        with urllib.request.urlopen(f"https://{HOST}:{master_port}/dir/status", timeout=1,
+                                    context=ctx) as r:
             topo = json.load(r).get("Topology") or {}
     except (OSError, ValueError):
         return False
@@ -262,6 +277,13 @@ def _log_tail(path: Path, limit: int = 1500) -> str:
         return path.read_text("utf-8", errors="replace")[-limit:]
     except OSError:
         return ""
+
+
+def _preexec() -> None:
+    """``preexec_fn`` of weed: die with the service, and create every file and unix socket
+    (its gRPC sockets are fixed paths in /tmp) owner-only."""
+    die_with_parent()
+    os.umask(0o077)
 
 
 def _stop_process(proc: subprocess.Popen, timeout: float) -> None:
@@ -301,6 +323,7 @@ def start_seaweed(
     binary = weed or find_weed()
     root = Path(data_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
+    os.chmod(root, 0o700)  # keys, certificates and the filer's unix socket live here
     (root / "store").mkdir(exist_ok=True)
     keys_path = root / KEYS_FILE
     existing = _load_keys(keys_path)
@@ -312,6 +335,11 @@ def start_seaweed(
         keys = ("sw" + secrets.token_hex(8), secrets.token_urlsafe(30))
     if keys != existing:
         _write_keys(keys_path, *keys)
+    try:
+        tls = write_security(root)
+    except TlsError as exc:
+        raise SeaweedError(str(exc)) from exc
+    probe_ctx = client_context(tls)
 
     # weed writes its glog files to $TMPDIR: a private directory, removed by stop()
     tmp_dir = Path(tempfile.mkdtemp(prefix="weed-"))
@@ -325,22 +353,22 @@ def start_seaweed(
             proc = subprocess.Popen(
                 _command(binary, root, ports),
                 cwd=root,
-                env={**os.environ, "TMPDIR": str(tmp_dir)},
+                env=child_env(tmp_dir),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent,
+                preexec_fn=_preexec,
                 start_new_session=True,
             )
         finally:
             log.close()
         handle = SeaweedHandle(f"{HOST}:{ports['s3.port']}", keys[0], keys[1], proc, root, ports,
-                               tmp_dir=tmp_dir)
+                               tmp_dir=tmp_dir, tls=tls)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 break
-            if _answers(ports["s3.port"]) and _volume_registered(ports["master.port"]):
+            if _answers(ports["s3.port"]) and _volume_registered(ports["master.port"], probe_ctx):
                 try:
                     _make_buckets(handle, buckets or [])
                 except Exception:

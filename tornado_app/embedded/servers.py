@@ -1,9 +1,9 @@
 """Supervise the private servers the service starts when no real ones are configured.
 
-Each server is a real child process bound to loopback (redis-server on a unix socket,
-SecantusDB speaking the MongoDB wire protocol). Children get ``PR_SET_PDEATHSIG`` so that
-they die with the service even if it is killed hard; :meth:`Embedded.stop` terminates
-them politely first.
+Each server is a real child process bound to loopback (redis-server on a 0700 unix socket,
+SecantusDB speaking the MongoDB wire protocol with logins required: ``embedded.secantus``).
+Children get ``PR_SET_PDEATHSIG`` so that they die with the service even if it is killed
+hard; :meth:`Embedded.stop` terminates them politely first.
 """
 
 from __future__ import annotations
@@ -56,17 +56,19 @@ class Child:
     process: subprocess.Popen[bytes]
     url: str
     log_path: Path | None = None
+    scratch: Path | None = None  # a temporary data directory, removed once stopped
 
     def stop(self, timeout: float = 10.0) -> None:
         """Terminate the server, then kill it if it does not exit in ``timeout`` seconds."""
-        if self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(5)
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def _spawn(name: str, argv: list[str], log_path: Path | None) -> subprocess.Popen[bytes]:
@@ -106,6 +108,7 @@ def start_redis(directory: Path, *, persistent: bool) -> Child:
     binary = find_binary("redis-server", "install it with `apt-get install redis-server`")
     directory = directory.absolute()  # redis-server changes into --dir before binding
     directory.mkdir(parents=True, exist_ok=True)
+    os.chmod(directory, 0o700)  # the socket's directory: nobody else may even look up its path
     sock = directory / "redis.sock"
     with contextlib.suppress(FileNotFoundError):
         sock.unlink()
@@ -122,30 +125,11 @@ def start_redis(directory: Path, *, persistent: bool) -> Child:
 
 
 def start_secantus(storage: Path | None, log_dir: Path) -> Child:
-    """Start a SecantusDB daemon (MongoDB wire protocol) on a free loopback port.
+    """Start SecantusDB with logins required; see :mod:`tornado_app.embedded.secantus`
+    (imported here lazily: it builds on this module)."""
+    from tornado_app.embedded.secantus import start_secantus as start
 
-    ``storage=None`` keeps the data in memory (tests). SecantusDB is GPL-2.0-only, so it
-    only ever runs as a separate process.
-    """
-    binary = find_binary(
-        "secantusd-py", "install the embedded extra: `pip install 'SecantusDB==0.7.0b3'`"
-    )
-    port = free_port()
-    log_dir.mkdir(parents=True, exist_ok=True)
-    if storage is not None:
-        storage.mkdir(parents=True, exist_ok=True)
-    argv = [
-        binary, "--host", "127.0.0.1", "--port", str(port),
-        "--storage-path", str(storage) if storage is not None else ":memory:",
-        "--log-level", "WARNING",
-    ]
-    log_path = log_dir / f"secantus-{port}.log"
-    child = Child(
-        "secantusd", _spawn("secantusd", argv, log_path),
-        f"mongodb://127.0.0.1:{port}/?directConnection=true", log_path,
-    )
-    _wait_ready(child, (socket.AF_INET, port))
-    return child
+    return start(storage, log_dir)
 
 
 class Stoppable(Protocol):

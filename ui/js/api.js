@@ -87,6 +87,12 @@ function humanField(name) {
   return { companyCode: 'Company code', companyName: 'Company name', realName: 'Real name', oldPassword: 'Current password', newPassword: 'New password' }[name] || name;
 }
 
+/** A wait in whole minutes, rounded up ("1 minute", "15 minutes"). */
+export function inMinutes(seconds) {
+  const m = Math.max(1, Math.ceil(Number(seconds) / 60));
+  return m === 1 ? '1 minute' : `${m} minutes`;
+}
+
 /** Words for an annotation-API failure, and the field it names (if any). */
 export function authError(status, body, retryAfter = 0) {
   const code = (body && body.code) || (status ? `HTTP_${status}` : 'NETWORK');
@@ -99,12 +105,18 @@ export function authError(status, body, retryAfter = 0) {
   } else if (code === 'USERNAME_EXISTS') field = 'username';
   else if (code === 'INVALID_ROLE') field = 'role';
   else if (code === 'RATE_LIMITED') {
+    retryAfter = Number(body && body.retryAfter) || retryAfter;
     message = retryAfter
-      ? `Too many attempts. Try again in ${retryAfter} seconds.`
+      ? `Too many wrong passwords. Sign-in from this device is paused; try again in ${inMinutes(retryAfter)}.`
       : 'Too many requests right now. Wait a little and try again.';
   }
   if (!message) message = sentence(raw) || `The request failed (HTTP ${status}).`;
-  return new ApiError({ status, code, message, raw, field, retryAfter });
+  const err = new ApiError({ status, code, message, raw, field, retryAfter });
+  if (body && Number.isInteger(body.attemptsLeft)) {
+    err.attemptsLeft = body.attemptsLeft;
+    err.retryAfter = Number(body.retryAfter) || 0;
+  }
+  return err;
 }
 
 /** Words for a conversion-API (v2) failure. */

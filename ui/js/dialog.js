@@ -30,3 +30,49 @@ export function passwordPair(field, setFieldError, label = 'New password') {
     },
   };
 }
+
+/** Ask before a change that cannot simply be taken back (a role, a disabled account).
+ * Resolves true when confirmed; on Cancel, Escape or × focus goes back to `opener`. */
+export function confirmDialog({ title, text, confirmLabel, danger = false, opener = null }) {
+  return new Promise((resolve) => {
+    let confirmed = false;
+    const ok = h('button', { type: 'button', class: `btn ${danger ? 'btn-danger' : 'btn-primary'}` }, confirmLabel);
+    const cancel = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Cancel');
+    const dlg = dialog(title, h('div', { class: 'stack' }, h('p', {}, text), h('div', { class: 'dialog-actions' }, cancel, ok)), () => {
+      if (!confirmed && opener) opener.focus();
+      resolve(confirmed);
+    });
+    cancel.addEventListener('click', () => dlg.close());
+    ok.addEventListener('click', () => { confirmed = true; dlg.close(); });
+    cancel.focus();
+  });
+}
+
+const PASSWORD_ALPHABET = 'abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+
+/** A random password of `length` characters from an alphabet without look-alikes (0/O, 1/l). */
+export function randomPassword(length = 16) {
+  const bytes = crypto.getRandomValues(new Uint32Array(length));
+  return Array.from(bytes, (b) => PASSWORD_ALPHABET[b % PASSWORD_ALPHABET.length]).join('');
+}
+
+/** "Show" and "Generate" for new-password inputs: Generate fills every input with one random
+ * password and shows it, so an admin can read it out or copy it before handing it over. */
+export function passwordTools(inputs) {
+  const show = h('button', { type: 'button', class: 'btn btn-ghost btn-sm', 'aria-pressed': 'false' }, 'Show password');
+  const generate = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Generate password');
+  const setShown = (on) => {
+    for (const input of inputs) input.type = on ? 'text' : 'password';
+    show.setAttribute('aria-pressed', String(on));
+    show.textContent = on ? 'Hide password' : 'Show password';
+  };
+  show.addEventListener('click', () => setShown(inputs[0].type === 'password'));
+  generate.addEventListener('click', () => {
+    const value = randomPassword();
+    for (const input of inputs) input.value = value;
+    setShown(true);
+    inputs[0].focus();
+    inputs[0].select();
+  });
+  return h('div', { class: 'row-inline password-tools' }, show, generate);
+}

@@ -33,6 +33,16 @@ function append(el, children) {
   }
 }
 
+/** Focus a result's heading and scroll its card to the top of the screen, under the sticky
+ * top bar (a plain focus() leaves it at the very bottom on a phone). */
+export function revealResult(heading) {
+  heading.focus({ preventScroll: true });
+  const box = heading.closest('.card') || heading;
+  const bar = document.getElementById('topbar');
+  const offset = bar && !bar.hidden ? bar.getBoundingClientRect().height : 0;
+  window.scrollTo({ top: Math.max(0, box.getBoundingClientRect().top + window.scrollY - offset - 12), behavior: 'instant' });
+}
+
 export function clear(el) { while (el.firstChild) el.firstChild.remove(); return el; }
 
 const politeEl = () => document.getElementById('live-polite');

@@ -1,12 +1,15 @@
 // Batches: upload an archive (zip, tar.gz, tgz) and process it, or stage it and process later.
 import { docsError, docsEvents, docsForm, docsGet, probe, Unavailable } from '../api.js';
-import { announce, card, clear, dropzone, field, formatBytes, h, newId, notice, pageHeader, segmented, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
+import { announce, card, checkbox, clear, downloadBlob, dropzone, field, formatBytes, h, newId, notice, pageHeader, revealResult, segmented, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
+import { cancelJob, filesCsv, jobsPanel, rememberJobName } from './batch-jobs.js';
 import { progressBar } from './shared.js';
 
 const ACCEPT = '.zip,.tar.gz,.tgz,application/zip,application/gzip,application/x-gzip,application/x-tar';
 const ARCHIVE_RE = /\.(zip|tar\.gz|tgz)$/i;
 
 const sleep = (ms) => new Promise((r) => { setTimeout(r, ms); });
+const STAGED_KEY = 'docservice.staged';  // the staged archive of this tab survives leaving the page
+const ROWS_SHOWN = 100;  // result rows drawn at first; "Show all" draws the rest
 
 function render(view) {
   let mode = 'upload';
@@ -14,7 +17,7 @@ function render(view) {
 
   /** Run an archive as a job and follow its progress (server-sent events; polling if the
    * stream breaks); falls back to a direct answer. */
-  async function runBatch(path, fd, bar, uploadPhase) {
+  async function runBatch(path, fd, bar, uploadPhase, label, cancelButton) {
     fd.append('async', 'true');
     const first = await docsForm(path, fd, {
       onProgress: uploadPhase ? (x) => {
@@ -23,6 +26,16 @@ function render(view) {
       } : undefined,
     });
     if (!first || !first.job_id) return first;
+    rememberJobName(first.job_id, label);
+    jobs.load();
+    // Cancel while it runs: the job ends "cancelled" and the stream below says so
+    const onCancel = async () => {
+      cancelButton.disabled = true;
+      try { await cancelJob(first.job_id); } catch { /* ended meanwhile: its end is shown */ }
+    };
+    cancelButton.disabled = false;
+    cancelButton.hidden = false;
+    cancelButton.onclick = onCancel;
     bar.busy('Queued…');
     const statusUrl = first.status_url || `/api/jobs/${first.job_id}`;
     const show = (st) => {
@@ -33,6 +46,9 @@ function render(view) {
       }
     };
     const finish = (st) => {
+      cancelButton.hidden = true;
+      cancelButton.onclick = null;
+      jobs.load();
       if (st.state === 'done') return st.result;
       if (st.state === 'cancelled') throw docsError({ code: 40901, msg: 'The job was cancelled.', data: null });
       throw docsError({ code: st.code, msg: st.msg, data: st.result || null });
@@ -65,7 +81,8 @@ function render(view) {
   const message = h('div', { class: 'form-message' });
   const progress = progressBar('Batch progress');
   const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-lg' }, 'Upload and process');
-  const form = h('form', { class: 'stack', novalidate: true }, modeChoice.group, archive.wrap, prefix.wrap, message, progress.el, h('div', { class: 'form-actions' }, submit));
+  const cancelUpload = h('button', { type: 'button', class: 'btn btn-danger-outline btn-lg', hidden: true }, 'Cancel batch');
+  const form = h('form', { class: 'stack', novalidate: true }, modeChoice.group, archive.wrap, prefix.wrap, message, progress.el, h('div', { class: 'form-actions' }, cancelUpload, submit));
 
   // process a staged archive
   const stagedInfo = h('div', { class: 'staged-info', 'aria-live': 'polite' });
@@ -75,12 +92,18 @@ function render(view) {
   const processMessage = h('div', { class: 'form-message' });
   const processProgress = progressBar('Processing progress');
   const processBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Process staged archive');
+  const cancelProcess = h('button', { type: 'button', class: 'btn btn-danger-outline', hidden: true }, 'Cancel batch');
   const processForm = h('form', { class: 'stack', novalidate: true }, stagedInfo,
-    h('div', { class: 'three-col' }, stageId.wrap, stagePrefix.wrap, versionId.wrap), processMessage, processProgress.el, h('div', { class: 'form-actions' }, processBtn));
+    h('div', { class: 'three-col' }, stageId.wrap, stagePrefix.wrap, versionId.wrap), processMessage, processProgress.el, h('div', { class: 'form-actions' }, cancelProcess, processBtn));
   const processCard = card('Process a staged archive', processForm);
 
   const results = h('div', { class: 'result-area' });
-  const body = h('div', { class: 'stack-lg' }, card('Archive', form), processCard, results);
+  const jobs = jobsPanel({ onOpen: (job, name) => {
+    if (job.state === 'done') showResults(job.result || {}, name);
+    else if (job.result && Array.isArray(job.result.files)) showResults(job.result, name, { message: job.msg || 'The job failed.' });
+    else { clear(results); results.append(notice('error', `${name} failed`, h('p', {}, String(job.msg || 'The job failed.')))); }
+  } });
+  const body = h('div', { class: 'stack-lg' }, card('Archive', form), processCard, results, jobs.root);
   view.append(pageHeader('Batches', 'Process a whole archive of Markdown and HTML: links are rewritten, assets uploaded to storage, and you get links to every file.'), body);
 
   Promise.all([probe('/api/upload-archive'), probe('/api/archive/stage')]).then(([up, stage]) => {
@@ -103,7 +126,7 @@ function render(view) {
     progress.set(0, 'Uploading… 0%');
     try {
       if (mode === 'upload') {
-        const data = await runBatch(path, fd, progress, true);
+        const data = await runBatch(path, fd, progress, true, f.name, cancelUpload);
         progress.done();
         showResults(data, f.name);
       } else {
@@ -118,22 +141,29 @@ function render(view) {
       if (disposed) return;
       if (err.data && Array.isArray(err.data.files)) { showResults(err.data, f.name, err); return; }
       if (err instanceof Unavailable) { clear(message); message.append(notice('info', 'Not available on this server', h('p', {}, `${path} is not offered by this deployment.`))); return; }
-      if ([40002, 40003, 40004, 41301].includes(err.code)) { setFieldError(archive, err.message); archive.input.focus(); } else showError(message, err, mode === 'upload' ? 'The archive was not processed' : 'The archive was not staged');
+      if (isCancelled(err)) { clear(message); message.append(notice('info', 'Batch cancelled', h('p', {}, 'The job was cancelled. Files it had finished by then (if any) stay in storage.'))); } else if ([40002, 40003, 40004, 41301].includes(err.code)) { setFieldError(archive, err.message); archive.input.focus(); } else showError(message, err, mode === 'upload' ? 'The archive was not processed' : 'The archive was not staged');
       announce(err.message, true);
     } finally {
       setBusy(submit, false);
+      cancelUpload.hidden = true;
     }
   });
 
   let stagedName = '';
-  function showStaged(data) {
+  function showStaged(data, restored = false) {
     clear(stagedInfo);
     stagedName = data.name || '';
+    try { sessionStorage.setItem(STAGED_KEY, JSON.stringify({ id: data.id, name: data.name, size: data.size })); } catch { /* quota */ }
     stageId.input.value = data.id || '';
     stagedInfo.append(notice('success', 'Archive staged', h('p', {}, `${data.name || 'Archive'} · ${formatBytes(Number(data.size))}`), h('p', { class: 'mono small' }, `id ${data.id}`)));
+    if (restored) return;
     announce('Archive staged. You can process it now.');
     stagePrefix.input.focus();
   }
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(STAGED_KEY) || 'null');
+    if (kept && kept.id) showStaged(kept, true);
+  } catch { /* ignore */ }
 
   processForm.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -149,7 +179,7 @@ function render(view) {
     processProgress.busy('Fetching the staged archive…');
     clear(results);
     try {
-      const data = await runBatch('/api/archive/process', fd, processProgress, false);
+      const data = await runBatch('/api/archive/process', fd, processProgress, false, stagedName || id, cancelProcess);
       processProgress.done();
       showResults(data, stagedName || id);
     } catch (err) {
@@ -157,10 +187,11 @@ function render(view) {
       if (disposed) return;
       if (err.data && Array.isArray(err.data.files)) { showResults(err.data, stagedName || id, err); return; }
       if (err instanceof Unavailable) { clear(processMessage); processMessage.append(notice('info', 'Not available on this server', h('p', {}, 'Processing staged archives is not offered by this deployment.'))); return; }
-      if (err.code === 40401 || /\bid\b/i.test(err.raw)) { setFieldError(stageId, err.code === 40401 ? 'No staged archive has this id (it may have expired).' : err.message); stageId.input.focus(); } else showError(processMessage, err, 'The archive was not processed');
+      if (isCancelled(err)) { clear(processMessage); processMessage.append(notice('info', 'Batch cancelled', h('p', {}, 'The job was cancelled. Files it had finished by then (if any) stay in storage.'))); } else if (err.code === 40401 || /\bid\b/i.test(err.raw)) { setFieldError(stageId, err.code === 40401 ? 'No staged archive has this id (it may have expired).' : err.message); stageId.input.focus(); } else showError(processMessage, err, 'The archive was not processed');
       announce(err.message, true);
     } finally {
       setBusy(processBtn, false);
+      cancelProcess.hidden = true;
     }
   });
 
@@ -178,7 +209,29 @@ function render(view) {
       stat(String(failed.length), failed.length === 1 ? 'with a problem' : 'with problems', failed.length ? 'bad' : ''),
       stat(String(mappings), 'links rewritten'),
       assetsOk || assetsFail ? stat(`${assetsOk}/${assetsOk + assetsFail}`, 'assets uploaded', assetsFail ? 'bad' : 'ok') : null);
-    const tbody = h('tbody', {}, files.map(fileRow));
+    const tbody = h('tbody');
+    let showAll = false;
+    const failedOnly = checkbox({ label: 'Failed only', name: 'failed-only' });
+    const more = h('button', { type: 'button', class: 'btn btn-secondary btn-sm', hidden: true });
+    const shownNote = h('p', { class: 'muted small', 'aria-live': 'polite' });
+    const drawRows = () => {
+      const wanted = failedOnly.input.checked ? failed : files;
+      const shown = showAll ? wanted : wanted.slice(0, ROWS_SHOWN);
+      clear(tbody);
+      tbody.append(...shown.map(fileRow));
+      shownNote.textContent = `${shown.length} of ${wanted.length} file${wanted.length === 1 ? '' : 's'} shown`;
+      more.hidden = shown.length >= wanted.length;
+      more.textContent = `Show all ${wanted.length}`;
+    };
+    failedOnly.input.addEventListener('change', drawRows);
+    more.addEventListener('click', () => { showAll = true; drawRows(); });
+    const base = String(label).replace(/\.(zip|tar\.gz|tgz)$/i, '').replace(/[^\w.-]+/g, '_') || 'batch';
+    const csvBtn = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Download CSV');
+    csvBtn.addEventListener('click', () => downloadBlob(new Blob([filesCsv(files)], { type: 'text/csv;charset=utf-8' }), `${base}-results.csv`));
+    const jsonBtn = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Download JSON');
+    jsonBtn.addEventListener('click', () => downloadBlob(new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' }), `${base}-results.json`));
+    const tools = h('div', { class: 'row-inline results-tools' }, failedOnly.wrap, shownNote, csvBtn, jsonBtn);
+    drawRows();
     const table = h('table', { class: 'data-table batch-table' },
       h('caption', { class: 'visually-hidden' }, `Processed files of ${label}`),
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Source'), h('th', { scope: 'col' }, 'Links'), h('th', { scope: 'col' }, 'Assets'), h('th', { scope: 'col' }, 'Mappings'))),
@@ -188,13 +241,17 @@ function render(view) {
       heading,
       error ? null : failed.length ? notice('warning', `${failed.length} file${failed.length > 1 ? 's' : ''} had problems`, h('p', {}, 'They are highlighted below.')) : notice('success', null, h('p', {}, 'Every file was processed.')),
       stats,
-      files.length ? h('div', { class: 'table-scroll' }, table) : h('p', { class: 'muted' }, 'The archive held no Markdown or HTML files.')));
-    heading.focus();
+      files.length ? tools : null,
+      files.length ? h('div', { class: 'table-scroll' }, table) : h('p', { class: 'muted' }, 'The archive held no Markdown or HTML files.'),
+      more));
+    revealResult(heading);
     announce(`Processed ${files.length} files, ${failed.length} with problems.`);
   }
 
-  return () => { disposed = true; };
+  return () => { disposed = true; jobs.dispose(); };
 }
+
+function isCancelled(err) { return err && err.code === 40901 && /cancel/i.test(err.raw || err.message || ''); }
 
 function stat(value, label, tone = '') {
   return h('li', { class: `stat ${tone ? `stat-${tone}` : ''}` }, h('span', { class: 'stat-value' }, value), h('span', { class: 'stat-label' }, label));
@@ -207,8 +264,9 @@ function isFailed(f) {
 function fileRow(f) {
   const failed = isFailed(f);
   const links = [];
-  if (f.storage_url) links.push(h('a', { href: f.storage_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link' }, 'Direct', h('span', { class: 'visually-hidden' }, ` link of ${f.source}`)));
-  if (f.storage_presigned_url) links.push(h('a', { href: f.storage_presigned_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link' }, 'Presigned', h('span', { class: 'visually-hidden' }, ` link of ${f.source}`)));
+  // presigned first: it opens on a private bucket too (for a limited time); direct: public buckets
+  if (f.storage_presigned_url) links.push(h('a', { href: f.storage_presigned_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Time-limited link; works on private buckets' }, 'Presigned', h('span', { class: 'visually-hidden' }, ` link of ${f.source}`)));
+  if (f.storage_url) links.push(h('a', { href: f.storage_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Opens only if the bucket allows public reads' }, 'Direct', h('span', { class: 'visually-hidden' }, ` link of ${f.source} (public buckets only)`)));
   const maps = Array.isArray(f.mappings) ? f.mappings : [];
   const hasAssets = f.asset_ok !== undefined || f.asset_fail !== undefined;
   const id = newId('map');

@@ -1,6 +1,6 @@
 // Convert a document: DOCX/PDF (upload or address) to Markdown, HTML, JSON or DocTags.
 import { docsForm, Unavailable } from '../api.js';
-import { announce, card, checkbox, clear, copyText, downloadBlob, dropzone, field, h, notice, pageHeader, segmented, setBusy, setFieldError, showError, tabs, unavailablePanel } from '../dom.js';
+import { announce, card, checkbox, clear, copyText, downloadBlob, dropzone, field, h, notice, pageHeader, revealResult, segmented, setBusy, setFieldError, showError, tabs, unavailablePanel } from '../dom.js';
 import { highlightJson, prettyJson, renderMarkdown } from '../markdown.js';
 import { mountHtml } from '../sanitize.js';
 import { linkPair, progressBar } from './shared.js';
@@ -16,7 +16,7 @@ function render(view) {
   let mode = 'file';
   const file = dropzone({
     label: 'Drop a DOCX or PDF here, or choose a file', name: 'file',
-    accept: '.docx,.pdf,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    accept: '.docx,.pdf,.pptx,.xlsx,.odt,.ods,.odp,.doc,.xls,.ppt,.rtf,.epub,.html,.htm,.csv,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document,application/vnd.openxmlformats-officedocument.presentationml.presentation,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     hint: 'Word (.docx) or PDF, up to the server\'s upload limit',
     onfile: () => setFieldError(file, ''),
   });
@@ -122,10 +122,10 @@ function render(view) {
     const meta = EXPORTS.find((x) => x.value === exportValue);
     if (data.content === undefined) {
       result.append(card('Saved to storage',
-        notice('success', null, h('p', {}, 'The result is stored. Use the presigned link when the bucket is private.')),
+        notice('success', null, h('p', {}, 'The result is stored.')),
         linkPair(data)));
       result.querySelector('.card-title').setAttribute('tabindex', '-1');
-      result.querySelector('.card-title').focus();
+      revealResult(result.querySelector('.card-title'));
       return;
     }
     const content = exportValue === 'json' ? prettyJson(data.content) : data.content;
@@ -174,7 +174,7 @@ function render(view) {
         h('div', {}, heading, h('p', { class: 'muted small' }, `${fname} · ${data.media_type || meta.type} · ${content.length.toLocaleString()} characters`)),
         h('div', { class: 'result-actions' }, copied, copyBtn, dlBtn)),
       warnings, t.root));
-    heading.focus();
+    revealResult(heading);
   }
 }
 

@@ -3,6 +3,7 @@ import { docsForm, Unavailable } from '../api.js';
 import { announce, card, checkbox, clear, downloadBlob, field, formatBytes, h, notice, pageHeader, segmented, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
 import { mountHtml } from '../sanitize.js';
+import { keepOptions } from './md-options.js';
 import { linkPair, progressBar, themes } from './shared.js';
 
 const SAMPLE = `# Release notes
@@ -30,21 +31,50 @@ function imageInputs(kind, label) {
   return { url, file, wrap };
 }
 
+/** True for an address the service does not fetch by default: loopback, private,
+ * link-local or a bare local name (the file would leave the image out). */
+export function isPrivateAddress(src) {
+  if (!/^https?:\/\//i.test(src || '')) return false;  // data: and relative images are not fetched
+  let host;
+  try { host = new URL(src).hostname.toLowerCase(); } catch { return false; }
+  host = host.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || !host.includes('.') && !host.includes(':')) return true;
+  const v4 = host.match(/^(\d+)\.(\d+)\.(\d+)\.(\d+)$/);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return a === 127 || a === 10 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
+  }
+  return host === '::1' || host === '::' || /^f[cd]/.test(host) || /^fe[89ab]/.test(host) || host.startsWith('::ffff:');
+}
+
+/** The preview does not show (nor load) images from private addresses: it says the file
+ * will leave them out, instead of showing what the PDF then drops. */
+function markPrivateImages(root) {
+  for (const img of root.querySelectorAll('img[src]')) {
+    const src = img.getAttribute('src');
+    if (!isPrivateAddress(src)) continue;
+    const note = h('span', { class: 'img-dropped', role: 'note' },
+      `Image left out: ${src} is a private or loopback address, which the service does not fetch, so the file will not show it either.`);
+    img.replaceWith(note);
+  }
+}
+
 function render(view) {
   let mode = 'text';
   const editor = field({ label: 'Markdown text', name: 'markdown_text', type: 'textarea', rows: 18, value: sessionStorage.getItem(DRAFT_KEY) ?? SAMPLE, spellcheck: false, hint: 'Type, paste, or drop a .md file here.' });
   editor.input.classList.add('md-editor');
   editor.wrap.querySelector('label').classList.add('visually-hidden');
-  const openFile = h('input', { type: 'file', accept: '.md,.markdown,.txt,text/markdown,text/plain', class: 'visually-hidden', id: 'md-open-file', tabindex: '-1' });
+  const openFile = h('input', { type: 'file', accept: '.md,.markdown,.txt,text/markdown,text/plain', class: 'visually-hidden', id: 'md-open-file', tabindex: '-1', 'aria-label': 'Markdown file to open' });
   const openButton = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Open a .md file…');
   openButton.addEventListener('click', () => openFile.click());
   const mdUrl = field({ label: 'Markdown address', name: 'markdown_url', type: 'url', placeholder: 'https://example.com/README.md', spellcheck: false, hint: 'The server fetches it when you generate (no preview here).' });
   const urlWrap = h('div', { hidden: true }, mdUrl.wrap);
   const textWrap = h('div', { class: 'stack-sm' }, editor.wrap, h('div', { class: 'row-inline' }, openButton, openFile, h('span', { class: 'muted small', id: 'md-count' })));
+  const setMode = (v) => { mode = v; textWrap.hidden = v !== 'text'; urlWrap.hidden = v !== 'url'; };
   const source = segmented({
     legend: 'Markdown source', name: 'md-source', value: 'text', hideLegend: true,
     options: [{ value: 'text', label: 'Write or drop' }, { value: 'url', label: 'From an address' }],
-    onchange: (v) => { mode = v; textWrap.hidden = v !== 'text'; urlWrap.hidden = v !== 'url'; },
+    onchange: setMode,
   });
   const preview = h('article', { class: 'prose paper', 'aria-label': 'Live preview' });
   const previewRegion = h('section', { class: 'card preview-card', 'aria-labelledby': 'md-preview-title' },
@@ -56,6 +86,7 @@ function render(view) {
   function updatePreview() {
     const text = editor.input.value;
     mountHtml(preview, text.trim() ? renderMarkdown(text, { html: true }) : '<p class="muted">Nothing to preview yet.</p>');
+    markPrivateImages(preview);
     const words = (text.match(/\S+/g) || []).length;
     count().textContent = `${words.toLocaleString()} words`;
     try { sessionStorage.setItem(DRAFT_KEY, text); } catch { /* quota */ }
@@ -81,8 +112,9 @@ function render(view) {
   // ---- options
   const target = segmented({ legend: 'Format', name: 'target', value: 'pdf', options: [{ value: 'pdf', label: 'PDF' }, { value: 'docx', label: 'Word (DOCX)' }], onchange: (v) => updateTarget(v) });
   const style = field({ label: 'Style', name: 'css_name', type: 'select', value: 'default', options: ['default', 'github', 'academic', 'compact'], hint: 'Print theme of the PDF.' });
+  let styleWanted = '';
   themes().then((names) => {
-    const current = style.input.value;
+    const current = styleWanted || style.input.value;
     clear(style.input);
     for (const n of names) style.input.append(h('option', { value: n }, n.charAt(0).toUpperCase() + n.slice(1)));
     style.input.value = names.includes(current) ? current : names[0];
@@ -133,6 +165,15 @@ function render(view) {
   const body = h('div', {});
   body.append(form);
   view.append(pageHeader('Markdown to PDF or Word', 'Write or drop Markdown, see it as you type, and publish it as a PDF or DOCX with a cover, a table of contents and your style.'), body);
+  const kept = keepOptions({
+    root: form,
+    texts: Object.fromEntries([style, filename, header, footer, productName, productVersion, documentName, documentVersion, copyright, css, cover.url, logo.url, mdUrl].map((f) => [f.input.name, f.input])),
+    checks: { toc: toc.input },
+    segments: { target: { inputs: target.inputs, onSet: updateTarget }, source: { inputs: source.inputs, onSet: setMode } },
+    files: { cover_file: cover.file.input, logo_file: logo.file.input },
+  });
+  styleWanted = kept.styleWanted || '';
+  if (styleWanted) style.input.value = styleWanted;
   updatePreview();
 
   form.addEventListener('submit', async (e) => {
@@ -224,7 +265,7 @@ function render(view) {
   }
 
   function showSaved(data) {
-    result.append(card('Saved to storage', notice('success', null, h('p', {}, 'The file is stored. Use the presigned link when the bucket is private.')), linkPair(data)));
+    result.append(card('Saved to storage', notice('success', null, h('p', {}, 'The file is stored.')), linkPair(data)));
     announce('Saved to storage.');
   }
 

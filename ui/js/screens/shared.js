@@ -17,23 +17,75 @@ export function progressBar(label) {
   };
 }
 
-/** Direct + presigned links of a stored file, each with a copy button. */
+/** When a presigned S3 link stops working, read from the link itself (X-Amz-Date and
+ * X-Amz-Expires): {seconds, until}, or null for a link that carries neither. */
+export function linkLifetime(url) {
+  try {
+    const q = new URL(url).searchParams;
+    const seconds = Number(q.get('X-Amz-Expires'));
+    const m = (q.get('X-Amz-Date') || '').match(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/);
+    if (!seconds || !m) return null;
+    const start = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]);
+    return { seconds, until: new Date(start + seconds * 1000) };
+  } catch {
+    return null;
+  }
+}
+
+function inWords(seconds) {
+  if (seconds % 86400 === 0) return seconds === 86400 ? '24 hours' : `${seconds / 86400} days`;
+  if (seconds % 3600 === 0) return seconds === 3600 ? '1 hour' : `${seconds / 3600} hours`;
+  return `${Math.round(seconds / 60)} minutes`;
+}
+
+let publicPromise = null;
+/** Whether the storage in use allows public reads: true/false for an ADMIN (GET /config),
+ * undefined when this caller may not ask. Cached for the page. */
+export function storageIsPublic() {
+  if (!publicPromise) {
+    publicPromise = fetch('/config', { cache: 'no-store', headers: session.token ? { Authorization: `Bearer ${session.token}` } : {} })
+      .then((r) => (r.ok ? r.json() : null))
+      .then((d) => (d && d.storage && typeof d.storage.public_read === 'boolean' ? d.storage.public_read : undefined))
+      .catch(() => undefined);
+  }
+  return publicPromise;
+}
+
+function linkRow(name, value, note) {
+  const status = h('span', { class: 'inline-status', 'aria-live': 'polite' });
+  const copy = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Copy', h('span', { class: 'visually-hidden' }, ` ${name.toLowerCase()}`));
+  copy.addEventListener('click', async () => {
+    status.textContent = (await copyText(value)) ? 'Copied.' : 'Copy failed.';
+    setTimeout(() => { status.textContent = ''; }, 3000);
+  });
+  return h('div', { class: 'link-row' },
+    h('dt', {}, name, h('span', { class: 'muted small' }, ` — ${note}`)),
+    h('dd', {}, h('a', { href: value, target: '_blank', rel: 'noopener noreferrer', class: 'link-url' }, value), copy, status));
+}
+
+/**
+ * The links of a stored file. The presigned link comes first (it opens on a private bucket
+ * too) with its lifetime; the direct link is offered as the first when the bucket is known
+ * to be public, not at all when it is known to be private, and otherwise folded away with
+ * a word on when it opens.
+ */
 export function linkPair(data) {
-  const rows = [
-    ['Direct link', data.storage_url, 'May answer 403 when the bucket is private.'],
-    ['Presigned link', data.storage_presigned_url, 'Time-limited; works on private buckets.'],
-  ];
-  return h('dl', { class: 'links' }, rows.filter(([, v]) => v).map(([name, value, note]) => {
-    const status = h('span', { class: 'inline-status', 'aria-live': 'polite' });
-    const copy = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Copy', h('span', { class: 'visually-hidden' }, ` ${name.toLowerCase()}`));
-    copy.addEventListener('click', async () => {
-      status.textContent = (await copyText(value)) ? 'Copied.' : 'Copy failed.';
-      setTimeout(() => { status.textContent = ''; }, 3000);
+  const list = h('dl', { class: 'links' });
+  const life = data.storage_presigned_url ? linkLifetime(data.storage_presigned_url) : null;
+  const lifeNote = life
+    ? `Valid for ${inWords(life.seconds)}, until ${life.until.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })}; after that it stops working (documents that embed such links too).`
+    : 'Time-limited; works on private buckets.';
+  if (data.storage_presigned_url) list.append(linkRow('Presigned link', data.storage_presigned_url, lifeNote));
+  if (data.storage_url) {
+    storageIsPublic().then((pub) => {
+      if (pub === true) list.prepend(linkRow('Direct link', data.storage_url, 'Does not expire: the bucket allows public reads.'));
+      else if (pub === undefined) {
+        list.append(h('details', { class: 'direct-link' }, h('summary', {}, 'Direct link (opens only if the bucket allows public reads)'),
+          linkRow('Direct link', data.storage_url, 'A private bucket answers it with 403.')));
+      }
     });
-    return h('div', { class: 'link-row' },
-      h('dt', {}, name, h('span', { class: 'muted small' }, ` — ${note}`)),
-      h('dd', {}, h('a', { href: value, target: '_blank', rel: 'noopener noreferrer', class: 'link-url' }, value), copy, status));
-  }));
+  }
+  return list;
 }
 
 let themesPromise = null;

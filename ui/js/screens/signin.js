@@ -1,6 +1,17 @@
 // Sign in: company code, username, password.
-import { authApi, session, Unavailable } from '../api.js';
+import { authApi, inMinutes, session, Unavailable } from '../api.js';
 import { announce, clear, field, h, notice, setBusy, setFieldError, showError } from '../dom.js';
+
+/** What a wrong password costs from here on: tries left before a pause, or the pause. */
+function lockoutWarning(err) {
+  if (err.code !== 'USER_NOT_FOUND' || !Number.isInteger(err.attemptsLeft)) return '';
+  if (err.retryAfter) return `Sign-in from this device is paused for ${inMinutes(err.retryAfter)}; after that, each wrong try pauses it for longer.`;
+  if (err.attemptsLeft <= 2) {
+    const tries = err.attemptsLeft === 1 ? '1 attempt' : `${err.attemptsLeft} attempts`;
+    return `${tries} left before sign-in from this device is paused for a minute.`;
+  }
+  return '';
+}
 
 function render(view, ctx) {
   const company = field({ label: 'Company code', name: 'companyCode', autocomplete: 'organization', required: true, spellcheck: false });
@@ -67,10 +78,11 @@ function render(view, ctx) {
       const target = fields[err.field];
       if (target) { setFieldError(target, err.message); target.input.focus(); }
       else {
-        showError(message, err);
+        const warning = lockoutWarning(err);
+        showError(message, warning ? { message: `${err.message} ${warning}` } : err);
         if (err.code === 'USER_NOT_FOUND') { password.input.select(); password.input.focus(); }
       }
-      announce(err.message, true);
+      announce(message.textContent || err.message, true);
     }
   });
 

@@ -64,13 +64,28 @@ function render(view) {
   };
   endpoint.input.addEventListener('blur', checkConsole);
 
+  // the built-in storage (started with the service; its keys are the operator's, never shown):
+  // while the form shows the storage in use unchanged, Test and "Save as profile" use it as it
+  // is, without keys
+  let inUse = false;     // the form shows the storage in use, as loaded
+  let embedded = false;  // ... and that is the built-in one
+  const builtIn = h('div', { class: 'built-in-note', hidden: true });
+  const markChanged = () => { if (inUse) { inUse = false; updateBuiltIn(); } };
+  function updateBuiltIn() {
+    clear(builtIn);
+    builtIn.hidden = !embedded;
+    if (!embedded) return;
+    builtIn.append(notice('info', inUse ? 'Built-in storage' : 'Built-in storage: your changes replace it',
+      h('p', {}, 'This is the storage that comes with this service, on the same machine. Its keys belong to the operator (the secret is never shown); "Test connection" and "Save as profile" use it as it is, without entering keys.'),
+      h('p', {}, 'To use your own S3 or MinIO instead, enter its endpoint, keys and bucket and press "Save settings".')));
+  }
   const formMessage = h('div', { class: 'form-message' });
   const testResult = h('div', { class: 'check-result', 'aria-live': 'polite' });
   const clockResult = h('div', { class: 'check-result', 'aria-live': 'polite' });
   const saveBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save settings');
   const testBtn = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Test connection');
   const clockBtn = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Check clock');
-  const form = h('form', { class: 'stack', novalidate: true },
+  const form = h('form', { class: 'stack', novalidate: true }, builtIn,
     h('div', { class: 'two-col' }, endpoint.wrap, pub.wrap, access.wrap, secret.wrap, bucket.wrap, prefix.wrap),
     h('div', { class: 'checks' }, secure.wrap, publicRead.wrap, storeFinal.wrap, createMissing.wrap),
     formMessage,
@@ -99,6 +114,12 @@ function render(view) {
     if ('secure' in cfg) secure.input.checked = b(cfg.secure);
     if ('public_read' in cfg) publicRead.input.checked = b(cfg.public_read);
     if ('store_final' in cfg) storeFinal.input.checked = b(cfg.store_final);
+    inUse = true;
+    updateBuiltIn();
+  }
+  for (const input of [endpoint, pub, access, secret, bucket, prefix].map((f) => f.input).concat([secure.input, publicRead.input, storeFinal.input])) {
+    input.addEventListener('input', markChanged);
+    input.addEventListener('change', markChanged);
   }
 
   function validate() {
@@ -129,9 +150,15 @@ function render(view) {
     setBusy(saveBtn, true, 'Saving…');
     try {
       const answer = await plainApi('POST', '/config/storage', { form: values() });
+      embedded = false;
       fill(findConfig(answer) || { secret_set: true });
       formMessage.append(notice('success', null, h('p', {}, 'Storage settings saved. New conversions use them at once.')));
-      announce('Storage settings saved.');
+      const check = answer.public_read_check;
+      if (check) formMessage.append(check.ok
+        ? notice('success', 'Public read works', h('p', {}, 'An anonymous read of a test object through its direct link answered 200: direct links open for anyone who has them.'))
+        : notice('warning', 'Public read is not in effect', h('p', {}, String(check.error || 'An anonymous read of a test object failed.')),
+          h('p', {}, 'Direct links will not open. Untick "Public read" so that stored documents get presigned links, or allow public reads on the bucket in the storage itself.')));
+      announce(check ? `Storage settings saved. ${check.ok ? 'Public read works.' : 'Public read is not in effect.'}` : 'Storage settings saved.');
     } catch (err) {
       if (err instanceof Unavailable) showError(formMessage, 'Saving settings is not available on this server.');
       else placeError(err, formMessage, 'The settings were not saved');
@@ -149,11 +176,13 @@ function render(view) {
   testBtn.addEventListener('click', async () => {
     clear(testResult);
     clear(formMessage);
-    if (!validate()) return;
+    if (!inUse && !validate()) return;
     setBusy(testBtn, true, 'Testing…');
     try {
-      // a failed test answers {ok:false, connected, bucket_exists, error, hint}: show the checklist
-      const data = await plainApi('POST', '/config/storage/test', { form: { ...values(), create_if_missing: createMissing.input.checked }, allowNotOk: true });
+      // unchanged: the storage in use is tested (no keys needed); otherwise the form's fields.
+      // A failed test answers {ok:false, connected, bucket_exists, error, hint}: show the checklist
+      const form = inUse ? { create_if_missing: createMissing.input.checked } : { ...values(), create_if_missing: createMissing.input.checked };
+      const data = await plainApi('POST', '/config/storage/test', { form, allowNotOk: true });
       const ok = yes(data.ok) && yes(data.connected);
       const list = h('ul', { class: 'checklist', 'aria-label': 'Connection test' },
         checkItem('Connected', data.connected), checkItem('Bucket exists', data.bucket_exists), checkItem('Created now', data.created, { neutral: true }));
@@ -229,7 +258,8 @@ function render(view) {
     if (!name) { setFieldError(profileSelect, 'Choose a profile.'); profileSelect.input.focus(); return; }
     setBusy(loadBtn, true, 'Loading…');
     try {
-      const data = await plainApi('GET', '/config/load_profile', { query: { name } });
+      const data = await plainApi('POST', '/config/load_profile', { form: { name } });
+      embedded = name === 'embedded';
       fill(findConfig(data));
       profileMessage.append(notice('success', null, h('p', {}, `Profile “${name}” loaded; it is now the active storage.`)));
       announce(`Profile ${name} loaded.`);
@@ -246,7 +276,7 @@ function render(view) {
     if (!name) { setFieldError(profileName, 'Give the profile a name.'); profileName.input.focus(); announce('Give the profile a name.', true); return; }
     setBusy(saveProfileBtn, true, 'Saving…');
     try {
-      await plainApi('POST', '/config/save_profile', { form: { name, ...values() } });
+      await plainApi('POST', '/config/save_profile', { form: inUse ? { name } : { name, ...values() } });
       profileMessage.append(notice('success', null, h('p', {}, `Saved the current settings as “${name}”.`)));
       announce(`Profile ${name} saved.`);
       await loadProfiles(name);
@@ -325,7 +355,10 @@ function render(view) {
   body.append(card('Connection', form), h('div', { class: 'split-2' }, profilesCard, mapCard));
   (async () => {
     try {
-      fill(findConfig(await plainApi('GET', '/config')));
+      const snapshot = await plainApi('GET', '/config');
+      embedded = snapshot.storage_embedded === true;
+      const cfg = findConfig(snapshot);
+      if (cfg) fill(cfg); else { inUse = embedded; updateBuiltIn(); }
     } catch (err) {
       if (err instanceof Unavailable) { clear(body); body.append(unavailablePanel('Storage configuration')); return; }
       showError(formMessage, err, 'The current settings could not be read');

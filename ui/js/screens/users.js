@@ -1,11 +1,16 @@
 // Users (ADMIN): paged, filterable list; create, rename, enable/disable, change role,
 // reset a password.
 import { authApi, session, Unavailable } from '../api.js';
-import { passwordPair, dialog } from '../dialog.js';
+import { confirmDialog, dialog, passwordPair, passwordTools } from '../dialog.js';
 import { announce, card, clear, field, h, newId, notice, pageHeader, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
 
 const ROLES = ['ADMIN', 'REVIEWER', 'ANNOTATOR'];
 const STATUSES = ['ACTIVE', 'DISABLED'];
+const ROLE_WORDS = {
+  ADMIN: 'An Admin manages users, API keys, storage and the activity log of the company.',
+  REVIEWER: 'A Reviewer works with documents; no administration of users, keys or storage.',
+  ANNOTATOR: 'An Annotator works with documents; no administration of users, keys or storage.',
+};
 
 function render(view, ctx) {
   const state = { page: 1, pageSize: 20, role: '', status: '', total: 0, items: [] };
@@ -50,7 +55,13 @@ function render(view, ctx) {
   const flash = ctx.takeFlash ? ctx.takeFlash() : '';
   if (flash) pageMessage.append(notice('success', null, h('p', {}, flash)));
 
-  newButton.addEventListener('click', () => openCreate());
+  newButton.addEventListener('click', () => { clearMessages(); openCreate(); });
+
+  /** Success and error notes of earlier actions go when the next action starts. */
+  function clearMessages() {
+    clear(pageMessage);
+    for (const m of tbody.querySelectorAll('.row-message')) clear(m);
+  }
 
   async function load(focusAfter) {
     clear(listMessage);
@@ -102,7 +113,13 @@ function render(view, ctx) {
     roleSelect.value = u.role;
     roleSelect.addEventListener('change', async () => {
       const wanted = roleSelect.value;
-      clear(message);
+      clearMessages();
+      const ok = await confirmDialog({
+        title: `Make ${displayName(u)} ${titleCase(wanted)}?`,
+        text: `${ROLE_WORDS[wanted]} The change applies on ${me ? 'your' : 'their'} very next request.`,
+        confirmLabel: `Make ${titleCase(wanted)}`, opener: roleSelect,
+      });
+      if (!ok) { roleSelect.value = u.role; return; }
       roleSelect.disabled = true;
       try {
         await authApi('PUT', `/api/users/${u.id}/role`, { role: wanted });
@@ -120,7 +137,12 @@ function render(view, ctx) {
       active ? 'Disable' : 'Enable', h('span', { class: 'visually-hidden' }, ` ${displayName(u)}`));
     statusButton.addEventListener('click', async () => {
       const wanted = active ? 'DISABLED' : 'ACTIVE';
-      clear(message);
+      clearMessages();
+      if (active && !await confirmDialog({
+        title: `Disable ${displayName(u)}?`,
+        text: `${displayName(u)} is signed out at once and cannot sign in until an administrator enables the account again.`,
+        confirmLabel: 'Disable', danger: true, opener: statusButton,
+      })) return;
       setBusy(statusButton, true, active ? 'Disabling…' : 'Enabling…');
       try {
         await authApi('PUT', `/api/users/${u.id}/status`, { status: wanted });
@@ -133,10 +155,10 @@ function render(view, ctx) {
     });
     const renameButton = h('button', { type: 'button', class: 'btn btn-sm btn-secondary', dataset: { action: 'rename' } },
       'Rename', h('span', { class: 'visually-hidden' }, ` ${displayName(u)}`));
-    renameButton.addEventListener('click', () => openRename(u, renameButton));
+    renameButton.addEventListener('click', () => { clearMessages(); openRename(u, renameButton); });
     const resetButton = h('button', { type: 'button', class: 'btn btn-sm btn-secondary', dataset: { action: 'reset-password' } },
       'Reset password', h('span', { class: 'visually-hidden' }, ` of ${displayName(u)}`));
-    resetButton.addEventListener('click', () => openReset(u, resetButton));
+    resetButton.addEventListener('click', () => { clearMessages(); openReset(u, resetButton); });
 
     const tr = h('tr', { dataset: { userId: String(u.id), username: u.username }, class: u.status === 'DISABLED' ? 'is-disabled' : '' },
       h('td', { dataset: { label: 'User' } },
@@ -187,7 +209,7 @@ function render(view, ctx) {
     const message = h('div', { class: 'form-message' });
     const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create user');
     const cancel = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Cancel');
-    const form = h('form', { class: 'stack', novalidate: true }, username.wrap, password.wrap, realName.wrap, role.wrap, message,
+    const form = h('form', { class: 'stack', novalidate: true }, username.wrap, password.wrap, passwordTools([password.input]), realName.wrap, role.wrap, message,
       h('div', { class: 'dialog-actions' }, cancel, submit));
     const fields = { username, password, realName, role };
     const dlg = dialog('New user', form, () => newButton.focus());
@@ -265,7 +287,7 @@ function render(view, ctx) {
       h('p', { class: 'muted small' }, me
         ? 'This is your own account: all your sessions end, this one too, and you sign in again with the new password.'
         : `${displayName(u)} is signed out everywhere and signs in with this password. Share it safely.`),
-      pair.first.wrap, pair.again.wrap, message, h('div', { class: 'dialog-actions' }, cancel, submit));
+      pair.first.wrap, pair.again.wrap, passwordTools([pair.first.input, pair.again.input]), message, h('div', { class: 'dialog-actions' }, cancel, submit));
     let saved = false;
     const dlg = dialog(`Reset password of ${u.username}`, form, () => {
       const again = saved ? tbody.querySelector(`tr[data-user-id="${u.id}"] [data-action="reset-password"]`) : opener;

@@ -1,0 +1,184 @@
+"""XLSX (Excel) to the document model, with openpyxl in read-only mode.
+
+Why this shape: each visible sheet becomes a heading (its name) and one table. Values are
+the text the sheet shows (``xlsx_values.shown``: number formats, dates, percentages) and
+formulas their cached results, as saved by the program that computed them. Empty margins
+(rows and columns around the used range) are trimmed, merged ranges become row/column
+spans, hidden sheets are left out with a warning. Sheets are streamed row by row and the
+cells read across the workbook are capped (``max_cells``, from the ``SHEET_MAX_CELLS``
+setting): past it the rest is left out with a warning, so a 100,000-row sheet costs the
+cap, never a memory blow-up. A declared sheet size is never trusted (it can claim a
+million rows); columns are capped too.
+
+The package is re-packed under the zip-bomb and XML-bomb guards first
+(``safe_zip.verified_zip``); links to external workbooks are never opened.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from typing import Any
+
+from lxml import etree
+
+from render_pool.errors import CorruptDocument
+from render_pool.model import Document, Heading, Paragraph, Table, TableCell, TableRow, Text
+from render_pool.readers.safe_zip import verified_zip
+from render_pool.readers.xlsx_values import shown
+from render_pool.slugs import Slugger, slugify
+
+DEFAULT_MAX_CELLS = 50_000
+MAX_COLUMNS = 1024
+_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_PARSER_KW: dict[str, Any] = {"resolve_entities": False, "no_network": True, "huge_tree": False}
+
+
+_SHEET_ROOT = re.compile(rb"<(?:\w+:)?worksheet\b[^>]*>")
+
+
+def _declare_size(name: str, data: bytes) -> bytes:
+    """A worksheet part with a placeholder ``<dimension>`` when it declares none: openpyxl
+    otherwise parses the whole sheet for its size when it opens the workbook (seconds per
+    100,000 rows, before any limit applies). The reader never uses the declared size."""
+    if not name.startswith("xl/worksheets/") or b"<dimension" in data[:4096]:
+        return data
+    m = _SHEET_ROOT.search(data[:4096])
+    if m is None:
+        return data
+    return data[:m.end()] + b'<dimension ref="A1"/>' + data[m.end():]
+
+
+def _merges(package: zipfile.ZipFile, path: str) -> list[tuple[int, int, int, int]]:
+    """Merged ranges of a sheet as (min_row, min_col, max_row, max_col), 1-based."""
+    from openpyxl.utils.cell import range_boundaries
+
+    try:
+        data = package.read(path)
+    except KeyError:
+        return []
+    if b"mergeCell" not in data:
+        return []
+    out: list[tuple[int, int, int, int]] = []
+    for _, el in etree.iterparse(io.BytesIO(data), tag=f"{{{_MAIN}}}mergeCell", **_PARSER_KW):
+        try:
+            c1, r1, c2, r2 = range_boundaries(el.get("ref", ""))
+        except (ValueError, TypeError):
+            continue
+        if None not in (c1, r1, c2, r2):
+            out.append((r1, c1, r2, c2))
+        el.clear()
+    return out
+
+
+def _cell(text: str, rowspan: int = 1, colspan: int = 1) -> TableCell:
+    return TableCell([Paragraph([Text(text)])] if text else [], rowspan, colspan)
+
+
+class _SheetReader:
+    def __init__(self, doc: Document, package: zipfile.ZipFile, max_cells: int) -> None:
+        self.doc = doc
+        self.package = package
+        self.budget = max_cells
+        self.slugger = Slugger()
+
+    def grid(self, ws: Any) -> tuple[dict[tuple[int, int], str], bool]:
+        """Non-empty cells of a sheet as {(row, col): text}, within the budget; whether the
+        sheet was cut short. Rows are parsed as stored: missing rows and cells cost
+        nothing, whatever size the sheet declares."""
+        from openpyxl.cell.read_only import ReadOnlyCell
+        from openpyxl.worksheet._reader import WorkSheetParser
+
+        cells: dict[tuple[int, int], str] = {}
+        wb = ws.parent
+        with ws._get_source() as src:
+            parser = WorkSheetParser(src, ws._shared_strings, data_only=True, epoch=wb.epoch,
+                                     date_formats=wb._date_formats,
+                                     timedelta_formats=wb._timedelta_formats)
+            for _, row in parser.parse():
+                if len(row) > self.budget:
+                    return cells, True
+                self.budget -= max(len(row), 1)
+                for c in row:
+                    if c["value"] is None or c["value"] == "" or c["column"] > MAX_COLUMNS:
+                        continue
+                    cell = ReadOnlyCell(ws, **c)
+                    text = shown(cell.value, cell.number_format).strip()
+                    if text:
+                        cells[(c["row"], c["column"])] = text
+        return cells, False
+
+    def sheet(self, ws: Any) -> list:
+        name = ws.title
+        cells, cut = self.grid(ws)
+        if cut:
+            self.doc.warn(f"Sheet {name!r} is larger than the cell limit; only its first rows "
+                          "were read.")
+        heading = Heading(1, [Text(name)], self.slugger.unique(slugify(name) or "sheet"))
+        if not cells:
+            return [heading]
+        # rows and columns holding a value, in order: empty margins and empty rows or
+        # columns inside the range are left out, so a stray far cell costs one cell
+        rows = sorted({r for r, _ in cells})
+        cols = sorted({c for _, c in cells})
+        if len(rows) * len(cols) > 4 * max(self.budget, DEFAULT_MAX_CELLS):
+            keep = max(1, 4 * DEFAULT_MAX_CELLS // len(cols))
+            self.doc.warn(f"Sheet {name!r} is too sparse and wide; only its first {keep} rows "
+                          "were read.")
+            rows = rows[:keep]
+        row_pos = {r: i for i, r in enumerate(rows)}
+        col_pos = {c: i for i, c in enumerate(cols)}
+        covered: set[tuple[int, int]] = set()
+        spans: dict[tuple[int, int], tuple[int, int]] = {}
+        for mr0, mc0, mr1, mc1 in _merges(self.package, getattr(ws, "_worksheet_path", "")):
+            if (mr0, mc0) not in cells or (mr0, mc0) in covered or mr0 not in row_pos:
+                continue
+            span_rows = [r for r in rows[row_pos[mr0]:] if r <= mr1]
+            span_cols = [c for c in cols[col_pos[mc0]:] if c <= mc1]
+            spans[(mr0, mc0)] = (len(span_rows), len(span_cols))
+            covered.update((r, c) for r in span_rows for c in span_cols if (r, c) != (mr0, mc0))
+        table_rows: list[TableRow] = []
+        for r in rows:
+            row: list[TableCell] = []
+            for c in cols:
+                if (r, c) in covered:
+                    continue
+                rs, cs = spans.get((r, c), (1, 1))
+                row.append(_cell(cells.get((r, c), ""), rs, cs))
+            table_rows.append(TableRow(row))
+        return [heading, Table(table_rows, header_rows=1)]
+
+
+def read_xlsx(data: bytes, max_cells: int = DEFAULT_MAX_CELLS) -> Document:
+    """An XLSX workbook as a document: a heading and a table per visible sheet."""
+    from openpyxl import load_workbook
+
+    safe = verified_zip(data, "The XLSX package", transform=_declare_size)
+    try:
+        wb = load_workbook(io.BytesIO(safe), read_only=True, data_only=True, keep_links=False)
+    except (KeyError, ValueError, TypeError, zipfile.BadZipFile, OSError) as exc:
+        raise CorruptDocument(f"The XLSX workbook cannot be read: {exc}") from None
+    except Exception as exc:  # XML damage inside the parts
+        raise CorruptDocument(f"The XLSX workbook is damaged: {type(exc).__name__}") from None
+    doc = Document()
+    title = wb.properties.title if wb.properties is not None else None
+    if title:
+        doc.meta["title"] = title
+    reader = _SheetReader(doc, zipfile.ZipFile(io.BytesIO(safe)), max(1, max_cells))
+    try:
+        for ws in wb.worksheets:
+            if getattr(ws, "sheet_state", "visible") != "visible":
+                doc.warn(f"Hidden sheet {ws.title!r} was left out.")
+                continue
+            if reader.budget <= 0:
+                doc.warn(f"Sheet {ws.title!r} was left out: the cell limit was reached.")
+                continue
+            doc.blocks.extend(reader.sheet(ws))
+        for cs in getattr(wb, "chartsheets", []):
+            doc.warn(f"Chart sheet {cs.title!r} was left out.")
+    except (KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:
+        raise CorruptDocument(f"The XLSX workbook cannot be read: {exc}") from None
+    finally:
+        wb.close()
+    return doc

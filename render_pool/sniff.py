@@ -1,0 +1,146 @@
+"""The input kind of an upload from its bytes, never from its file name.
+
+Why one module: the same bytes must always take the same reader (a ``.doc`` named ``.docx``
+is read as DOC, a PDF named ``.docx`` as PDF), and protected files of every format must
+answer the same way (40003). Containers are told apart by what they hold: the parts of an
+OOXML zip, the ``mimetype`` entry of an OpenDocument or EPUB zip, the stream names of an
+OLE compound file (legacy Office, or an encrypted OOXML package).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import zipfile
+
+from render_pool.errors import CorruptDocument, UnsupportedFormat
+from render_pool.readers.text_decode import decode_text
+
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+_ODF_KINDS = {
+    "application/vnd.oasis.opendocument.text": "odt",
+    "application/vnd.oasis.opendocument.spreadsheet": "ods",
+    "application/vnd.oasis.opendocument.presentation": "odp",
+    "application/epub+zip": "epub",
+}
+_OOXML_DIRS = (("word/", "docx"), ("ppt/", "pptx"), ("xl/", "xlsx"))
+_OLE_STREAMS = (("WordDocument", "doc"), ("PowerPoint Document", "ppt"), ("Workbook", "xls"),
+                ("Book", "xls"))
+_HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*"
+                         rb"<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
+# a fragment: starts with a tag and holds common HTML elements
+_HTML_TAGS = re.compile(rb"<(?:div|p|h[1-6]|table|ul|ol|article|section|main|title|meta|br)"
+                        rb"\b[^>]*>", re.I)
+_MAGIC_NAMES = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+                (b"GIF8", "a GIF image"), (b"\x1f\x8b", "a gzip file"),
+                (b"Rar!", "a RAR archive"), (b"7z\xbc\xaf", "a 7z archive"))
+SUPPORTED = "PDF, DOCX, PPTX, XLSX, ODT, ODS, ODP, DOC, XLS, PPT, RTF, EPUB, HTML and CSV"
+
+
+def _utf16(name: str) -> bytes:
+    return name.encode("utf-16-le")
+
+
+def _ole_kind(data: bytes) -> str:
+    """DOC/XLS/PPT from the stream names in an OLE file; protected files are 40003.
+
+    The main stream's name is looked for in the first directory sector (where the root's
+    first entries are) and then anywhere, the earliest winning: a document embedding
+    another (a Word file holding a slide) names both."""
+    if _utf16("EncryptionInfo") in data or _utf16("EncryptedPackage") in data:
+        raise CorruptDocument("The document is password-protected (encrypted); remove the "
+                              "password and retry.")
+    shift = int.from_bytes(data[0x1E:0x20], "little")
+    first = int.from_bytes(data[0x30:0x34], "little")
+    size = 1 << shift if 7 <= shift <= 16 else 512
+    start = (first + 1) * size
+    windows = [data[start:start + size]] if start < len(data) else []
+    for window in [*windows, data]:
+        found = [(window.find(_utf16(s) + b"\x00\x00"), kind) for s, kind in _OLE_STREAMS]
+        found = [f for f in found if f[0] >= 0]
+        if found:
+            return min(found)[1]
+    raise UnsupportedFormat("This is an OLE file that holds no Word, Excel or PowerPoint "
+                            f"document; supported: {SUPPORTED}.")
+
+
+def _zip_kind(data: bytes) -> str:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        names = zf.namelist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as exc:
+        raise CorruptDocument(f"The file is a corrupt zip: {exc}") from None
+    if "mimetype" in names:
+        info = zf.getinfo("mimetype")
+        if info.file_size < 200:
+            try:
+                mime = zf.read(info).decode("ascii", "replace").strip()
+            except (zipfile.BadZipFile, RuntimeError, OSError, ValueError) as exc:
+                raise CorruptDocument(f"The file is a corrupt zip: {exc}") from None
+            kind = _ODF_KINDS.get(mime.removesuffix("-template"))
+            if kind:
+                return kind
+    if "[Content_Types].xml" in names:
+        for prefix, kind in _OOXML_DIRS:
+            if any(n.startswith(prefix) for n in names):
+                return kind
+        raise CorruptDocument("The Office package holds no document, presentation or "
+                              "workbook part (damaged?).")
+    raise UnsupportedFormat(f"This zip archive is not a document; supported: {SUPPORTED}.")
+
+
+def _decode_text(data: bytes) -> str | None:
+    """The text of the head of ``data``, or None for binary data (NUL bytes outside a
+    UTF-16 file)."""
+    head = data[: 256 * 1024]
+    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    text, _ = decode_text(head)
+    return text
+
+
+def looks_like_csv(text: str) -> bool:
+    """Two or more columns, split alike on most of the first lines by a sniffed dialect;
+    text that opens like JSON, code or markup is not a table."""
+    lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+    if len(lines) < 2 or text.lstrip()[:1] in ("[", "{", "(", "<"):  # JSON, code, markup
+        return False
+    try:
+        dialect = csv.Sniffer().sniff("\n".join(lines[:20]), delimiters=",;\t|")
+    except csv.Error:
+        return False
+    widths = [len(row) for row in csv.reader(lines[:-1] or lines, dialect)]
+    common = max(set(widths), key=widths.count)
+    return common >= 2 and widths.count(common) >= 0.8 * len(widths)
+
+
+def detect_kind(data: bytes) -> str | None:
+    """The kind of ``data`` (``pdf``, ``docx``, ``pptx``, ``xlsx``, ``odt``, ``ods``, ``odp``,
+    ``epub``, ``doc``, ``xls``, ``ppt``, ``rtf``, ``html``, ``csv``) or None when unknown.
+
+    Raises CorruptDocument (40003) for empty, corrupt-container and password-protected
+    inputs, UnsupportedFormat (40002) for files that say what else they are."""
+    if not data:
+        raise CorruptDocument("The file is empty.")
+    if b"%PDF-" in data[:1024]:
+        return "pdf"
+    if data.startswith(b"PK\x03\x04"):
+        return _zip_kind(data)
+    if data.startswith(OLE_MAGIC):
+        return _ole_kind(data)
+    if data.lstrip()[:5] == b"{\\rtf":
+        return "rtf"
+    for magic, name in _MAGIC_NAMES:
+        if data.startswith(magic):
+            raise UnsupportedFormat(f"This file is {name}; supported: {SUPPORTED}.")
+    text = _decode_text(data)
+    if text is None:
+        return None
+    head = text.lstrip("\ufeff").encode("utf-8", "replace")[:4096]
+    if _HTML_START.match(head) or (head.lstrip().startswith(b"<") and _HTML_TAGS.search(head)):
+        return "html"
+    if looks_like_csv(text):
+        return "csv"
+    return None

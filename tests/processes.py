@@ -1,0 +1,49 @@
+"""Stopping a child process the way an operator does: a signal (SIGTERM by default), a
+wait, and SIGKILL only when it does not exit in time, so a test never leaves one behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 30.0,
+                 kill_timeout: float = 10.0) -> int:
+    """Send ``sig`` to ``proc`` (unless it has exited), wait up to ``timeout`` seconds, then
+    SIGKILL it; returns its exit code (negative: the signal that ended it)."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(kill_timeout)
+    return proc.returncode
+
+
+def is_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "zombie" not in status.read_text()
+    except OSError:  # gone between the two checks
+        return False
+
+
+def still_alive(pids: Iterable[int], timeout: float = 10.0) -> list[int]:
+    """The processes of ``pids`` still running once all have ended or ``timeout`` seconds
+    have passed, polled: a test asserts they are gone without guessing how long it takes."""
+    deadline = time.monotonic() + timeout
+    alive = [pid for pid in pids if is_alive(pid)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in alive if is_alive(pid)]
+    return alive
