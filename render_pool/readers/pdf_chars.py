@@ -250,8 +250,8 @@ def is_cjk(text: str) -> bool:
 
 def _drop_letter_spacing(chars: list[Char]) -> None:
     """Remove the spaces pdfium inferred inside a letter-spaced word ("V i n s  a u")
-    when the run also has real spaces: an inferred gap clearly narrower than every real
-    word space is letter spacing, not a word break."""
+    when the run also has real spaces: an inferred gap next to a lone letter and clearly
+    narrower than every real word space is letter spacing, not a word break."""
     gaps: list[tuple[int, float, bool]] = []
     for i in range(1, len(chars) - 1):
         if chars[i].text == " " and chars[i - 1].text.strip() and chars[i + 1].text.strip():
@@ -260,9 +260,16 @@ def _drop_letter_spacing(chars: list[Char]) -> None:
     if not real or all(not generated for _, _, generated in gaps):
         return
     limit = 0.6 * min(real)
-    for i, gap, generated in reversed(gaps):
-        if generated and gap < limit:
-            del chars[i]
+
+    def lone(i: int, step: int) -> bool:  # a single letter on that side of the space
+        j = i + step
+        return chars[j].text.isalpha() and len(chars[j].text) == 1 and (
+            not 0 <= j + step < len(chars) or not chars[j + step].text.strip())
+
+    drop = [i for i, gap, generated in gaps
+            if generated and gap < limit and (lone(i, -1) or lone(i, 1))]
+    for i in reversed(drop):
+        del chars[i]
 
 
 def _glued(prev: Char, ch: Char) -> bool:
@@ -326,8 +333,8 @@ def segments_of(chars: list[Char | None]) -> list[Segment]:
 
 def _drop_overprint(segs: list[Segment]) -> list[Segment]:
     """Leave out segments printed again over another one (fake bold by overprinting, a
-    shadow): same baseline, inside the other's box (within a fifth of an em) and with
-    text the other one holds."""
+    shadow): on the same baseline and ending where the other ends (within a fifth of an
+    em), with the same text at the same start or the other's closing text."""
     by_line: dict[int, list[Segment]] = {}
     for sg in segs:
         by_line.setdefault(round(sg.baseline), []).append(sg)
@@ -337,13 +344,19 @@ def _drop_overprint(segs: list[Segment]) -> list[Segment]:
             continue
         tol = 0.2 * max(sg.size, 1.0)
         text = "".join(sg.text.split())
+        if len(text) < 2 or sg.bottom - sg.top > 2 * max(sg.size, 1.0):
+            continue  # a lone glyph, or a box taller than a line (rotated text)
         key = round(sg.baseline)
         for other in by_line.get(key, []) + by_line.get(key - 1, []) + by_line.get(key + 1, []):
             if other is sg or id(other) in drop:
                 continue
-            if abs(other.baseline - sg.baseline) <= tol and other.x0 - tol <= sg.x0 \
-                    and sg.x1 <= other.x1 + tol and text in "".join(other.text.split()) \
-                    and (len(text) < len("".join(other.text.split())) or id(sg) > id(other)):
+            full = "".join(other.text.split())
+            if abs(other.baseline - sg.baseline) > tol or abs(sg.x1 - other.x1) > tol \
+                    or not full.endswith(text):
+                continue
+            # the same text on the same spot, or its tail printed again at its end
+            if (text == full and abs(sg.x0 - other.x0) <= tol and id(sg) > id(other)) \
+                    or (len(text) < len(full) and sg.x0 >= other.x0 - tol):
                 drop.add(id(sg))
                 break
     return [sg for sg in segs if id(sg) not in drop] if drop else segs
