@@ -352,6 +352,7 @@ def _drop_overprint(segs: list[Segment]) -> list[Segment]:
                 continue
             full = "".join(other.text.split())
             if abs(other.baseline - sg.baseline) > tol or abs(sg.x1 - other.x1) > tol \
+                    or abs(sg.top - other.top) > tol or abs(sg.bottom - other.bottom) > tol \
                     or not full.endswith(text):
                 continue
             # the same text on the same spot, or its tail printed again at its end
