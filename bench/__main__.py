@@ -15,7 +15,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="short runs (smoke test)")
     args = parser.parse_args()
     for name in args.sections:
-        module = importlib.import_module(f"bench.{name}")
+        module = importlib.import_module(f"bench.{name.replace('-', '_')}")
         module.run(quick=args.quick)
     return 0
 

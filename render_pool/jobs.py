@@ -12,7 +12,8 @@ from typing import Any
 from render_pool import registry
 from render_pool.errors import UnsupportedFormat
 from render_pool.link_fill import fill_links, placeholder_tokens
-from render_pool.writers import data_uri_resolver, mapping_resolver
+from render_pool.writers import mapping_resolver
+from render_pool.writers.images import drop_images, images_mode, resolver_for
 
 EXPORTS = registry.EXPORTS
 ENGINES = registry.ENGINES
@@ -47,12 +48,17 @@ def convert_document(data: bytes, export: str, engine: str = registry.DEFAULT_EN
                      ) -> Converted:
     """DOCX/PDF bytes to text in one job: reader -> model -> writer.
 
-    Images are embedded as data URIs, or, ``for_upload``, written as placeholder tokens and
-    returned in ``Converted.images`` for the service to upload and link."""
+    Images follow ``options["images"]`` (:mod:`render_pool.writers.images`: embedded as data
+    URIs, their names as placeholders, or omitted; the default depends on ``export``), or,
+    ``for_upload``, are written as placeholder tokens and returned in ``Converted.images``
+    for the service to upload and link (unless omitted)."""
     write, entry = registry.writer(export)
     doc = registry.read(data, engine, options)
+    mode = images_mode(export, (options or {}).get("images"))
+    if mode == "omit":
+        drop_images(doc)
     if not for_upload:
-        return Converted(write(doc, data_uri_resolver(doc)), entry.media_type,
+        return Converted(write(doc, resolver_for(doc, mode)), entry.media_type,
                          list(doc.warnings), export)
     tokens = placeholder_tokens(list(doc.resources))
     content = write(doc, mapping_resolver(doc, tokens))

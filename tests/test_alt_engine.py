@@ -106,7 +106,7 @@ def test_images_inside_table_cells_are_kept():
     from pathlib import Path
 
     data = (Path(__file__).parent / "data" / "docx" / "docling" / "docx_rich_cells.docx").read_bytes()
-    markdown, _ = _markdown(data)
+    markdown = convert_document(data, "markdown", "alt_engine", {"images": "embed"}).content
     html, _ = docx_to_html(data)
     assert html.count("<img") == 2
     assert markdown.count("](data:image/") == 2

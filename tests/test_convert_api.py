@@ -52,7 +52,15 @@ async def test_docx_to_markdown_keeps_structure(api):
     assert (1, "Introduction") in headings and (2, "Custom styled section") in headings
     assert "[the site](https://example.com/page)" in data["content"]
     assert "5. Five" in data["content"] and "[^1]: The footnote text." in data["content"]
-    assert "data:image/png;base64," in data["content"]
+    # images are placeholders by default in Markdown: alt text and name, no image bytes
+    assert "data:image" not in data["content"]
+    assert '![A tiny red dot](media/image1.png "Dot")' in data["content"]
+    embedded = _ok(await post_form(api, "/api/convert", {"images": "embed"},
+                                   {"file": ("features.docx", build_feature_docx())}))
+    assert "data:image/png;base64," in embedded["content"]
+    omitted = _ok(await post_form(api, "/api/convert", {"images": "omit"},
+                                  {"file": ("features.docx", build_feature_docx())}))
+    assert "![" not in omitted["content"] and "Introduction" in omitted["content"]
 
 
 @pytest.mark.parametrize("export,media,probe", [
@@ -129,6 +137,8 @@ async def test_parameter_errors(api):
                           {"file": ("a.docx", docx_bytes)}), 40001)
     _fail(await post_form(api, "/api/convert", {"export": "rtf"},
                           {"file": ("a.docx", docx_bytes)}), 40002)
+    _fail(await post_form(api, "/api/convert", {"images": "inline"},
+                          {"file": ("a.docx", docx_bytes)}), 40002)
     _fail(await post_form(api, "/api/convert", {"engine": "magic"},
                           {"file": ("a.docx", docx_bytes)}), 40002)
     _fail(await post_form(api, "/api/convert", {"save": "maybe"},
@@ -194,7 +204,8 @@ async def test_saved_output_equals_inline_output(api, storage_services, engine, 
     a link to its uploaded copy (same bytes) instead of a data URI."""
     docx_bytes = build_feature_docx()
     form = {"engine": engine, "export": export}
-    inline = _ok(await post_form(api, "/api/convert", form, {"file": ("f.docx", docx_bytes)}))
+    inline = _ok(await post_form(api, "/api/convert", {**form, "images": "embed"},
+                                 {"file": ("f.docx", docx_bytes)}))
     saved = _ok(await post_form(api, "/api/convert", {**form, "save": "true"},
                                 {"file": ("f.docx", docx_bytes)}))
     stored = _download(saved["storage_presigned_url"]).decode("utf-8")

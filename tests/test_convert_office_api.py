@@ -97,7 +97,8 @@ def _download(url: str) -> bytes:
 @pytest.mark.parametrize("kind", ["pptx", "epub", "xlsx", "csv"])
 async def test_saved_output_equals_inline_output(api, storage_services, office_set, kind):
     data, _ = office_set[kind]
-    inline = _ok(await post_form(api, "/api/convert", {}, {"file": (f"f.{kind}", data)}))
+    inline = _ok(await post_form(api, "/api/convert", {"images": "embed"},
+                                 {"file": (f"f.{kind}", data)}))
     saved = _ok(await post_form(api, "/api/convert", {"save": "true"},
                                 {"file": (f"f.{kind}", data)}))
     stored = _download(saved["storage_presigned_url"]).decode("utf-8")

@@ -27,7 +27,7 @@ from render_pool.model import (
     Paragraph,
     Text,
 )
-from render_pool.readers.pdf_chars import Char
+from render_pool.readers.pdf_chars import Char, mono_glyph, reads_as_prose
 from render_pool.readers.pdf_inlines import join_lines, to_inlines
 from render_pool.readers.pdf_layout import Block as FlowBlock
 from render_pool.readers.pdf_layout import Item, Line
@@ -136,17 +136,51 @@ def _first_word_width(line: Line) -> float:
     return end.x1 - start.x0
 
 
+def _bold_body(items: list[Item], body: float) -> bool:
+    """True when most characters at the body size are bold (a document set in bold)."""
+    total = bold = 0
+    for it in items:
+        if isinstance(it, Line):
+            for c in it.visible:
+                if abs(c.size - body) < 0.5:
+                    total += 1
+                    bold += c.bold
+    return total > 0 and bold > 0.6 * total
+
+
+def _monospaced_prose(items: list[Item]) -> set[int]:
+    """ids of the lines of runs of monospaced lines that read as prose (pdf_chars)."""
+    out: set[int] = set()
+    run: list[Line] = []
+
+    def close() -> None:
+        if reads_as_prose([ln.text for ln in run]):
+            out.update(id(ln) for ln in run)
+        run.clear()
+
+    for it in items:
+        vis = it.visible if isinstance(it, Line) else []
+        if vis and all(mono_glyph(c) for c in vis):
+            run.append(it)  # type: ignore[arg-type]
+        else:
+            close()
+    close()
+    return out
+
+
 class _Builder:
     """State machine over the ordered lines of the whole document."""
 
     def __init__(self, items: list[Item]) -> None:
         self.items = items
         self.body = body_size(items)
+        self.bold_body = _bold_body(items, self.body)
         self.pitch = _typical_pitch(items)
         self.edges: dict[tuple[int, int, int], float] = {}
         for it in items:
             if isinstance(it, Line):
                 self.edges[it.region] = max(self.edges.get(it.region, 0.0), it.x1)
+        self.mono_prose = _monospaced_prose(items)
         self.keys = [self._heading_key(i) for i in range(len(items))]
         self.levels = self._heading_levels()
         self.blocks: list[Block] = []
@@ -182,6 +216,8 @@ class _Builder:
                 or text.endswith((".", ",", ";", ":")):
             return None
         if line.bold:
+            if self.bold_body:
+                return None  # bold is the body text's face here, not a heading's
             return None if self._bold_prose(pos) else (size, True)
         if line.italic and self._isolated(pos):
             return size, False
@@ -342,7 +378,8 @@ class _Builder:
     def is_code(self, line: Line) -> bool:
         """Every visible character in a fixed-pitch font (ASCII: CJK fonts are flagged too)."""
         vis = line.visible
-        if not vis or not all(c.mono and c.text.isascii() for c in vis):
+        if not vis or id(line) in self.mono_prose \
+                or not all(mono_glyph(c) for c in vis):
             return False
         if self.code and not (self._same_flow(self.code[-1], line) and line.baseline
                               - self.code[-1].baseline < 3.5 * max(line.size, 1.0)):
@@ -472,12 +509,28 @@ def _wrapped_cell_line(run: list[Line], line: Line) -> bool:
     return all(any(abs(s.x0 - x) <= 0.8 * em for x in starts) for s in line.segs)
 
 
+def _first_cell_line(run: list[Line], line: Line) -> bool:
+    """True for a one-segment line right under a run of table rows, starting where the
+    run's first column starts and shorter than the run: a row with one cell filled."""
+    prev = run[-1]
+    em = max(line.size, 1.0)
+    first = min(s.x0 for ln in run for s in ln.segs)
+    width = max(ln.x1 for ln in run) - first
+    return (line.region == prev.region and len(line.segs) == 1 and _marker(line) is None
+            and 0 < line.baseline - prev.baseline <= 2.5 * em
+            and abs(line.x0 - first) <= 0.8 * em and line.x1 - line.x0 < 0.6 * width
+            and len(line.text.split()) <= 8)
+
+
 def detect_aligned_tables(items: list[Item]) -> list[Item]:
     """Replace runs of column-aligned multi-segment lines by table blocks."""
     out: list[Item] = []
     run: list[Line] = []
 
     def close() -> None:
+        tail: list[Item] = []
+        while run and len(run[-1].segs) < 2:
+            tail.insert(0, run.pop())  # single-cell lines after the last row are text
         if len(run) >= 3:
             table = aligned_table(run)
             if table is not None:
@@ -485,13 +538,18 @@ def detect_aligned_tables(items: list[Item]) -> list[Item]:
                                      run[0].top, run[-1].bottom, table, run[0].page,
                                      run[0].region))
                 run.clear()
+                out.extend(tail)
                 return
         out.extend(run)
+        out.extend(tail)
         run.clear()
 
     for it in items:
         ok = (isinstance(it, Line) and len(it.segs) >= 2 and _marker(it) is None
               and not any(len(s.text.strip()) <= 1 for s in it.segs[:1]))
+        if not ok and run and isinstance(it, Line) and _first_cell_line(run, it):
+            run.append(it)  # a row with only its first cell filled (a group label)
+            continue
         if ok and run and (it.region != run[-1].region
                            or it.baseline - run[-1].baseline > 3.0 * max(it.size, 1.0)):
             close()

@@ -57,6 +57,7 @@ class Char:
     mcid: int = NO_MCID  # marked-content id (tagged PDFs), NO_MCID or ARTIFACT
     mono: bool = False  # set in a fixed-pitch font
     link: str = ""  # URL of the link area the character sits in
+    generated: bool = False  # a space pdfium inferred from a gap (not in the content)
 
 
 @dataclass(slots=True)
@@ -179,7 +180,8 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
             if out and out[-1] is not None and out[-1].text != " ":
                 prev = out[-1]
                 out.append(Char(" ", prev.x1, prev.x1, prev.top, prev.bottom, prev.baseline,
-                                prev.size, prev.bold, prev.italic, prev.mcid, prev.mono))
+                                prev.size, prev.bold, prev.italic, prev.mcid, prev.mono,
+                                generated=True))
             continue
         if not pdfium_c.FPDFText_GetLooseCharBox(textpage, i, rect):
             continue
@@ -215,6 +217,72 @@ def is_rtl(text: str) -> bool:
     return unicodedata.bidirectional(text[:1]) in ("R", "AL") if text else False
 
 
+_CODE_SYMBOLS = set("{}[]();=<>+*/\\|&#$_~^`@%")
+
+
+def reads_as_prose(lines: list[str]) -> bool:
+    """True when monospaced lines read as prose (a typewritten letter, a court transcript):
+    four words a line or more on average and almost no code symbols. A fixed-pitch font
+    alone does not make code."""
+    chars = [ch for ln in lines for ch in ln if not ch.isspace()]
+    words = sum(len(ln.split()) for ln in lines)
+    return bool(lines) and words >= 4 * len(lines) \
+        and sum(ch in _CODE_SYMBOLS for ch in chars) <= 0.02 * len(chars)
+
+
+def mono_glyph(c: Char) -> bool:
+    """True for a glyph set in a fixed-pitch font that counts as monospaced text: CJK
+    fonts are often flagged fixed-pitch, and right-to-left scripts are never code."""
+    return c.mono and not is_cjk(c.text) and not is_rtl(c.text)
+
+
+def is_cjk(text: str) -> bool:
+    """True for a Chinese or Japanese character (written without spaces between words:
+    Han, kana, CJK punctuation and full-width forms). Korean separates words with spaces,
+    so Hangul is not included."""
+    if not text:
+        return False
+    o = ord(text[0])
+    return (0x2E80 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF
+            or 0x20000 <= o <= 0x2FA1F) and o not in (0x3000, 0x3164) \
+        and not 0x3130 <= o <= 0x318F
+
+
+def _drop_letter_spacing(chars: list[Char]) -> None:
+    """Remove the spaces pdfium inferred inside a letter-spaced word ("V i n s  a u")
+    when the run also has real spaces: an inferred gap next to a lone letter and clearly
+    narrower than every real word space is letter spacing, not a word break."""
+    gaps: list[tuple[int, float, bool]] = []
+    for i in range(1, len(chars) - 1):
+        if chars[i].text == " " and chars[i - 1].text.strip() and chars[i + 1].text.strip():
+            gaps.append((i, chars[i + 1].x0 - chars[i - 1].x1, chars[i].generated))
+    real = [g for _, g, generated in gaps if not generated]
+    if not real or all(not generated for _, _, generated in gaps):
+        return
+    limit = 0.6 * min(real)
+
+    def lone(i: int, step: int) -> bool:  # a single letter on that side of the space
+        j = i + step
+        return chars[j].text.isalpha() and len(chars[j].text) == 1 and (
+            not 0 <= j + step < len(chars) or not chars[j + step].text.strip())
+
+    drop = [i for i, gap, generated in gaps
+            if generated and gap < limit and (lone(i, -1) or lone(i, 1))]
+    for i in reversed(drop):
+        del chars[i]
+
+
+def _glued(prev: Char, ch: Char) -> bool:
+    """True when a space between ``prev`` and ``ch`` is no word break: Chinese/Japanese
+    characters closer than half an em, or Hangul syllables that (nearly) touch."""
+    gap = ch.x0 - prev.x1
+    em = max(ch.size, 1.0)
+    if is_cjk(ch.text) and is_cjk(prev.text[-1:]):
+        return gap < 0.5 * em
+    hangul = ("\uac00" <= ch.text[:1] <= "\ud7af") and ("\uac00" <= prev.text[-1:] <= "\ud7af")
+    return hangul and gap < 0.05 * em
+
+
 def segments_of(chars: list[Char | None]) -> list[Segment]:
     """Split characters (content order) into segments at line breaks, jumps and wide gaps.
 
@@ -230,6 +298,7 @@ def segments_of(chars: list[Char | None]) -> list[Segment]:
         nonlocal cur, last, rtl
         while cur.chars and cur.chars[-1].text == " ":
             cur.chars.pop()
+        _drop_letter_spacing(cur.chars)
         if cur.visible:
             segs.append(cur)
         cur = Segment()
@@ -254,7 +323,41 @@ def segments_of(chars: list[Char | None]) -> list[Segment]:
             if jump or backwards or gap:
                 flush()
         rtl = rtl or is_rtl(ch.text)
+        if len(cur.chars) >= 2 and cur.chars[-1].text == " " and _glued(cur.chars[-2], ch):
+            cur.chars.pop()  # a space set between CJK characters is not a word break
         cur.add(ch)
         last = ch
     flush()
-    return segs
+    return _drop_overprint(segs)
+
+
+def _drop_overprint(segs: list[Segment]) -> list[Segment]:
+    """Leave out segments printed again over another one (fake bold by overprinting, a
+    shadow): on the same baseline and ending where the other ends (within a fifth of an
+    em), with the same text at the same start or the other's closing text."""
+    by_line: dict[int, list[Segment]] = {}
+    for sg in segs:
+        by_line.setdefault(round(sg.baseline), []).append(sg)
+    drop: set[int] = set()
+    for sg in segs:
+        if id(sg) in drop:
+            continue
+        tol = 0.2 * max(sg.size, 1.0)
+        text = "".join(sg.text.split())
+        if len(text) < 2 or sg.bottom - sg.top > 2 * max(sg.size, 1.0):
+            continue  # a lone glyph, or a box taller than a line (rotated text)
+        key = round(sg.baseline)
+        for other in by_line.get(key, []) + by_line.get(key - 1, []) + by_line.get(key + 1, []):
+            if other is sg or id(other) in drop:
+                continue
+            full = "".join(other.text.split())
+            if abs(other.baseline - sg.baseline) > tol or abs(sg.x1 - other.x1) > tol \
+                    or abs(sg.top - other.top) > tol or abs(sg.bottom - other.bottom) > tol \
+                    or not full.endswith(text):
+                continue
+            # the same text on the same spot, or its tail printed again at its end
+            if (text == full and abs(sg.x0 - other.x0) <= tol and id(sg) > id(other)) \
+                    or (len(text) < len(full) and sg.x0 >= other.x0 - tol):
+                drop.add(id(sg))
+                break
+    return [sg for sg in segs if id(sg) not in drop] if drop else segs

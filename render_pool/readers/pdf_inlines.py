@@ -14,7 +14,7 @@ import re
 from itertools import groupby
 
 from render_pool.model import Code, Emph, Inline, Link, Strong, Text
-from render_pool.readers.pdf_chars import HYPHENS, Char
+from render_pool.readers.pdf_chars import HYPHENS, Char, is_cjk, mono_glyph
 
 _SPACES = re.compile(r"\s+")
 StyledChar = tuple[str, bool, bool, str, bool]  # (character, bold, italic, link, mono)
@@ -25,7 +25,7 @@ def join_lines(lines: list[list[Char]]) -> Styled:
     """Characters of several lines as one styled character stream with line ends resolved."""
     out: Styled = []
     for chars in lines:
-        cur = [(c.text, c.bold, c.italic, c.link, c.mono and c.text.isascii())
+        cur = [(c.text, c.bold, c.italic, c.link, mono_glyph(c))
                for c in chars]
         while cur and not cur[-1][0].strip():
             cur.pop()
@@ -39,6 +39,8 @@ def join_lines(lines: list[list[Char]]) -> Styled:
                 out.pop()
             elif out[-1][0] == "\u00ad":
                 out.pop()
+            elif is_cjk(out[-1][0][-1:]) and is_cjk(cur[0][0]):
+                pass  # CJK text runs on over a line break without a space
             else:
                 out.append((" ", out[-1][1] and cur[0][1], out[-1][2] and cur[0][2],
                             out[-1][3] if out[-1][3] == cur[0][3] else "",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from render_pool.readers.pdf_chars import Char, Segment, is_rtl
+from render_pool.readers.pdf_chars import Char, Segment, is_cjk, is_rtl
 
 
 @dataclass(slots=True)
@@ -39,7 +39,8 @@ class Line:
         self.bottom = max(s.bottom for s in self.segs)
         chars: list[Char] = []
         for s in self.segs:
-            if chars and chars[-1].text != " ":
+            if chars and chars[-1].text != " " and not (
+                    is_cjk(chars[-1].text[-1:]) and is_cjk(s.chars[0].text)):
                 last = chars[-1]
                 chars.append(Char(" ", last.x1, last.x1, last.top, last.bottom, last.baseline,
                                   last.size, last.bold and s.chars[0].bold,
@@ -150,7 +151,51 @@ def find_gutters(segs: list[Segment], height: float = 0.0) -> list[tuple[float, 
     for s in narrow:
         for b in range(int(s.x0 - xmin), int(s.x1 - xmin) + 1):
             cov[b] += 1
-    limit = max(1, int(0.03 * len(narrow)))
+    # loose here: an author block or a centred page number over the gutter is allowed; the
+    # crossings that matter (beside the columns' lines) are counted below
+    runs: list[tuple[float, float]] = []
+    for share in (0.03, 0.12, 0.25):  # strict first; a run found looser must be new
+        for run in _low_runs(cov, max(2, int(share * len(narrow))), xmin, em):
+            if not any(r[0] < run[1] and run[0] < r[1] for r in runs):
+                runs.append(run)
+    runs.sort()
+    gutters: list[tuple[float, float]] = []
+    lo = xmin
+    for g0, g1 in runs:
+        if not _is_column(narrow, lo, g0, width, em):
+            continue
+        # the column on the right ends at a later low-coverage run or at the text's edge
+        ends = [r[0] for r in runs if r[0] > g1] + [xmax]
+        hi_right = next((e for e in ends if _is_column(narrow, g1, e, width, em)), None)
+        if hi_right is not None:
+            # the columns' extent from their lines of a column-like width (not author names)
+            left = [s for s in narrow if s.x0 >= lo - 1 and s.x1 <= g0 + 1
+                    and s.x1 - s.x0 >= 0.45 * (g0 - lo)]
+            right = [s for s in narrow if s.x0 >= g1 - 1 and s.x1 <= hi_right + 1
+                     and s.x1 - s.x0 >= 0.45 * (hi_right - g1)]
+            top_l, bot_l = min(s.top for s in left), max(s.bottom for s in left)
+            top_r, bot_r = min(s.top for s in right), max(s.bottom for s in right)
+            top, bottom = max(top_l, top_r), min(bot_l, bot_r)
+            if bottom - top <= 0.3 * min(bot_l - top_l, bot_r - top_r):
+                continue
+            if not (_is_column([s for s in narrow if top <= s.top <= bottom], lo, g0, width,
+                               em, 2)
+                    and _is_column([s for s in narrow if top <= s.top <= bottom], g1,
+                                   hi_right, width, em, 2)):
+                continue  # beside the other column, short cells: a table, not columns
+            beside = sum(1 for s in left + right if top <= s.top <= bottom)
+            crossing = sum(1 for s in segs if s.x0 < g0 - 1 and s.x1 > g1 + 1
+                           and top <= (s.top + s.bottom) / 2 <= bottom)
+            if crossing <= max(2, 0.12 * beside):
+                gutters.append((g0, g1))
+                lo = g1
+    return gutters
+
+
+def _low_runs(cov: list[int], limit: int, xmin: float,
+              em: float) -> list[tuple[float, float]]:
+    """x ranges (at least 0.6 em wide, not at the left edge) where at most ``limit``
+    segments pass, each narrowed to its least covered part."""
     runs: list[tuple[float, float]] = []
     start = None
     for b, c in enumerate(cov):
@@ -158,35 +203,47 @@ def find_gutters(segs: list[Segment], height: float = 0.0) -> list[tuple[float, 
             start = b
         elif c > limit and start is not None:
             if start > 0 and b - start >= max(5.0, 0.6 * em):
-                runs.append((xmin + start, xmin + b))
+                runs.append(_narrowest(cov, start, b, xmin, em))
             start = None
-    gutters: list[tuple[float, float]] = []
-    lo = xmin
-    for g0, g1 in runs:
-        nxt = [r for r in runs if r[0] > g0]
-        hi_right = nxt[0][0] if nxt else xmax
-        if _is_column(narrow, lo, g0, width, em) and _is_column(narrow, g1, hi_right, width, em):
-            left = [s for s in narrow if s.x0 >= lo - 1 and s.x1 <= g0 + 1]
-            right = [s for s in narrow if s.x0 >= g1 - 1 and s.x1 <= hi_right + 1]
-            top_l, bot_l = min(s.top for s in left), max(s.bottom for s in left)
-            top_r, bot_r = min(s.top for s in right), max(s.bottom for s in right)
-            overlap = min(bot_l, bot_r) - max(top_l, top_r)
-            if overlap > 0.3 * min(bot_l - top_l, bot_r - top_r):
-                gutters.append((g0, g1))
-                lo = g1
-    return gutters
+    return runs
 
 
-def _is_column(segs: list[Segment], lo: float, hi: float, width: float, em: float) -> bool:
-    """True when the x range holds a real text column (enough lines of a column-like width)."""
+def _narrowest(cov: list[int], start: int, end: int, xmin: float,
+               em: float) -> tuple[float, float]:
+    """The widest part of a low-coverage run where coverage is (nearly) least: the gap
+    between the columns, not the ragged ends of the lines beside it."""
+    low = min(cov[start:end]) + 2
+    best = (start, end)
+    best_w = -1
+    b0 = start
+    while b0 < end:
+        if cov[b0] <= low:
+            b1 = b0
+            while b1 < end and cov[b1] <= low:
+                b1 += 1
+            if b1 - b0 > best_w:
+                best, best_w = (b0, b1), b1 - b0
+            b0 = b1
+        else:
+            b0 += 1
+    if best_w < 0.6 * em:
+        return xmin + start, xmin + end
+    return xmin + best[0], xmin + best[1]
+
+
+def _is_column(segs: list[Segment], lo: float, hi: float, width: float, em: float,
+               least: int = 4) -> bool:
+    """True when the x range holds a real text column (enough lines of a column-like width,
+    at least ``least``)."""
     inside = [s for s in segs if s.x0 >= lo - 1 and s.x1 <= hi + 1]
     col_w = hi - lo
     if col_w < 0.2 * width or col_w < 8 * em:
         return False
-    if len(inside) < max(4, 0.15 * len(segs)):
+    if len(inside) < max(least, 0.15 * len(segs)):
         return False
-    widths = [s.x1 - s.x0 for s in inside]
-    return _median(widths) >= 0.45 * col_w
+    # lines filling the column: prose, not a figure's labels or a table's short cells
+    full = sum(1 for s in inside if s.x1 - s.x0 >= 0.45 * col_w)
+    return full >= max(least, 0.12 * len(inside))
 
 
 def order_page(segs: list[Segment], blocks: list[Block], page: int,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from render_pool.model import Paragraph, Table, TableCell, TableRow
-from render_pool.readers.pdf_chars import Char, segments_of
+from render_pool.readers.pdf_chars import Char, Segment, segments_of
 from render_pool.readers.pdf_graphics import FillRect, Rule
 from render_pool.readers.pdf_inlines import join_lines, to_inlines
 from render_pool.readers.pdf_layout import Line, group_lines
@@ -118,9 +118,23 @@ def cell_blocks(chars: list[Char | None]) -> list[Paragraph]:
     return [Paragraph(inl)] if inl else []
 
 
+def _prose_grid(buckets: dict[tuple[int, int], list[Char | None]]) -> bool:
+    """True when the "cells" of a grid hold running text: a cell of over 60 words, or a
+    third or more of the filled cells over 30 words (a figure's frame or boxes drawn over
+    a paragraph, not a table). Running text then stays in the text flow, read in columns."""
+    words = [sum(1 for i, c in enumerate(chars) if c is not None and c.text.strip()
+                 and (i == 0 or chars[i - 1] is None or not chars[i - 1].text.strip()))
+             for chars in buckets.values()]
+    filled = [w for w in words if w]
+    return bool(filled) and (max(filled) > 60
+                             or 3 * sum(1 for w in filled if w > 30) >= len(filled))
+
+
 def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]) -> Table | None:
     """Model table of a grid from the characters inside it; None if it holds no text."""
     nrows, ncols = len(grid.ys) - 1, len(grid.xs) - 1
+    if ncols < 2:
+        return None  # row rules alone separate rows of text; columns come from alignment
     owner: dict[tuple[int, int], tuple[int, int]] = {}
     spans: dict[tuple[int, int], tuple[int, int]] = {}
     for r in range(nrows):
@@ -165,7 +179,7 @@ def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]
         rows.append(TableRow(cells))
     # drop rows that are entirely covered by spans from above (no cells of their own)
     rows = [row for row in rows if row.cells] or rows
-    if texts < 2:
+    if texts < 2 or _prose_grid(buckets):
         return None
     first = [ch for i in range(ncols) for ch in buckets.get((0, i), [])
              if ch is not None and ch.text.strip()]
@@ -193,7 +207,51 @@ def aligned_table(lines: list[Line]) -> Table | None:
     multi = [ln for ln in lines if len(ln.segs) >= 2]
     if len(multi) < 3:
         return None
+    prose = sum(1 for ln in multi if sum(len(s.text.split()) >= 6 for s in ln.segs) >= 2)
+    if 2 * prose >= len(multi):
+        return None  # running text beside running text (columns), not cells
     em = max(1.0, sorted(ln.size for ln in multi)[len(multi) // 2])
+    starts = _start_columns(multi, em)
+    if starts is not None:
+        def column(seg: Segment) -> int:
+            return max((i for i, x in enumerate(starts) if seg.x0 >= x - 0.8 * em), default=0)
+    else:
+        bounds = _gap_columns(multi, em)
+        if bounds is None:
+            return None
+        starts = bounds
+
+        def column(seg: Segment) -> int:
+            mid = (seg.x0 + seg.x1) / 2
+            return max((i for i, x in enumerate(bounds) if mid >= x), default=0)
+    grid: list[list[list[list[Char]]]] = []  # rows -> cells -> lines -> chars
+    bold_rows: list[bool] = []
+    for ln in lines:
+        cells: list[list[list[Char]]] = [[] for _ in starts]
+        for s in ln.segs:
+            idx = column(s)
+            if cells[idx]:
+                cells[idx][-1].append(Char(" ", 0, 0, 0, 0, 0, 0, False, False))
+                cells[idx][-1].extend(s.chars)
+            else:
+                cells[idx].append(list(s.chars))
+        if grid and not cells[0] and 2 * sum(map(bool, cells)) < sum(map(bool, grid[-1])):
+            # a wrapped line (first cell empty, few cells): its text joins the row above
+            for into, more in zip(grid[-1], cells, strict=True):
+                into.extend(list(part) for part in more)
+            continue
+        grid.append(cells)
+        bold_rows.append(ln.bold)
+    rows = [TableRow([TableCell([Paragraph(to_inlines(join_lines(c)))] if c else [])
+                      for c in cells]) for cells in grid]
+    header = 1 if bold_rows[0] and not all(bold_rows) else 0
+    for cell in rows[0].cells if header else []:
+        cell.header = True
+    return Table(rows, header_rows=header)
+
+
+def _start_columns(multi: list[Line], em: float) -> list[float] | None:
+    """Column starts shared by most lines (left-aligned columns), or None."""
     starts = _cluster_loose([s.x0 for ln in multi for s in ln.segs], 0.8 * em)
     if len(starts) < 2 or len(starts) > 12:
         return None
@@ -207,29 +265,40 @@ def aligned_table(lines: list[Line]) -> Table | None:
                for x in starts]
     if hits < 0.9 * total or min(support) < max(2, 0.5 * len(multi)):
         return None
-    grid: list[list[list[list[Char]]]] = []  # rows -> cells -> lines -> chars
-    bold_rows: list[bool] = []
-    for ln in lines:
-        cells: list[list[list[Char]]] = [[] for _ in starts]
+    return starts
+
+
+def _gap_columns(multi: list[Line], em: float) -> list[float] | None:
+    """Left bounds of columns separated by vertical gaps that (almost) no line's text
+    crosses: columns aligned left, right, centred or on the decimal point alike. None
+    unless there are 2..20 columns, each holding text on a quarter of the lines or more."""
+    x0 = min(s.x0 for ln in multi for s in ln.segs)
+    x1 = max(s.x1 for ln in multi for s in ln.segs)
+    if x1 - x0 > 3000:
+        return None
+    cov = [0] * (int(x1 - x0) + 2)
+    for ln in multi:
         for s in ln.segs:
-            idx = max((i for i, x in enumerate(starts) if s.x0 >= x - 0.8 * em), default=0)
-            if cells[idx]:
-                cells[idx][-1].append(Char(" ", 0, 0, 0, 0, 0, 0, False, False))
-                cells[idx][-1].extend(s.chars)
-            else:
-                cells[idx].append(list(s.chars))
-        if grid and not cells[0]:  # a wrapped line: its text joins the row above
-            for into, more in zip(grid[-1], cells, strict=True):
-                into.extend(more)
-            continue
-        grid.append(cells)
-        bold_rows.append(ln.bold)
-    rows = [TableRow([TableCell([Paragraph(to_inlines(join_lines(c)))] if c else [])
-                      for c in cells]) for cells in grid]
-    header = 1 if bold_rows[0] and not all(bold_rows) else 0
-    for cell in rows[0].cells if header else []:
-        cell.header = True
-    return Table(rows, header_rows=header)
+            for b in range(int(s.x0 - x0), int(s.x1 - x0) + 1):
+                cov[b] += 1
+    limit = int(0.1 * len(multi))
+    bounds = [x0]
+    start = None
+    for b, c in enumerate(cov):
+        if c <= limit and start is None:
+            start = b
+        elif c > limit and start is not None:
+            if b - start >= 0.5 * em:
+                bounds.append(x0 + (start + b) / 2)
+            start = None
+    if not 2 <= len(bounds) <= 20:
+        return None
+    edges = [*bounds[1:], x1 + 1]
+    for lo, hi in zip(bounds, edges, strict=True):
+        filled = sum(1 for ln in multi if any(lo <= (s.x0 + s.x1) / 2 < hi for s in ln.segs))
+        if filled < max(2, 0.25 * len(multi)):
+            return None
+    return bounds
 
 
 def _cluster_loose(values: list[float], tol: float) -> list[float]:

@@ -37,7 +37,7 @@ from render_pool.model import (
     Text,
     plain_text,
 )
-from render_pool.readers.pdf_chars import Char
+from render_pool.readers.pdf_chars import Char, mono_glyph, reads_as_prose
 from render_pool.readers.pdf_inlines import join_lines, to_inlines
 from render_pool.readers.pdf_links import is_internal
 from render_pool.readers.pdf_struct import StructNode
@@ -81,6 +81,11 @@ class _Builder:
     def __init__(self, chars: dict[int, list[Char | None]], images: list[PageImageRef],
                  page: int) -> None:
         self.chars = chars
+        # monospaced text of the whole page that reads as prose (a transcript) is never code
+        mono = [c for cs in chars.values() for c in [*cs, None]
+                if c is None or (mono_glyph(c))]
+        self.mono_prose = reads_as_prose([ln for ln in _code_text(mono, 0.0).splitlines()
+                                          if ln.strip()])
         self.images = {i.mcid: i for i in images if i.mcid >= 0}
         self.page = page
         self.out = TaggedPage()
@@ -237,7 +242,7 @@ class _Builder:
                   promote: bool = True) -> list[Block]:
         """A paragraph, a heading (see ``heading_level``) or, with ``code``, a code block
         when every character is set in a monospaced font."""
-        if code and _all_mono(self.peek_chars(node)):
+        if code and not self.mono_prose and _all_mono(self.peek_chars(node)):
             text = _code_text(self.node_chars(node), self.left)
             return [CodeBlock(text)] if text.strip() else []
         figures = [k for k in _walk(node) if isinstance(k, StructNode) and k.type == "Figure"]
@@ -541,7 +546,7 @@ def _lines(chars: list[Char | None]) -> list[list[Char]]:
 
 def _all_mono(chars: list[Char]) -> bool:
     vis = [c for c in chars if c.text.strip()]
-    return len(vis) >= 3 and all(c.mono and c.text.isascii() for c in vis)
+    return len(vis) >= 3 and all(mono_glyph(c) for c in vis)
 
 
 def _code_text(chars: list[Char | None], left: float) -> str:

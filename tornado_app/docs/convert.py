@@ -8,6 +8,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from render_pool import jobs
+from render_pool.writers.images import MODES as IMAGE_MODES
 from tornado_app.docs.base import DocsError, UploadHandler, bool_field, choice_field
 from tornado_app.docs.conversion import convert
 from tornado_app.docs.fetch import fetch
@@ -31,6 +32,14 @@ async def fetch_remote(svc: Services, url: str) -> bytes:
     return fetched.data
 
 
+def images_field(fields: dict[str, str]) -> str:
+    """The ``images`` field (embed, placeholder, omit), or "" for the export's default;
+    40002 for another value."""
+    if not (fields.get("images") or "").strip():
+        return ""
+    return choice_field(fields, "images", IMAGE_MODES, "")
+
+
 def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes]]
                        ) -> tuple[str, str]:
     """(export, engine) of a ``/api/convert`` form; 40001/40002 when invalid."""
@@ -41,6 +50,7 @@ def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes
     export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
     engine = choice_field(fields, "engine", list(jobs.ENGINES), "word2markdown")
     choice_field(fields, "track_changes", ("accept", "all"), "accept")
+    images_field(fields)
     bool_field(fields, "include_furniture")
     bool_field(fields, "notes", True)
     return export, engine
@@ -61,6 +71,8 @@ async def convert_form(svc: Services, company_id: str, fields: dict[str, str],
         "office_timeout": min(svc.settings.office_timeout_seconds,
                               max(1.0, svc.settings.job_timeout_seconds - 5)),
     }
+    if images_field(fields):
+        options["images"] = images_field(fields)
     upload = files.get("file")
     if upload:
         original, data = upload

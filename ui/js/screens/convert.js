@@ -77,6 +77,7 @@ function render(view) {
     fd.append('export', exportValue);
     fd.append('engine', engine.input.value);
     fd.append('save', save.input.checked ? 'true' : 'false');
+    fd.append('images', 'embed'); // the preview shows the images (Markdown defaults to placeholders)
     if (filename.input.value.trim()) fd.append('filename', filename.input.value.trim());
     const stem = filename.input.value.trim() || (mode === 'file' ? file.file.name.replace(/\.[^.]+$/, '') : (url.input.value.split('/').pop().split('?')[0].replace(/\.[^.]+$/, '') || 'document'));
 

@@ -1,0 +1,231 @@
+"""PDF layout benchmark (``just bench pdf-layout``): how our PDF reader reads documents
+written by others, from the corpora in ``../shared/corpus/`` (skipped when absent).
+
+* Reading order on six multi-column PDFs: normalised indel similarity of our Markdown's word
+  sequence against ``pdftotext``'s (poppler reads these columns correctly), and the ratio of
+  our words to its words (repeated cells or glyph codes push it above 1).
+* Tables without and with rules (``tables-camelot``): cell F1 of the non-empty cells of every
+  table we find against the cells camelot's own tests assert, per group (ruled/borderless),
+  and how many one-column tables we produce.
+* Word recall of our Markdown against ``pdftotext`` over every PDF of ``realworld/``, with
+  the median seconds per PDF.
+
+Peers are not run here (pymupdf4llm and markitdown figures are in issue 22).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import time
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+from bench.common import table
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+REALWORLD = CORPUS / "realworld" / "pdf"
+CAMELOT = CORPUS / "tables-camelot"
+COLUMNS = ("pdfjs__tracemonkey.pdf", "pypdf__multicolumn.pdf",
+           "unstructured__multi-column-2p.pdf", "pdfplumber__federal-register-2020-17221.pdf",
+           "unstructured__layout-parser-paper-fast.pdf", "pymupdf__2201.00069.pdf")
+_WORD = re.compile(r"\w+")
+_CJK = re.compile("[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_MD_NOISE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)|\]\([^)\s]*\)|</?[a-zA-Z][^<>\n]{0,80}>"
+                       r"|data:[^)\s]+")
+
+
+def words(text: str, markdown: bool = True) -> list[str]:
+    """Lower-case word tokens (letters/digits), each Chinese/Japanese character a token of
+    its own (those scripts put no spaces between words); of Markdown, link targets, images
+    and HTML tags left out."""
+    text = _MD_NOISE.sub(" ", text) if markdown else text
+    return _WORD.findall(_CJK.sub(r" \g<0> ", text).lower())
+
+
+def pdftotext_words(path: Path) -> list[str] | None:
+    """Words of ``pdftotext`` (reading order mode), or None when poppler is missing/fails."""
+    if shutil.which("pdftotext") is None:
+        return None
+    try:
+        out = subprocess.run(["pdftotext", "-enc", "UTF-8", str(path), "-"],
+                             capture_output=True, timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        return None
+    if out.returncode != 0:
+        return None
+    return words(out.stdout.decode("utf-8", "replace"), markdown=False)
+
+
+def order_similarity(ours: list[str], ref: list[str]) -> float:
+    """Normalised indel similarity of two word sequences (1 = same order, same words)."""
+    if not ours and not ref:
+        return 1.0
+    ours = ours[: 3 * len(ref) + 10]  # a runaway output is bad enough; keep difflib bounded
+    matcher = difflib.SequenceMatcher(None, ours, ref, autojunk=False)
+    same = sum(b.size for b in matcher.get_matching_blocks())
+    return 2 * same / (len(ours) + len(ref))
+
+
+def recall(ours: list[str], ref: list[str]) -> float:
+    """Share of the reference's words (as a multiset) found in ours."""
+    if not ref:
+        return 1.0
+    got = Counter(ours)
+    return sum(min(n, got[w]) for w, n in Counter(ref).items()) / len(ref)
+
+
+def markdown_of(path: Path) -> tuple[str, float, str]:
+    """(Markdown, seconds, error) of our reader; images as placeholders."""
+    from render_pool.jobs import convert_document
+
+    t0 = time.perf_counter()
+    try:
+        text = convert_document(path.read_bytes(), "markdown").content
+        err = ""
+    except Exception as exc:  # an error is a data point
+        text, err = "", f"{type(exc).__name__}"
+    return text, time.perf_counter() - t0, err
+
+
+def _norm_cell(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).split()).lower()
+
+
+def _logical(text: str) -> str:
+    """camelot's expected Arabic cells are in visual order with presentation forms: as
+    logical text (NFKC, reversed) when the cell holds right-to-left letters only."""
+    norm = _norm_cell(text)
+    rtl = [unicodedata.bidirectional(ch) in ("R", "AL") for ch in norm if ch.isalpha()]
+    return norm[::-1] if rtl and all(rtl) else norm
+
+
+def tables_of(path: Path) -> list[list[list[str]]]:
+    """Every table of our reading of the PDF, as rows of cell texts."""
+    from render_pool.model import Paragraph, Table, Text
+    from render_pool.registry import read
+
+    def text_of(node: object) -> str:
+        if isinstance(node, Text):
+            return node.text
+        return "".join(text_of(k) for k in getattr(node, "children", None) or [])
+
+    def walk(blocks: list, out: list) -> None:
+        for b in blocks:
+            if isinstance(b, Table):
+                rows = []
+                for row in b.rows:
+                    cells = []
+                    for cell in row.cells:
+                        cells.append(" ".join(
+                            text_of_para(p) for p in cell.blocks if isinstance(p, Paragraph)))
+                    rows.append(cells)
+                out.append(rows)
+            for attr in ("blocks", "items"):
+                kids = getattr(b, attr, None)
+                if isinstance(kids, list):
+                    walk(kids, out)
+
+    def text_of_para(p: Paragraph) -> str:
+        return "".join(text_of(n) for n in p.children)
+
+    try:
+        doc = read(path.read_bytes(), "word2markdown", None)
+    except Exception:
+        return []
+    out: list[list[list[str]]] = []
+    walk(doc.blocks, out)
+    return out
+
+
+def cell_f1(found: list[list[list[str]]], expected: list[list[list[str]]]) -> float:
+    """F1 of the multisets of non-empty normalised cell texts."""
+    pred = Counter(_norm_cell(c) for t in found for r in t for c in r if c.strip())
+    gold = Counter(_logical(c) for t in expected for r in t for c in r if c.strip())
+    if not pred or not gold:
+        return 0.0
+    hit = sum((pred & gold).values())
+    return 2 * hit / (sum(pred.values()) + sum(gold.values()))
+
+
+def run_columns() -> None:
+    rows: list[list[object]] = []
+    for name in COLUMNS:
+        path = REALWORLD / name
+        ref = pdftotext_words(path) if path.is_file() else None
+        if ref is None:
+            rows.append([name, "-", "-", "-"])
+            continue
+        text, secs, err = markdown_of(path)
+        ours = words(text)
+        rows.append([name, f"{order_similarity(ours, ref):.3f}",
+                     f"{len(ours) / max(len(ref), 1):.2f}",
+                     f"{secs:.2f} {err}".strip()])
+    table("Reading order on multi-column PDFs (vs pdftotext; target >= 0.90, words <= 1.2x)",
+          ["file", "similarity", "words ratio", "seconds"], rows)
+
+
+def run_camelot() -> None:
+    exp_path = CAMELOT / "expected.json"
+    if not exp_path.is_file():
+        print(f"\ntables-camelot: {exp_path} missing, skipped")
+        return
+    expected: dict[str, list] = {}
+    groups: dict[str, str] = {}
+    for entry in json.loads(exp_path.read_text()):
+        expected.setdefault(entry["file"], []).append(entry["rows"])
+        groups[entry["file"]] = "ruled" if entry["group"] == "lattice" else "borderless"
+    rows: list[list[object]] = []
+    per_group: dict[str, list[float]] = {}
+    for name, exp in sorted(expected.items()):
+        found = tables_of(CAMELOT / name)
+        f1 = cell_f1(found, exp)
+        per_group.setdefault(groups[name], []).append(f1)
+        one_col = sum(1 for t in found if t and max(len(r) for r in t) == 1)
+        rows.append([name, groups[name], len(found), one_col, f"{f1:.3f}"])
+    for g, vals in sorted(per_group.items()):
+        rows.append([f"**mean {g}**", g, "", "", f"{statistics.mean(vals):.3f}"])
+    table("Tables (tables-camelot): cell F1 against camelot's expected cells",
+          ["file", "group", "tables", "1-column", "cell F1"], rows)
+
+
+def run_realworld(quick: bool) -> None:
+    if not REALWORLD.is_dir():
+        print(f"\nrealworld: {REALWORLD} missing, skipped")
+        return
+    paths = sorted(REALWORLD.glob("*.pdf"))
+    if quick:
+        paths = paths[::6]
+    hit = total = 0
+    secs: list[float] = []
+    errors = 0
+    for p in paths:
+        ref = pdftotext_words(p)
+        if not ref:
+            continue
+        text, s, err = markdown_of(p)
+        errors += bool(err)
+        secs.append(s)
+        got = Counter(words(text))
+        total += len(ref)
+        hit += sum(min(n, got[w]) for w, n in Counter(ref).items())
+    table("Word recall over realworld/ PDFs (vs pdftotext)",
+          ["PDFs", "word recall", "errors", "median s/PDF"],
+          [[len(secs), f"{hit / max(total, 1):.3f}", errors,
+            f"{statistics.median(secs):.3f}" if secs else "-"]])
+
+
+def run(quick: bool = False) -> None:
+    """Print the three tables; each part is skipped when its corpus is absent."""
+    if not CORPUS.is_dir():
+        print(f"\npdf-layout: corpus {CORPUS} missing, skipped")
+        return
+    run_columns()
+    run_camelot()
+    run_realworld(quick)
