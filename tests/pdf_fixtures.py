@@ -339,17 +339,19 @@ def space_bomb_pdf(mb: int = 2048, layers: int = 1) -> bytes:
     return _pdf(objects)
 
 
-def huge_image_pdf(width: int = 40_000, height: int = 40_000) -> bytes:
-    """One page drawing an image that declares ``width`` x ``height`` RGB pixels (its data
-    is a few bytes: pdfium would allocate the whole bitmap before finding that out)."""
+def huge_image_pdf(width: int = 40_000, height: int = 40_000,
+                   pixels: bytes = b"/ColorSpace /DeviceRGB /BitsPerComponent 8") -> bytes:
+    """One page drawing an image that declares ``width`` x ``height`` pixels of the kind
+    ``pixels`` says (RGB by default; its data is a few bytes: pdfium would allocate the whole
+    bitmap before finding that out)."""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
         b"/Resources << /XObject << /Im1 5 0 R >> >> /Contents 4 0 R >>",
         _stream(b"", b"q 500 0 0 740 47 50 cm /Im1 Do Q"),
-        _stream(b"/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB "
-                b"/BitsPerComponent 8 /Filter /FlateDecode" % (width, height),
+        _stream(b"/Type /XObject /Subtype /Image /Width %d /Height %d %s "
+                b"/Filter /FlateDecode" % (width, height, pixels),
                 zlib.compress(b"\x00" * 1024)),
     ]
     return _pdf(objects)

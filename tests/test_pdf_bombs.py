@@ -44,6 +44,16 @@ def test_image_declaring_a_huge_bitmap_is_refused():
         check_pdf_streams(pdf_fixtures.huge_image_pdf())
 
 
+def test_a_large_one_bit_scan_is_not_taken_for_a_bomb():
+    """A 600 dpi scan of a poster as a 1-bit stencil mask (9,000 x 10,400 pixels: 11 MB of
+    samples; pdf.js's freeculture.pdf has two) reads; the same size in RGB is refused."""
+    check_pdf_streams(pdf_fixtures.huge_image_pdf(9_000, 10_400, b"/ImageMask true"))
+    check_pdf_streams(pdf_fixtures.huge_image_pdf(
+        9_000, 10_400, b"/ColorSpace /DeviceGray /BitsPerComponent 1"))
+    with pytest.raises(TooLarge, match="9000 x 10400 pixels"):
+        check_pdf_streams(pdf_fixtures.huge_image_pdf(9_000, 10_400))
+
+
 def test_total_of_all_streams_is_bounded():
     two_streams = pdf_fixtures.space_bomb_pdf(200) * 2  # each under the stream limit
     check_pdf_streams(two_streams, max_stream_mb=300, max_total_mb=500)

@@ -66,14 +66,31 @@ def _dictionary(data: bytes, keyword: int) -> bytes:
     return head[obj:] if obj >= 0 else head
 
 
+_BPC = re.compile(rb"/BitsPerComponent" + _INT)
+_COMPONENTS = ((b"/DeviceCMYK", 4), (b"/DeviceGray", 1), (b"/Indexed", 1), (b"/CalGray", 1))
+
+
+def _decoded_bytes(dictionary: bytes, width: int, height: int) -> int:
+    """Bytes of the image's samples once decoded, from its dictionary: width x height x
+    components x bits per component (a 1-bit stencil mask of a scanned page is an eighth of
+    a grey one; unknown colour spaces count as RGB)."""
+    if re.search(rb"/ImageMask\s+true", dictionary):
+        bits, components = 1, 1
+    else:
+        bpc = _BPC.search(dictionary)
+        bits = int(bpc.group(1)) if bpc else 8
+        components = next((n for name, n in _COMPONENTS if name in dictionary), 3)
+    return (width * bits * components + 7) // 8 * height
+
+
 def _check_image(dictionary: bytes, budget: _Budget) -> None:
-    """Refuse an image whose declared width x height decodes past the stream limit."""
+    """Refuse an image whose declared size decodes past the stream limit."""
     if b"/Image" not in dictionary:
         return
     width, height = _WIDTH.search(dictionary), _HEIGHT.search(dictionary)
     if width and height:
         w, h = int(width.group(1)), int(height.group(1))
-        if w * h * 4 > budget.stream_limit:
+        if _decoded_bytes(dictionary, w, h) > budget.stream_limit:
             raise TooLarge(f"an image of the PDF is {w} x {h} pixels, which decodes past "
                            f"{budget.stream_limit // MB} MB; it is refused before it is read")
 
