@@ -1,0 +1,194 @@
+"""OCR of PDF pages into the same characters the text-layer path reads.
+
+Which pages: ``ocr="auto"`` reads a page by OCR when it has no usable text (no text layer
+but images, glyphs that do not map to Unicode, or only an invisible OCR layer of poor
+quality), ``"force"`` reads every page by OCR, ``"off"`` never. A page is rendered with
+pdfium at about 300 dpi (capped by pixel count) and recognised by the engine behind
+:mod:`render_pool.ocr`; pages are recognised in parallel (one Tesseract process each, up to
+the number of cores) while the next pages render, each page with its own time limit.
+
+The recognised words become :class:`Char` objects in page points (top-down) with a size
+from the engine's line size estimate and a baseline shared by the whole line, then
+:func:`segments_of` and :func:`order_page` build the lines exactly as for a text layer, so
+columns, headings, lists and tables come from the same logic.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+from PIL import Image
+
+from render_pool.ocr import OcrPage, recognise
+from render_pool.readers.pdf_chars import Char, segments_of
+from render_pool.readers.pdf_layout import Item, order_page
+
+MODES = ("auto", "force", "off")
+DEFAULT_LANGUAGES = "eng"
+DPI = 300.0
+MAX_PIXELS = 12_000_000  # about A4 at 300 dpi plus margin; bigger pages render coarser
+PAGE_TIMEOUT = 60.0  # seconds of recognition per page
+MIN_TEXT_CHARS = 10  # fewer visible characters than this is "no text layer"
+_WORDLIKE = re.compile(r"^[^\W\d_]{2,}$|^\d[\d.,:/%-]*$")
+_VOWELS = set("aeiouyäöüéèêáàíóúâôîûAEIOUYÄÖÜÉÈÁÀÍÓÚ")
+
+
+@dataclass(slots=True)
+class OcrResult:
+    """What OCR made of one page: its chars in points, the page size in points (after
+    turning it upright) and the engine's reading."""
+
+    items: list[Item]
+    width: float
+    height: float
+    visible: int
+    ocr: OcrPage
+
+
+def _invisible_poor_layer(page: pdfium.PdfPage, text: str) -> bool:
+    """True when every text object is invisible (an OCR layer) and its words look poor."""
+    seen = False
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT], max_depth=4):
+        seen = True
+        mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw)
+        if mode != pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
+            return False
+    if not seen:
+        return False
+    tokens = [t.strip(".,;:!?()[]\"'") for t in text.split()]
+    tokens = [t for t in tokens if t]
+    if not tokens:
+        return True
+    good = sum(1 for t in tokens if _WORDLIKE.match(t) and (
+        t[0].isdigit() or any(c in _VOWELS for c in t) or not t.isascii()))
+    return good < 0.6 * len(tokens)
+
+
+def needs_ocr(pdf: pdfium.PdfDocument, index: int, text_chars: int, image_count: int,
+              mode: str) -> bool:
+    """Whether page ``index`` should be read by OCR under ``mode`` (see the module doc)."""
+    if mode == "off":
+        return False
+    if mode == "force":
+        return True
+    page = pdf[index]
+    try:
+        if text_chars < MIN_TEXT_CHARS:
+            if image_count:
+                return True
+            textpage = page.get_textpage()  # glyphs there but none mapped to Unicode?
+            try:
+                return textpage.count_chars() >= MIN_TEXT_CHARS
+            finally:
+                textpage.close()
+        if not image_count:
+            return False
+        textpage = page.get_textpage()
+        try:
+            text = textpage.get_text_range()
+        finally:
+            textpage.close()
+        return _invisible_poor_layer(page, text)
+    finally:
+        page.close()
+
+
+def render_page(pdf: pdfium.PdfDocument, index: int) -> tuple[Image.Image, float]:
+    """The page as a greyscale image at about ``DPI`` (fewer when above ``MAX_PIXELS``) and
+    its scale in pixels per point."""
+    page = pdf[index]
+    try:
+        width, height = page.get_size()
+        scale = DPI / 72.0
+        if width * height * scale * scale > MAX_PIXELS:
+            scale = math.sqrt(MAX_PIXELS / max(width * height, 1.0))
+        bitmap = page.render(scale=scale, grayscale=True)
+        try:
+            return bitmap.to_pil().convert("L"), scale
+        finally:
+            bitmap.close()
+    finally:
+        page.close()
+
+
+def ocr_chars(ocr: OcrPage, scale: float) -> list[Char | None]:
+    """The recognised words as characters in points, a line break (None) after each line.
+
+    A word's letters share its box evenly; every word of a line sits on the line's baseline
+    with a box from the line's size, so a skewed line stays one line.
+    """
+    out: list[Char | None] = []
+    for line in ocr.lines:
+        size = max(line.size / scale, 1.0)
+        base = line.baseline / scale
+        top, bottom = base - 0.8 * size, base + 0.2 * size
+        for n, word in enumerate(line.words):
+            x0, x1 = word.x0 / scale, word.x1 / scale
+            if n:
+                prev = out[-1]
+                assert prev is not None
+                out.append(Char(" ", prev.x1, prev.x1, top, bottom, base, size, False, False))
+            step = (x1 - x0) / len(word.text)
+            for i, ch in enumerate(word.text):
+                out.append(Char(ch, x0 + i * step, x0 + (i + 1) * step, top, bottom, base,
+                                size, False, False))
+        out.append(None)
+    return out
+
+
+def page_from_ocr(ocr: OcrPage, scale: float, index: int) -> OcrResult:
+    """Ordered items of one recognised page, built by the text-layer layout logic."""
+    chars = ocr_chars(ocr, scale)
+    width, height = ocr.width / scale, ocr.height / scale
+    items = order_page(segments_of(chars), [], index, height)
+    visible = sum(1 for c in chars if c is not None and c.text.strip())
+    return OcrResult(items, width, height, visible, ocr)
+
+
+def _recognise_page(image: Image.Image, scale: float, index: int, languages: str
+                    ) -> OcrResult:
+    return page_from_ocr(recognise(image, languages, PAGE_TIMEOUT), scale, index)
+
+
+class PageOcr:
+    """Recognises pages in parallel while the caller goes on reading the document.
+
+    ``submit`` renders the page at once (pdfium is not thread-safe, so rendering stays on
+    the caller's thread) and queues the recognition; ``results`` waits for all of them.
+    """
+
+    def __init__(self, languages: str = DEFAULT_LANGUAGES, workers: int = 0) -> None:
+        self.languages = languages or DEFAULT_LANGUAGES
+        self.workers = workers or max(1, min(os.cpu_count() or 1, 4))
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: dict[int, Future[OcrResult]] = {}
+
+    def submit(self, pdf: pdfium.PdfDocument, index: int) -> None:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="ocr")
+        pending = [f for f in self._futures.values() if not f.done()]
+        if len(pending) >= 2 * self.workers:  # bound the rendered images held in memory
+            pending[0].result()
+        image, scale = render_page(pdf, index)
+        self._futures[index] = self._pool.submit(_recognise_page, image, scale, index,
+                                                 self.languages)
+
+    def results(self) -> dict[int, OcrResult | Exception]:
+        """Each submitted page's result, or the exception its recognition raised."""
+        out: dict[int, OcrResult | Exception] = {}
+        try:
+            for index, future in self._futures.items():
+                try:
+                    out[index] = future.result()
+                except Exception as exc:  # a page's failure must not lose the others
+                    out[index] = exc
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+        return out
