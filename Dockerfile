@@ -79,10 +79,13 @@ ENV DEBIAN_FRONTEND=noninteractive
 # does for docs, so the package database stays consistent): Mesa's GPU drivers with LLVM and
 # Z3 (chromium-common depends on them; with --disable-gpu Chromium never opens them), the
 # Vulkan validation layer, and the full browser's resource packs and icons.
+# Tesseract 5 and its language packs read scanned pages and images (OCR_LANGUAGES).
 COPY deploy/dpkg-headless.cfg /etc/dpkg/dpkg.cfg.d/headless
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 chromium-headless-shell fontconfig \
       fonts-wqy-microhei fonts-dejavu-core fonts-noto-core redis-server openssl tini ca-certificates \
+      tesseract-ocr tesseract-ocr-osd tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra \
+      tesseract-ocr-spa tesseract-ocr-chi-sim tesseract-ocr-jpn \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old \
       /var/log/apt /var/log/dpkg.log /var/log/alternatives.log
 # The service user: no login shell, no root. /data is its volume (the embedded servers' data).

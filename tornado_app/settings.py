@@ -145,6 +145,7 @@ class Settings:
     pool_queue_limit: int = 16
     job_timeout_seconds: float = 120.0
     worker_memory_mb: int = 1500
+    ocr_languages: str = "eng+deu+fra+spa"  # Tesseract packs for OCR, "+"-joined
     # remote fetches
     allow_private_urls: bool = False
     fetch_timeout_seconds: float = 20.0
@@ -211,6 +212,7 @@ class Settings:
             pool_workers=_env_int(env, "POOL_WORKERS", 0),
             pool_queue_limit=_env_int(env, "POOL_QUEUE_LIMIT", 16),
             job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),
+            ocr_languages=env.get("OCR_LANGUAGES", "").strip() or "eng+deu+fra+spa",
             allow_private_urls=_env_bool(env, "ALLOW_PRIVATE_URLS", False),
             s3_endpoint=env.get("S3_ENDPOINT", ""),
             s3_public=env.get("S3_PUBLIC", ""),

@@ -15,6 +15,8 @@ from tornado_app.docs.fetch import fetch
 if TYPE_CHECKING:
     from tornado_app.services import Services
 
+OCR_MODES = ("auto", "force", "off")  # scanned pages and images (render_pool.readers.pdf_ocr)
+
 
 def safe_basename(name: str, default: str) -> str:
     """A file base name safe in object keys and headers: no path, no control characters."""
@@ -41,6 +43,7 @@ def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes
     export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
     engine = choice_field(fields, "engine", list(jobs.ENGINES), "word2markdown")
     choice_field(fields, "track_changes", ("accept", "all"), "accept")
+    choice_field(fields, "ocr", OCR_MODES, "auto")
     bool_field(fields, "include_furniture")
     return export, engine
 
@@ -54,6 +57,8 @@ async def convert_form(svc: Services, company_id: str, fields: dict[str, str],
     options = {
         "include_furniture": bool_field(fields, "include_furniture"),
         "track_changes": choice_field(fields, "track_changes", ("accept", "all"), "accept"),
+        "ocr": choice_field(fields, "ocr", OCR_MODES, "auto"),
+        "ocr_languages": svc.settings.ocr_languages,
     }
     upload = files.get("file")
     if upload:
