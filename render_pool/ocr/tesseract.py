@@ -9,8 +9,9 @@ the cores.
 A page is recognised as hOCR, which gives per line the baseline and Tesseract's size
 estimate (``x_size``) and per word its box and confidence. Rotation (0/90/180/270) is
 detected with Tesseract's orientation script detection (``--psm 0``) only when the upright
-reading is poor, so upright pages pay nothing for it. Skew is taken out line by line: all
-words of a line share the line's baseline (Tesseract fits the baseline of a skewed line).
+reading is poor, so upright pages pay nothing for it. Before recognition the page is
+deskewed (projection profile) and cleaned (:mod:`render_pool.ocr.clean`: specks, shading
+and ruling lines removed; the rules are returned for table grids).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import io
 import os
 import re
 import subprocess
+import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -26,9 +28,10 @@ from functools import lru_cache
 from PIL import Image
 
 from render_pool.errors import ConversionError
+from render_pool.ocr.clean import Segment, clean_page, skew_angle
 
 TESSERACT = "tesseract"
-MIN_WORD_CONFIDENCE = 20  # below this a "word" is mostly speckle or a picture read as text
+MIN_WORD_CONFIDENCE = 10  # below this a "word" is mostly speckle or a picture read as text
 _GOOD_CONFIDENCE = 70  # an upright reading at least this confident skips rotation detection
 _MIN_WORDS = 8
 _NS = "{http://www.w3.org/1999/xhtml}"
@@ -75,6 +78,8 @@ class OcrPage:
     width: int = 0
     height: int = 0
     rotation: int = 0
+    skew: float = 0.0  # degrees the image was turned counter-clockwise to level its lines
+    rules: list[Segment] = field(default_factory=list)  # ruling lines found (pixels)
 
     @property
     def words(self) -> list[OcrWord]:
@@ -174,30 +179,34 @@ def _rotation(image: Image.Image, timeout: float) -> int:
     return int(rotate.group(1)) % 360
 
 
+def _read(image: Image.Image, args: list[str], timeout: float, rotation: int) -> OcrPage:
+    """Deskew, clean and recognise one upright candidate of the page."""
+    skew = skew_angle(image)
+    if skew:
+        image = image.rotate(skew, resample=Image.Resampling.BILINEAR, fillcolor=255)
+    cleaned, rules = clean_page(image)
+    return OcrPage(_parse_hocr(_run(cleaned, args, timeout)), *image.size, rotation=rotation,
+                   skew=skew, rules=rules)
+
+
 def recognise(image: Image.Image, languages: str = "eng", timeout: float = 60.0) -> OcrPage:
-    """Words and lines of a page image; the image is turned upright first when needed.
+    """Words, lines and rules of a page image; the image is turned upright first when needed.
 
     Raises TimeoutError when Tesseract takes longer than ``timeout`` seconds in all.
     """
-    import time
-
     deadline = time.monotonic() + timeout
-    langs = _languages(languages)
+    args = ["-l", _languages(languages), "--psm", "3", "hocr"]
     image = image.convert("L")
-    args = ["-l", langs, "--psm", "3", "hocr"]
-    page = OcrPage(_parse_hocr(_run(image, args, timeout)), *image.size)
+    page = _read(image, args, timeout, 0)
     words = page.words
     if len(words) >= _MIN_WORDS and page.confidence >= _GOOD_CONFIDENCE:
         return page
     left = deadline - time.monotonic()
-    turn = _rotation(image, max(1.0, left)) if left > 1 else 0
-    if not turn:
-        return page
-    upright = image.rotate(-turn, expand=True)  # PIL turns counter-clockwise
+    turn = _rotation(image, left) if left > 1 else 0
     left = deadline - time.monotonic()
-    if left <= 1:
+    if not turn or left <= 1:
         return page
-    again = OcrPage(_parse_hocr(_run(upright, args, left)), *upright.size, rotation=turn)
+    again = _read(image.rotate(-turn, expand=True), args, left, turn)  # PIL turns anticlockwise
     if len(again.words) * max(again.confidence, 1) > len(words) * max(page.confidence, 1):
         return again
     return page

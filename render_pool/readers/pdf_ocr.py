@@ -25,9 +25,12 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-from render_pool.ocr import OcrPage, recognise
+from render_pool.ocr import OcrPage, OcrWord, recognise
 from render_pool.readers.pdf_chars import Char, segments_of
+from render_pool.readers.pdf_graphics import Rule
+from render_pool.readers.pdf_layout import Block as FlowBlock
 from render_pool.readers.pdf_layout import Item, order_page
+from render_pool.readers.pdf_tables import build_grid_table, find_grids
 
 MODES = ("auto", "force", "off")
 DEFAULT_LANGUAGES = "eng"
@@ -35,7 +38,9 @@ DPI = 300.0
 MAX_PIXELS = 12_000_000  # about A4 at 300 dpi plus margin; bigger pages render coarser
 PAGE_TIMEOUT = 60.0  # seconds of recognition per page
 SIZE_TOLERANCE = 0.05  # line size estimates closer than this are one font size
-MIN_TEXT_CHARS = 10  # fewer visible characters than this is "no text layer"
+MIN_TEXT_CHARS = 10
+BULLET_MAX = 0.45  # a bullet is smaller than this share of the line size both ways
+_HOLLOW = set("°oO◦○")  # fewer visible characters than this is "no text layer"
 _WORDLIKE = re.compile(r"^[^\W\d_]{2,}$|^\d[\d.,:/%-]*$")
 _VOWELS = set("aeiouyäöüéèêáàíóúâôîûAEIOUYÄÖÜÉÈÁÀÍÓÚ")
 
@@ -138,6 +143,16 @@ def snap_sizes(sizes: list[float], tolerance: float = SIZE_TOLERANCE) -> list[fl
     return out
 
 
+def _bullet(word: OcrWord, size: float) -> str:
+    """A list bullet for a line's first word when it is one small glyph (engines read a
+    bullet as "e", "°", "¢", "*"...); "" otherwise. Size is the line's, in pixels."""
+    if len(word.text) != 1 or word.text.isdigit():
+        return ""
+    if word.bottom - word.top > BULLET_MAX * size or word.x1 - word.x0 > BULLET_MAX * size:
+        return ""
+    return "\u25e6" if word.text in _HOLLOW else "\u2022"
+
+
 def ocr_chars(ocr: OcrPage, scale: float) -> list[Char | None]:
     """The recognised words as characters in points, a line break (None) after each line.
 
@@ -151,12 +166,14 @@ def ocr_chars(ocr: OcrPage, scale: float) -> list[Char | None]:
         top, bottom = base - 0.8 * size, base + 0.2 * size
         for n, word in enumerate(line.words):
             x0, x1 = word.x0 / scale, word.x1 / scale
+            text = (_bullet(word, line.size) if n == 0 and len(line.words) > 1 else "") \
+                or word.text
             if n:
                 prev = out[-1]
                 assert prev is not None
                 out.append(Char(" ", prev.x1, prev.x1, top, bottom, base, size, False, False))
-            step = (x1 - x0) / len(word.text)
-            for i, ch in enumerate(word.text):
+            step = (x1 - x0) / len(text)
+            for i, ch in enumerate(text):
                 out.append(Char(ch, x0 + i * step, x0 + (i + 1) * step, top, bottom, base,
                                 size, False, False))
         out.append(None)
@@ -167,7 +184,18 @@ def page_from_ocr(ocr: OcrPage, scale: float, index: int) -> OcrResult:
     """Ordered items of one recognised page, built by the text-layer layout logic."""
     chars = ocr_chars(ocr, scale)
     width, height = ocr.width / scale, ocr.height / scale
-    items = order_page(segments_of(chars), [], index, height)
+    rules = [Rule(horizontal, pos / scale, a / scale, b / scale)
+             for horizontal, pos, a, b in ocr.rules]
+    blocks: list[FlowBlock] = []
+    for grid in find_grids(rules, width, height):  # ruled tables, as from vector rules
+        inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
+        table = build_grid_table(grid, inside, [])
+        if table is None:
+            continue
+        chars = [c for c in chars if c is None or not grid.contains(c)]
+        x0, x1, top, bottom = grid.box
+        blocks.append(FlowBlock(x0, x1, top, bottom, table))
+    items = order_page(segments_of(chars), blocks, index, height)
     visible = sum(1 for c in chars if c is not None and c.text.strip())
     return OcrResult(items, width, height, visible, ocr)
 
