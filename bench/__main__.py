@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-SECTIONS = ["auth", "render", "archives", "convert", "jobs"]
+SECTIONS = ["auth", "render", "archives", "convert", "jobs", "ocr"]
 
 
 def main() -> int:

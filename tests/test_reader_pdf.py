@@ -244,7 +244,7 @@ def test_image_extracted_as_png_in_place(lists_tables: Document) -> None:
 
 # ------------------------------------------------------------------ bad input
 def test_scanned_pdf_is_refused_with_reason() -> None:
-    with pytest.raises(CorruptDocument, match=r"no text layer.*OCR is not supported"):
+    with pytest.raises(CorruptDocument, match=r"no text layer.*OCR found no text"):
         read_pdf(pdf_fixtures.scanned_pdf())
 
 

@@ -13,8 +13,8 @@ import numpy as np
 from PIL import Image, ImageFilter
 
 DARK = 128  # grey level below which a pixel is ink
-LIGHT = 170  # grey level above which a pixel is taken for paper
-MAX_THICKNESS = 8  # pixels; thicker dark runs are shapes, not rules (at about 300 dpi)
+LIGHT = 170  # grey level above which a pixel is taken for paper (specks, light shading)
+MAX_THICKNESS = 14  # pixels; thicker dark runs are shapes, not rules (at about 300 dpi)
 
 Segment = tuple[bool, int, int, int]  # (horizontal, position, start, end) in pixels
 

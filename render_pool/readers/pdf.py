@@ -296,6 +296,9 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "") -> Documen
     flow = [it for items in page_items for it in items]
     places: list[tuple[int, float | None, Heading]] = []
     doc.blocks = build_blocks(flow, places)
+    if targets and not doc.blocks:  # a scan must give text or a clear refusal
+        raise CorruptDocument("The PDF has no readable text: OCR found none in its images "
+                              "and no visible text layer is left")
     if footnotes:
         place_notes(doc.blocks, list(footnotes))
         doc.notes.update(footnotes)

@@ -38,9 +38,9 @@ DPI = 300.0
 MAX_PIXELS = 12_000_000  # about A4 at 300 dpi plus margin; bigger pages render coarser
 PAGE_TIMEOUT = 60.0  # seconds of recognition per page
 SIZE_TOLERANCE = 0.05  # line size estimates closer than this are one font size
-MIN_TEXT_CHARS = 10
+MIN_TEXT_CHARS = 10  # fewer visible characters than this is "no text layer"
 BULLET_MAX = 0.45  # a bullet is smaller than this share of the line size both ways
-_HOLLOW = set("°oO◦○")  # fewer visible characters than this is "no text layer"
+_HOLLOW = set("°oO◦○")
 _WORDLIKE = re.compile(r"^[^\W\d_]{2,}$|^\d[\d.,:/%-]*$")
 _VOWELS = set("aeiouyäöüéèêáàíóúâôîûAEIOUYÄÖÜÉÈÁÀÍÓÚ")
 
@@ -86,7 +86,8 @@ def needs_ocr(pdf: pdfium.PdfDocument, index: int, text_chars: int, image_count:
     page = pdf[index]
     try:
         if text_chars < MIN_TEXT_CHARS:
-            if image_count:
+            if image_count or any(True for _ in page.get_objects(
+                    filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4)):
                 return True
             textpage = page.get_textpage()  # glyphs there but none mapped to Unicode?
             try:
@@ -183,6 +184,7 @@ def ocr_chars(ocr: OcrPage, scale: float) -> list[Char | None]:
 def page_from_ocr(ocr: OcrPage, scale: float, index: int) -> OcrResult:
     """Ordered items of one recognised page, built by the text-layer layout logic."""
     chars = ocr_chars(ocr, scale)
+    visible = sum(1 for c in chars if c is not None and c.text.strip())  # tables' included
     width, height = ocr.width / scale, ocr.height / scale
     rules = [Rule(horizontal, pos / scale, a / scale, b / scale)
              for horizontal, pos, a, b in ocr.rules]
@@ -196,7 +198,6 @@ def page_from_ocr(ocr: OcrPage, scale: float, index: int) -> OcrResult:
         x0, x1, top, bottom = grid.box
         blocks.append(FlowBlock(x0, x1, top, bottom, table))
     items = order_page(segments_of(chars), blocks, index, height)
-    visible = sum(1 for c in chars if c is not None and c.text.strip())
     return OcrResult(items, width, height, visible, ocr)
 
 
