@@ -102,7 +102,8 @@ def sniff_kind(data: bytes) -> str:
     if data[:8] == _OLE_MAGIC:
         raise UnsupportedFormat(
             "legacy .doc or password-protected Office file: save it as .docx without a password")
-    kinds = " and ".join(sorted(dict.fromkeys(r.kind.upper() for r in READERS)))
+    names = sorted(dict.fromkeys(r.kind.upper() for r in READERS))
+    kinds = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
     raise UnsupportedFormat(f"unsupported file type: only {kinds} can be converted")
 
 

@@ -83,6 +83,8 @@ def needs_ocr(pdf: pdfium.PdfDocument, index: int, text_chars: int, image_count:
         return False
     if mode == "force":
         return True
+    if text_chars >= MIN_TEXT_CHARS and not image_count:
+        return False  # the common born-digital page: no second look
     page = pdf[index]
     try:
         if text_chars < MIN_TEXT_CHARS:
@@ -94,8 +96,6 @@ def needs_ocr(pdf: pdfium.PdfDocument, index: int, text_chars: int, image_count:
                 return textpage.count_chars() >= MIN_TEXT_CHARS
             finally:
                 textpage.close()
-        if not image_count:
-            return False
         textpage = page.get_textpage()
         try:
             text = textpage.get_text_range()
