@@ -25,10 +25,11 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
 from PIL import Image
 
 from render_pool.errors import ConversionError
-from render_pool.ocr.clean import Segment, clean_page, skew_angle
+from render_pool.ocr.clean import Segment, bullet_left_of, clean_page, skew_angle
 
 TESSERACT = "tesseract"
 MIN_WORD_CONFIDENCE = 10  # below this a "word" is mostly speckle or a picture read as text
@@ -185,8 +186,20 @@ def _read(image: Image.Image, args: list[str], timeout: float, rotation: int) ->
     if skew:
         image = image.rotate(skew, resample=Image.Resampling.BILINEAR, fillcolor=255)
     cleaned, rules = clean_page(image)
-    return OcrPage(_parse_hocr(_run(cleaned, args, timeout)), *image.size, rotation=rotation,
-                   skew=skew, rules=rules)
+    lines = _parse_hocr(_run(cleaned, args, timeout))
+    pixels = np.asarray(image)  # before the clean-up, which may thin a bullet away
+    for line in lines:
+        first = line.words[0]
+        if len(first.text) == 1 and not first.text.isalnum():
+            continue  # the engine read something there already
+        mark = bullet_left_of(pixels, first.x0, line.baseline, line.size)
+        if mark:
+            side = max(2, int(line.size * 0.3))
+            line.words.insert(0, OcrWord(mark, first.x0 - int(line.size * 0.9),
+                                         int(line.baseline) - side, first.x0 - int(
+                                             line.size * 0.9) + side, int(line.baseline), 50.0))
+            line.x0 = min(line.x0, line.words[0].x0)
+    return OcrPage(lines, *image.size, rotation=rotation, skew=skew, rules=rules)
 
 
 def recognise(image: Image.Image, languages: str = "eng", timeout: float = 60.0) -> OcrPage:

@@ -35,12 +35,14 @@ from render_pool.readers.pdf_tables import build_grid_table, find_grids
 MODES = ("auto", "force", "off")
 DEFAULT_LANGUAGES = "eng"
 DPI = 300.0
+MIN_DPI = 200.0  # a scan below this is rendered at DPI (Tesseract reads small text badly)
 MAX_PIXELS = 12_000_000  # about A4 at 300 dpi plus margin; bigger pages render coarser
 PAGE_TIMEOUT = 60.0  # seconds of recognition per page
 SIZE_TOLERANCE = 0.05  # line size estimates closer than this are one font size
 MIN_TEXT_CHARS = 10  # fewer visible characters than this is "no text layer"
 BULLET_MAX = 0.45  # a bullet is smaller than this share of the line size both ways
 _HOLLOW = set("°oO◦○")
+_LEADERS = "•◦·*¢«»°©®.,"  # characters an engine makes of a bullet glued to the word
 _WORDLIKE = re.compile(r"^[^\W\d_]{2,}$|^\d[\d.,:/%-]*$")
 _VOWELS = set("aeiouyäöüéèêáàíóúâôîûAEIOUYÄÖÜÉÈÁÀÍÓÚ")
 
@@ -106,13 +108,28 @@ def needs_ocr(pdf: pdfium.PdfDocument, index: int, text_chars: int, image_count:
         page.close()
 
 
+def _scan_scale(page: pdfium.PdfPage, width: float, height: float) -> float:
+    """A scanned page's own resolution (pixels per point) when one image covers most of it
+    and that is between ``MIN_DPI`` and ``DPI``: a scan is not upscaled (more pixels to
+    recognise, no more detail). 0 otherwise."""
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
+        x0, y0, x1, y1 = obj.get_bounds()
+        if (x1 - x0) * (y1 - y0) < 0.8 * width * height:
+            continue
+        px_w, px_h = obj.get_px_size()
+        native = max(px_w, px_h) / max(x1 - x0, y1 - y0, 1.0)
+        return native if (MIN_DPI - 1) / 72.0 <= native <= DPI / 72.0 else 0.0
+    return 0.0
+
+
 def render_page(pdf: pdfium.PdfDocument, index: int) -> tuple[Image.Image, float]:
-    """The page as a greyscale image at about ``DPI`` (fewer when above ``MAX_PIXELS``) and
-    its scale in pixels per point."""
+    """The page as a greyscale image at about ``DPI`` (a scan at its own resolution when
+    that is lower but at least ``MIN_DPI``; fewer when above ``MAX_PIXELS``) and its scale
+    in pixels per point."""
     page = pdf[index]
     try:
         width, height = page.get_size()
-        scale = DPI / 72.0
+        scale = _scan_scale(page, width, height) or DPI / 72.0
         if width * height * scale * scale > MAX_PIXELS:
             scale = math.sqrt(MAX_PIXELS / max(width * height, 1.0))
         bitmap = page.render(scale=scale, grayscale=True)
@@ -144,14 +161,19 @@ def snap_sizes(sizes: list[float], tolerance: float = SIZE_TOLERANCE) -> list[fl
     return out
 
 
-def _bullet(word: OcrWord, size: float) -> str:
-    """A list bullet for a line's first word when it is one small glyph (engines read a
-    bullet as "e", "°", "¢", "*"...); "" otherwise. Size is the line's, in pixels."""
-    if len(word.text) != 1 or word.text.isdigit():
-        return ""
-    if word.bottom - word.top > BULLET_MAX * size or word.x1 - word.x0 > BULLET_MAX * size:
-        return ""
-    return "\u25e6" if word.text in _HOLLOW else "\u2022"
+def _bullet(word: OcrWord, size: float) -> tuple[str, str]:
+    """(bullet, rest of the word) when a line's first word is or starts with a list bullet
+    the engine misread ("e", "°", "¢«", "*", "°.Green"...), else ("", word). Size is the
+    line's, in pixels."""
+    text = word.text
+    small = word.bottom - word.top <= BULLET_MAX * size and word.x1 - word.x0 <= 0.8 * size
+    if len(text) <= 2 and small and not any(c.isdigit() for c in text) and (
+            len(text) == 1 or not any(c.isalnum() for c in text)):
+        return ("\u25e6" if text[0] in _HOLLOW else "\u2022"), ""
+    lead = len(text) - len(text.lstrip(_LEADERS))
+    if 1 <= lead <= 2 and text[lead:lead + 1].isalpha() and text[0] not in "-.":
+        return ("\u25e6" if text[0] in _HOLLOW else "\u2022"), text[lead:]
+    return "", text
 
 
 def ocr_chars(ocr: OcrPage, scale: float) -> list[Char | None]:
@@ -167,8 +189,19 @@ def ocr_chars(ocr: OcrPage, scale: float) -> list[Char | None]:
         top, bottom = base - 0.8 * size, base + 0.2 * size
         for n, word in enumerate(line.words):
             x0, x1 = word.x0 / scale, word.x1 / scale
-            text = (_bullet(word, line.size) if n == 0 and len(line.words) > 1 else "") \
-                or word.text
+            if n == 0:
+                mark, rest = _bullet(word, line.size)
+                if mark:  # the bullet as a word of its own, then the rest of the word
+                    side = min(x1 - x0, 0.35 * size)
+                    for i, ch in enumerate((mark, " ")):
+                        out.append(Char(ch, x0 + i * side, x0 + (i + 1) * side, top, bottom,
+                                        base, size, False, False))
+                    x0 = max(x0 + side, x1 - (x1 - x0) * len(rest) / len(word.text))
+                    if not rest:
+                        continue
+                    word = OcrWord(rest, word.x0, word.top, word.x1, word.bottom,
+                                   word.confidence)
+            text = word.text
             if n:
                 prev = out[-1]
                 assert prev is not None
