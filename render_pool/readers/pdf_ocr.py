@@ -35,7 +35,6 @@ from render_pool.readers.pdf_tables import build_grid_table, find_grids
 MODES = ("auto", "force", "off")
 DEFAULT_LANGUAGES = "eng"
 DPI = 300.0
-MIN_DPI = 200.0  # a scan below this is rendered at DPI (Tesseract reads small text badly)
 MAX_PIXELS = 12_000_000  # about A4 at 300 dpi plus margin; bigger pages render coarser
 PAGE_TIMEOUT = 60.0  # seconds of recognition per page
 SIZE_TOLERANCE = 0.05  # line size estimates closer than this are one font size
@@ -108,28 +107,13 @@ def needs_ocr(pdf: pdfium.PdfDocument, index: int, text_chars: int, image_count:
         page.close()
 
 
-def _scan_scale(page: pdfium.PdfPage, width: float, height: float) -> float:
-    """A scanned page's own resolution (pixels per point) when one image covers most of it
-    and that is between ``MIN_DPI`` and ``DPI``: a scan is not upscaled (more pixels to
-    recognise, no more detail). 0 otherwise."""
-    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
-        x0, y0, x1, y1 = obj.get_bounds()
-        if (x1 - x0) * (y1 - y0) < 0.8 * width * height:
-            continue
-        px_w, px_h = obj.get_px_size()
-        native = max(px_w, px_h) / max(x1 - x0, y1 - y0, 1.0)
-        return native if (MIN_DPI - 1) / 72.0 <= native <= DPI / 72.0 else 0.0
-    return 0.0
-
-
 def render_page(pdf: pdfium.PdfDocument, index: int) -> tuple[Image.Image, float]:
-    """The page as a greyscale image at about ``DPI`` (a scan at its own resolution when
-    that is lower but at least ``MIN_DPI``; fewer when above ``MAX_PIXELS``) and its scale
-    in pixels per point."""
+    """The page as a greyscale image at about ``DPI`` (fewer when above ``MAX_PIXELS``) and
+    its scale in pixels per point."""
     page = pdf[index]
     try:
         width, height = page.get_size()
-        scale = _scan_scale(page, width, height) or DPI / 72.0
+        scale = DPI / 72.0  # a 200 dpi scan too: upscaled, Tesseract reads it much better
         if width * height * scale * scale > MAX_PIXELS:
             scale = math.sqrt(MAX_PIXELS / max(width * height, 1.0))
         bitmap = page.render(scale=scale, grayscale=True)
