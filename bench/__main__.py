@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-SECTIONS = ["auth", "render", "archives", "convert", "jobs", "hostile"]
+SECTIONS = ["auth", "render", "archives", "convert", "jobs", "hostile", "ocr"]
 
 
 def main() -> int:

@@ -57,6 +57,7 @@ class WriterEntry:
     quote_link: LinkQuoter = quote_nothing
 
 
+_IMAGE_READER = "render_pool.readers.image:read_image"
 READERS: tuple[ReaderEntry, ...] = (
     ReaderEntry("pdf", "word2markdown", "render_pool.readers.pdf:read_pdf", b"%PDF-", 1024),
     ReaderEntry("docx", "word2markdown", "render_pool.readers.docx:read_docx", b"PK\x03\x04", 4),
@@ -71,6 +72,12 @@ READERS: tuple[ReaderEntry, ...] = (
       for kind, fn in (("odt", "read_lo_text"), ("doc", "read_lo_text"), ("rtf", "read_lo_text"),
                        ("ods", "read_lo_sheets"), ("xls", "read_lo_sheets"),
                        ("odp", "read_lo_slides"), ("ppt", "read_lo_slides"))),
+    # images are read by OCR (render_pool.readers.image)
+    ReaderEntry("png", "word2markdown", _IMAGE_READER, b"\x89PNG\r\n\x1a\n", 8),
+    ReaderEntry("jpeg", "word2markdown", _IMAGE_READER, b"\xff\xd8\xff", 3),
+    ReaderEntry("tiff", "word2markdown", _IMAGE_READER, b"II*\x00", 4),
+    ReaderEntry("tiff", "word2markdown", _IMAGE_READER, b"MM\x00*", 4),
+    ReaderEntry("webp", "word2markdown", _IMAGE_READER, b"WEBP", 12),
 )
 
 WRITERS: dict[str, WriterEntry] = {

@@ -50,5 +50,5 @@ def test_engine_without_a_reader_for_the_kind_falls_back_with_a_warning():
 def test_unknown_inputs_and_exports_are_refused():
     with pytest.raises(UnsupportedFormat):
         registry.writer("rtf")
-    with pytest.raises(UnsupportedFormat, match=r"only .*DOCX.*PDF"):
+    with pytest.raises(UnsupportedFormat, match=r"only .*DOCX.*PDF.*PNG.*TIFF.*WEBP"):
         registry.sniff_kind(b"plain text")

@@ -156,6 +156,7 @@ class Settings:
     worker_memory_mb: int = 1500  # hard address-space limit of each worker (0: none)
     sheet_max_cells: int = 50_000  # XLSX/ODS/XLS/CSV cells read per document, then a warning
     office_timeout_seconds: float = 60.0  # one LibreOffice conversion (ODT, DOC, RTF, ...)
+    ocr_languages: str = "eng+deu+fra+spa"  # Tesseract packs for OCR, "+"-joined
     # remote fetches
     allow_private_urls: bool = False
     fetch_timeout_seconds: float = 20.0
@@ -231,6 +232,7 @@ class Settings:
             job_timeout_seconds=float(_env_int(env, "JOB_TIMEOUT_SECONDS", 120)),
             sheet_max_cells=max(1, _env_int(env, "SHEET_MAX_CELLS", 50_000)),
             office_timeout_seconds=float(max(1, _env_int(env, "OFFICE_TIMEOUT_SECONDS", 60))),
+            ocr_languages=env.get("OCR_LANGUAGES", "").strip() or "eng+deu+fra+spa",
             allow_private_urls=_env_bool(env, "ALLOW_PRIVATE_URLS", False),
             markdown_images_max_mb=max(1, _env_int(env, "MARKDOWN_IMAGES_MAX_MB", 100)),
             s3_endpoint=env.get("S3_ENDPOINT", ""),

@@ -11,8 +11,10 @@ break are joined again (pdf_tagged), and internal links are pointed at the headi
 their destinations (pdf_links).
 
 Bad input never surfaces as a pdfium error: empty, non-PDF, corrupt and encrypted files,
-and scans without a text layer raise :class:`CorruptDocument`; too many pages raise
-:class:`TooLarge`, and so do decompression bombs (pdf_bombs), before pdfium reads them.
+and scans without a text layer that OCR cannot read (or with ``ocr="off"``) raise
+:class:`CorruptDocument`; too many pages raise :class:`TooLarge`, and so do decompression
+bombs (pdf_bombs), before pdfium reads them. Pages without usable text are read by OCR
+(pdf_ocr) into the same layout logic.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from render_pool.readers.pdf_layout import Block as FlowBlock
 from render_pool.readers.pdf_layout import Item, order_page
 from render_pool.readers.pdf_links import attach_links, page_links, resolve_internal_links
 from render_pool.readers.pdf_notes import place_notes, take_notes
+from render_pool.readers.pdf_ocr import MODES as OCR_MODES
+from render_pool.readers.pdf_ocr import PageOcr, needs_ocr
 from render_pool.readers.pdf_struct import BrokenTree, StructNode, page_tree
 from render_pool.readers.pdf_tables import build_grid_table, find_grids
 from render_pool.readers.pdf_tagged import PageImageRef, dedent_code, join_pages, tagged_page
@@ -209,12 +213,43 @@ def _join_tagged_pages(pages: list[_PageResult]) -> None:
         prev = page if page.items else prev
 
 
-def read_pdf(data: bytes) -> Document:
+def _apply_ocr(runner: PageOcr, targets: dict[int, _PageResult], doc: Document) -> None:
+    """Replace the items of the OCR'd pages by what OCR read, and say so in a warning.
+
+    The page's own images are dropped: on a scanned page they are the scan itself."""
+    done: list[int] = []
+    confidence = 0.0
+    for index, got in runner.results().items():
+        res = targets[index]
+        if isinstance(got, Exception):
+            log.info("page %d: OCR failed: %s", index + 1, got)
+            doc.warn(f"page {index + 1}: OCR failed ({got}); the page was read without it")
+            continue
+        prefix = f"page{index + 1}-img"
+        for name in [k for k in doc.resources if k.startswith(prefix)]:
+            del doc.resources[name]
+        res.items, res.height, res.tagged = got.items, got.height, set()
+        res.text_chars = got.visible
+        if got.visible:
+            done.append(index + 1)
+            confidence += got.ocr.confidence
+        if got.ocr.rotation:
+            doc.warn(f"page {index + 1}: turned {got.ocr.rotation} degrees for OCR")
+    if done:
+        doc.warn(f"OCR read page(s) {', '.join(map(str, done[:50]))} "
+                 f"(mean confidence {confidence / len(done):.0f}%)")
+
+
+def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "") -> Document:
     """Read a PDF's text layer into a Document (headings, paragraphs, lists, tables, images).
 
-    Raises CorruptDocument for empty, non-PDF, corrupt or encrypted input and for scans
-    without a text layer (OCR is not supported), and TooLarge above ``MAX_PAGES`` pages.
+    ``ocr`` ("auto", "force", "off") says which pages are read by OCR (pdf_ocr) in
+    ``ocr_languages`` (Tesseract names joined by "+"). Raises CorruptDocument for empty,
+    non-PDF, corrupt or encrypted input and for scans without text that OCR could read,
+    and TooLarge above ``MAX_PAGES`` pages.
     """
+    if ocr not in OCR_MODES:
+        ocr = "auto"
     pdf = _open(data)
     doc = Document()
     try:
@@ -224,19 +259,30 @@ def read_pdf(data: bytes) -> Document:
         doc.meta.update(_metadata(pdf))
         budget = [MAX_IMAGES]
         pages: list[_PageResult] = []
-        for index in range(count):
-            try:
-                pages.append(_read_page(pdf, index, doc, budget))
-            except pdfium.PdfiumError as exc:
-                log.info("page %d unreadable: %s", index + 1, exc)
-                doc.warn(f"page {index + 1} could not be read and was skipped")
+        runner = PageOcr(ocr_languages)
+        targets: dict[int, _PageResult] = {}
+        try:
+            for index in range(count):
+                try:
+                    pages.append(_read_page(pdf, index, doc, budget))
+                    if needs_ocr(pdf, index, pages[-1].text_chars, pages[-1].image_count, ocr):
+                        targets[index] = pages[-1]
+                        runner.submit(pdf, index)
+                except pdfium.PdfiumError as exc:
+                    log.info("page %d unreadable: %s", index + 1, exc)
+                    doc.warn(f"page {index + 1} could not be read and was skipped")
+        finally:
+            _apply_ocr(runner, targets, doc)
     finally:
         pdf.close()
     text_total = sum(p.text_chars for p in pages)
     if text_total == 0:
         if any(p.image_count for p in pages):
+            if ocr == "off":
+                raise CorruptDocument(
+                    "The PDF has no text layer (scanned?) and OCR is turned off (ocr=off)")
             raise CorruptDocument(
-                "The PDF has no text layer (scanned?); OCR is not supported")
+                "The PDF has no text layer (scanned?) and OCR found no text in its images")
         doc.warn("The PDF contains no text")
         return doc
     scanned = [i + 1 for i, p in enumerate(pages) if not p.text_chars and p.image_count]
@@ -253,6 +299,9 @@ def read_pdf(data: bytes) -> Document:
     flow = [it for items in page_items for it in items]
     places: list[tuple[int, float | None, Heading]] = []
     doc.blocks = build_blocks(flow, places)
+    if targets and not doc.blocks:  # a scan must give text or a clear refusal
+        raise CorruptDocument("The PDF has no readable text: OCR found none in its images "
+                              "and no visible text layer is left")
     if footnotes:
         place_notes(doc.blocks, list(footnotes))
         doc.notes.update(footnotes)

@@ -16,6 +16,8 @@ from tornado_app.docs.fetch import fetch
 if TYPE_CHECKING:
     from tornado_app.services import Services
 
+OCR_MODES = ("auto", "force", "off")  # scanned pages and images (render_pool.readers.pdf_ocr)
+
 
 def safe_basename(name: str, default: str) -> str:
     """A file base name safe in object keys and headers: no path, no control characters."""
@@ -51,6 +53,7 @@ def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes
     engine = choice_field(fields, "engine", list(jobs.ENGINES), "word2markdown")
     choice_field(fields, "track_changes", ("accept", "all"), "accept")
     images_field(fields)
+    choice_field(fields, "ocr", OCR_MODES, "auto")
     bool_field(fields, "include_furniture")
     bool_field(fields, "notes", True)
     return export, engine
@@ -70,6 +73,8 @@ async def convert_form(svc: Services, company_id: str, fields: dict[str, str],
         # below the job's own limit, so LibreOffice is stopped before the worker is
         "office_timeout": min(svc.settings.office_timeout_seconds,
                               max(1.0, svc.settings.job_timeout_seconds - 5)),
+        "ocr": choice_field(fields, "ocr", OCR_MODES, "auto"),
+        "ocr_languages": svc.settings.ocr_languages,
     }
     if images_field(fields):
         options["images"] = images_field(fields)

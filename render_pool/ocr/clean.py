@@ -1,0 +1,138 @@
+"""Clean-up of a page image before recognition: specks, shading and ruling lines.
+
+Specks (scanner dust, noise) read as stray punctuation, and Tesseract skips text boxed in by
+ruling lines (it takes a ruled table for a picture). So a 3x3 median filter removes specks,
+light greys become paper, and long thin dark runs (table borders, underlines, separators) are found,
+returned as segments (they tell the layout reader where a table's grid is, as a text
+layer's vector rules do) and painted white before recognition.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image, ImageFilter
+
+DARK = 128  # grey level below which a pixel is ink
+MIN_ASPECT = 15  # a rule is at least this many times longer than thick (a bold stem is not)
+LIGHT = 170  # grey level above which a pixel is taken for paper (specks, light shading)
+MAX_THICKNESS = 14  # pixels; thicker dark runs are shapes, not rules (at about 300 dpi)
+
+Segment = tuple[bool, int, int, int]  # (horizontal, position, start, end) in pixels
+
+
+def _runs(mask: np.ndarray, length: int) -> np.ndarray:
+    """Pixels of ``mask`` (2-D, rows) lying in a horizontal run of at least ``length``."""
+    h, w = mask.shape
+    if w < length:
+        return np.zeros_like(mask)
+    csum = np.zeros((h, w + 1), dtype=np.int32)
+    np.cumsum(mask, axis=1, out=csum[:, 1:])
+    full = (csum[:, length:] - csum[:, :-length]) == length  # window [i, i+length) all ink
+    # pixel p is covered when a full window starts in [p - length + 1, p]
+    starts = np.zeros((h, w + length), dtype=np.int32)
+    np.cumsum(np.pad(full, ((0, 0), (0, length - 1))), axis=1, out=starts[:, length:])
+    return (starts[:, length:] - starts[:, :w]) > 0
+
+
+def _segments(line_mask: np.ndarray, horizontal: bool, length: int) -> list[Segment]:
+    """Ruling segments from a mask of line pixels (rows of a horizontal mask): runs that
+    touch in adjacent rows form one component, kept when it is thin (a filled shape or a
+    picture is thick) and long."""
+    out: list[Segment] = []
+    live: list[list[int]] = []  # [first row, last row, start, end]
+
+    def finish(comp: list[int]) -> None:
+        thick = comp[1] - comp[0] + 1
+        if thick <= MAX_THICKNESS and comp[3] - comp[2] >= max(length, MIN_ASPECT * thick):
+            out.append((horizontal, (comp[0] + comp[1]) // 2, comp[2], comp[3]))
+
+    for r in np.nonzero(line_mask.any(axis=1))[0].tolist():
+        cols = np.nonzero(line_mask[r])[0]
+        breaks = np.nonzero(np.diff(cols) > 1)[0]
+        for a, b in zip(cols[np.r_[0, breaks + 1]].tolist(),
+                        cols[np.r_[breaks, cols.size - 1]].tolist(), strict=True):
+            comp = next((c for c in live if c[1] >= r - 1 and c[2] <= b and a <= c[3]), None)
+            if comp is None:
+                live.append([r, r, a, b])
+            else:
+                comp[1], comp[2], comp[3] = r, min(comp[2], a), max(comp[3], b)
+        for comp in [c for c in live if c[1] < r - 1]:
+            finish(comp)
+            live.remove(comp)
+    for comp in live:
+        finish(comp)
+    return out
+
+
+def _connected(rules: list[Segment], length: int, reach: int = 6) -> list[Segment]:
+    """The rules that are long (separators, underlines) or meet a crossing rule (a grid):
+    a letter's stroke is neither, so it is not taken for a rule and erased."""
+    def meets(r: Segment, o: Segment) -> bool:
+        return (r[0] != o[0] and o[2] - reach <= r[1] <= o[3] + reach
+                and r[2] - reach <= o[1] <= r[3] + reach)
+
+    return [r for r in rules if r[3] - r[2] >= 3 * length or any(meets(r, o) for o in rules)]
+
+
+def skew_angle(image: Image.Image, limit: float = 4.0) -> float:
+    """Degrees to turn ``image`` counter-clockwise so its text lines run level.
+
+    Projection profile: on a reduced copy, the angle whose row sums of ink vary most (lines
+    of text and white gaps between them line up), searched coarse then fine."""
+    small = image.reduce(max(1, min(image.size) // 600))
+    ink = Image.eval(small, lambda v: 255 if v < DARK else 0)
+
+    def sharpness(angle: float) -> float:
+        rows = np.asarray(ink.rotate(angle, resample=Image.Resampling.NEAREST)).sum(axis=1)
+        return float(np.var(rows.astype(np.float64)))
+
+    best = max((a / 2 for a in range(int(-limit * 2), int(limit * 2) + 1)), key=sharpness)
+    best = max((best + a / 10 for a in range(-5, 6)), key=sharpness)
+    return best if abs(best) >= 0.1 else 0.0
+
+
+def clean_page(image: Image.Image) -> tuple[Image.Image, list[Segment]]:
+    """The image without specks and ruling lines, and the rules found (pixels).
+
+    Rules are looked for before the median filter, which would wipe out hairlines."""
+    ink = np.asarray(image) < DARK
+    pixels = np.asarray(image.filter(ImageFilter.MedianFilter(3))).copy()
+    pixels[pixels > LIGHT] = 255  # faint specks, shading and cell fills: paper
+    length = max(60, max(pixels.shape) // 30)  # about 0.35 in on a page: above a letter stroke
+    horiz = _runs(ink, length)
+    vert = _runs(ink.T, length).T
+    rules = _connected(_segments(horiz, True, length) + _segments(vert.T, False, length),
+                       length)
+    if not rules:
+        return Image.fromarray(pixels), []
+    erase = np.zeros_like(ink)
+    for horizontal, pos, a, b in rules:
+        if horizontal:
+            erase[max(0, pos - MAX_THICKNESS // 2 - 1):pos + MAX_THICKNESS // 2 + 2, a:b + 1] = True
+        else:
+            erase[a:b + 1, max(0, pos - MAX_THICKNESS // 2 - 1):pos + MAX_THICKNESS // 2 + 2] = True
+    cleaned = pixels.copy()
+    cleaned[erase] = 255  # the whole band: a rule's grey anti-aliased edges read as '|'
+    return Image.fromarray(cleaned), rules
+
+
+def bullet_left_of(pixels: np.ndarray, x0: int, baseline: float, size: float) -> str:
+    """"•" or "◦" when a lone small blob sits just left of ``x0`` on a text line (a list
+    bullet the engine skipped: it often drops or misreads them), else ""."""
+    top, bottom = int(baseline - 0.75 * size), int(baseline + 0.05 * size)
+    left = max(0, int(x0 - 1.6 * size))
+    if top < 0 or bottom > pixels.shape[0] or x0 - left < 4:
+        return ""
+    ink = pixels[top:bottom, left:max(left, x0 - 2)] < DARK
+    if not ink.any():
+        return ""
+    rows, cols = np.nonzero(ink)
+    h, w = rows.max() - rows.min() + 1, cols.max() - cols.min() + 1
+    if not (0.12 * size <= h <= 0.45 * size and 0.12 * size <= w <= 0.45 * size):
+        return ""
+    if rows.max() + top < baseline - 0.6 * size:  # a raised mark (quote, accent): not a bullet
+        return ""
+    fill = ink.sum() / (h * w)
+    if fill < 0.3:  # scattered specks, not one mark
+        return ""
+    return "\u2022" if fill >= 0.6 else "\u25e6"

@@ -1,0 +1,175 @@
+"""OCR of scans and images (issue 23): real Tesseract, no mock of the engine.
+
+Scans are made here from born-digital test PDFs (bench/scans.py: rasterised at 200 dpi,
+skewed, speckled, one page fed sideways) so the expected text is known.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+from PIL import Image
+
+from bench.scans import image_only_pdf, scan_pages, scanned_copy
+from render_pool import registry
+from render_pool.errors import CorruptDocument
+from render_pool.readers.pdf import read_pdf
+from render_pool.writers import data_uri_resolver
+from render_pool.writers.markdown import write_markdown
+from tests.conftest import post_form
+from tests.pdf_fixtures import scanned_pdf
+from tornado_app.app import make_app
+
+GEN = Path(__file__).parent / "data" / "pdf" / "generated"
+REALWORLD = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "realworld" / "pdf"
+
+
+def _markdown(doc) -> str:
+    return write_markdown(doc, data_uri_resolver(doc))
+
+
+@pytest.fixture(scope="module")
+def lists_scan() -> bytes:
+    """lists_tables.pdf (headings, nested list, numbered list, ruled table) scanned sideways."""
+    return scanned_copy((GEN / "lists_tables.pdf").read_bytes(), turn={0: 90})
+
+
+@pytest.fixture(scope="module")
+def lists_scan_doc(lists_scan):
+    return read_pdf(lists_scan)
+
+
+def _top_of_report(fraction: float = 0.3) -> Image.Image:
+    """The top of report.pdf's first page (title and first paragraph) as a 200 dpi scan."""
+    page = scan_pages((GEN / "report.pdf").read_bytes(), skew=0.4)[0]
+    return page.crop((0, 0, page.width, int(page.height * fraction)))
+
+
+def test_scanned_pdf_reads_headings_lists_and_table(lists_scan_doc) -> None:
+    md = _markdown(lists_scan_doc)
+    assert md.startswith("# Lists and Tables\n")
+    assert "## Sales by Region" in md
+    assert "- Fruit for the week\n- Vegetables\n  - Carrots from the market" in md
+    assert "1. Preheat the oven to two hundred degrees." in md
+    rows = [line.split("|")[1:-1] for line in md.splitlines() if line.startswith("| ")]
+    cells = [[c.strip(" .") for c in row] for row in rows]  # a speck may read as a dot
+    assert ["North", "120", "135", "255"] in cells and ["South", "98", "101", "199"] in cells
+    assert "Closing remarks after the picture" in md
+    assert "data:image" not in md  # the scan itself is not kept as a picture
+
+
+def test_warnings_name_ocr_pages_confidence_and_rotation(lists_scan_doc) -> None:
+    warnings = " ".join(lists_scan_doc.warnings)
+    assert "page 1: turned 90 degrees for OCR" in warnings
+    conf = [w for w in lists_scan_doc.warnings if w.startswith("OCR read page(s) 1 (")]
+    assert conf and 60 <= int(conf[0].split("confidence ")[1].rstrip("%)")) <= 100
+
+
+def test_ocr_off_keeps_the_refusal(lists_scan) -> None:
+    with pytest.raises(CorruptDocument, match=r"no text layer.*ocr=off") as err:
+        read_pdf(lists_scan, ocr="off")
+    assert err.value.code == 40003
+
+
+def test_scan_without_any_text_is_a_clear_refusal() -> None:
+    with pytest.raises(CorruptDocument, match="OCR found no text"):
+        read_pdf(scanned_pdf(1))
+
+
+def test_mixed_document_ocrs_only_the_image_page() -> None:
+    born = pdfium.PdfDocument((GEN / "report.pdf").read_bytes())
+    scan = pdfium.PdfDocument(image_only_pdf([_top_of_report()]))
+    born.import_pages(scan)
+    out = io.BytesIO()
+    born.save(out)
+    count = len(born)
+    doc = read_pdf(out.getvalue())
+    ocr_warnings = [w for w in doc.warnings if w.startswith("OCR read")]
+    assert ocr_warnings and ocr_warnings[0].startswith(f"OCR read page(s) {count} (")
+    md = _markdown(doc)
+    assert "Method and Wording" in md  # born-digital page, text layer
+    assert md.count("This report summarises the state of the widget market") == 2
+
+
+def test_force_reads_a_text_page_by_ocr() -> None:
+    doc = read_pdf((GEN / "lists_tables.pdf").read_bytes(), ocr="force")
+    assert any(w.startswith("OCR read page(s) 1 (") for w in doc.warnings)
+    assert "## Sales by Region" in _markdown(doc)
+
+
+def _image(fmt: str) -> bytes:
+    top = _top_of_report()
+    out = io.BytesIO()
+    if fmt == "TIFF":  # two pages, the second fed upside down
+        top.save(out, format="TIFF", save_all=True, append_images=[top.rotate(180)],
+                 dpi=(200, 200), compression="tiff_lzw")
+    else:
+        top.save(out, format=fmt, dpi=(200, 200))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "WEBP"])
+def test_image_reader_reads_each_format(fmt: str) -> None:
+    doc = registry.read(_image(fmt))
+    md = _markdown(doc)
+    assert "# Widget Market " in md and "summarises the state of the widget market" in md
+    assert any(w.startswith("OCR read page(s) 1 (") for w in doc.warnings)
+
+
+@pytest.fixture
+def app(docs_services):
+    return make_app(docs_services)
+
+
+def _data(reply) -> dict:
+    assert reply.status == 200 and reply.body["code"] == 0, reply.body
+    return reply.body["data"]
+
+
+async def test_image_uploads_convert_over_http(api) -> None:
+    data = _data(await post_form(api, "/api/convert", {}, {"file": ("photo.png", _image("PNG"))}))
+    assert "# Widget Market " in data["content"]
+    data = _data(await post_form(api, "/api/convert", {}, {"file": ("fax.tif", _image("TIFF"))}))
+    assert data["content"].count("This report summarises the state") == 2
+    assert "page 2: turned 180 degrees for OCR" in data["warnings"]
+    assert any(w.startswith("OCR read page(s) 1, 2 (") for w in data["warnings"])
+
+
+async def test_ocr_option_over_http(api, lists_scan) -> None:
+    reply = await post_form(api, "/api/convert", {"ocr": "off"}, {"file": ("s.pdf", lists_scan)})
+    assert reply.body["code"] == 40003 and "ocr=off" in reply.body["msg"]
+    reply = await post_form(api, "/api/convert", {"ocr": "sometimes"},
+                            {"file": ("s.pdf", lists_scan)})
+    assert reply.body["code"] == 40002
+    reply = await post_form(api, "/api/convert", {"ocr": "off"},
+                            {"file": ("p.png", _image("PNG"))})
+    assert reply.body["code"] == 40003 and "OCR" in reply.body["msg"]
+
+
+CORPUS_SCANS = ["kreuzberg__image_only_german_pdf.pdf",
+                "unstructured__loremipsum-flat.pdf",
+                "unstructured__table-multi-row-column-cells.pdf"]
+
+
+@pytest.mark.parametrize("name", CORPUS_SCANS)
+def test_realworld_scans_read_with_text(name: str) -> None:
+    path = REALWORLD / name
+    if not path.is_file():
+        pytest.skip(f"{path} absent (the shared corpus is not on this machine)")
+    doc = read_pdf(path.read_bytes())
+    words = _markdown(doc).split()
+    assert len(words) >= 20, words
+    assert any(w.startswith("OCR read page(s)") for w in doc.warnings)
+
+
+def test_realworld_tiny_images_are_a_clear_refusal_not_an_empty_success() -> None:
+    """Six 16x16-pixel images whose only text lies outside the page: nothing to read."""
+    path = REALWORLD / "pypdf__imagemagick-images.pdf"
+    if not path.is_file():
+        pytest.skip(f"{path} absent (the shared corpus is not on this machine)")
+    with pytest.raises(CorruptDocument, match="no readable text") as err:
+        read_pdf(path.read_bytes())
+    assert err.value.code == 40003
