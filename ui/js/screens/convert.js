@@ -1,4 +1,5 @@
-// Convert a document: DOCX/PDF (upload or address) to Markdown, HTML, JSON or DocTags.
+// Convert a document (office formats, PDF, scans and images; upload or address) to Markdown,
+// HTML, JSON or DocTags.
 import { docsForm, Unavailable } from '../api.js';
 import { announce, card, checkbox, clear, copyText, downloadBlob, dropzone, field, h, notice, pageHeader, revealResult, segmented, setBusy, setFieldError, showError, tabs, unavailablePanel } from '../dom.js';
 import { highlightJson, prettyJson, renderMarkdown } from '../markdown.js';
@@ -15,12 +16,12 @@ const EXPORTS = [
 function render(view) {
   let mode = 'file';
   const file = dropzone({
-    label: 'Drop a DOCX or PDF here, or choose a file', name: 'file',
+    label: 'Drop a document, scan or image here, or choose a file', name: 'file',
     accept: '.docx,.pdf,.pptx,.xlsx,.odt,.ods,.odp,.doc,.xls,.ppt,.rtf,.epub,.html,.htm,.csv,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document,application/vnd.openxmlformats-officedocument.presentationml.presentation,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     hint: 'Word (.docx) or PDF, up to the server\'s upload limit',
     onfile: () => setFieldError(file, ''),
   });
-  const url = field({ label: 'Document address', name: 'source_url', type: 'url', placeholder: 'https://example.com/report.docx', hint: 'A public http(s) address of a DOCX or PDF.', spellcheck: false });
+  const url = field({ label: 'Document address', name: 'source_url', type: 'url', placeholder: 'https://example.com/report.docx', hint: 'A public http(s) address of a document (DOCX, PDF, HTML…).', spellcheck: false });
   const urlWrap = h('div', { hidden: true }, url.wrap);
   const source = segmented({
     legend: 'Source', name: 'source-mode', value: 'file', hideLegend: false,
@@ -67,7 +68,7 @@ function render(view) {
     const exportValue = exportChoice.value;
     const fd = new FormData();
     if (mode === 'file') {
-      if (!file.file) { setFieldError(file, 'Choose or drop a DOCX or PDF file first.'); file.input.focus(); announce('Choose a file first.', true); return; }
+      if (!file.file) { setFieldError(file, 'Choose or drop a document first.'); file.input.focus(); announce('Choose a file first.', true); return; }
       fd.append('file', file.file, file.file.name);
     } else {
       const v = url.input.value.trim();
