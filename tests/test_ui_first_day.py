@@ -251,6 +251,8 @@ def test_users_role_change_and_disable_ask_first_and_old_messages_go(page):
     # Disable asks too; Escape keeps the account active
     noah.get_by_role("button", name="Disable Noah Annotator").click()
     page.get_by_role("dialog", name="Disable Noah Annotator?").wait_for()
+    expect(page.get_by_role("dialog", name="Disable Noah Annotator?")).to_contain_text(
+        "their API keys stop working")
     page.keyboard.press("Escape")
     assert noah.locator(".badge").inner_text() == "Active"
     # the next action clears the old success note

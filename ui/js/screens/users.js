@@ -140,7 +140,7 @@ function render(view, ctx) {
       clearMessages();
       if (active && !await confirmDialog({
         title: `Disable ${displayName(u)}?`,
-        text: `${displayName(u)} is signed out at once and cannot sign in until an administrator enables the account again.`,
+        text: `${displayName(u)} is signed out at once, their API keys stop working, and they cannot sign in until an administrator enables the account again (which also brings their keys back).`,
         confirmLabel: 'Disable', danger: true, opener: statusButton,
       })) return;
       setBusy(statusButton, true, active ? 'Disabling…' : 'Enabling…');
