@@ -1,6 +1,7 @@
 """Markdown to PDF/DOCX (issue 25, item 7): ``:---:`` / ``---:`` column alignment reaches the
-PDF and the DOCX, and the DOCX table of contents is written with its entries, so it shows
-without a field update (checked in LibreOffice too when ``soffice`` is installed)."""
+PDF and the DOCX, the DOCX table of contents is written with its entries, so it shows
+without a field update, and the DOCX "Page N of M" leaves the cover out as the PDF does
+(checked in LibreOffice too when ``soffice`` is installed)."""
 
 from __future__ import annotations
 
@@ -125,3 +126,37 @@ def test_libreoffice_shows_the_toc_without_an_update(tmp_path: Path):
     assert "Contents" in contents and "Right-click" not in contents
     for entry in ("Chapter 1", "Part 1.1", "Chapter 3", "Part 3.1"):
         assert entry in contents
+
+
+def _libreoffice_pages(tmp_path: Path, data: bytes) -> list[str]:
+    (tmp_path / "p.docx").write_bytes(data)
+    subprocess.run(["soffice", "--headless", f"-env:UserInstallation=file://{tmp_path}/lo",
+                    "--convert-to", "pdf", "--outdir", str(tmp_path), str(tmp_path / "p.docx")],
+                   check=True, capture_output=True, timeout=180)
+    pdf = pdfium.PdfDocument(str(tmp_path / "p.pdf"))
+    try:
+        return [page.get_textpage().get_text_range() for page in pdf]
+    finally:
+        pdf.close()
+
+
+@pytest.mark.slow  # LibreOffice
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice not installed")
+def test_libreoffice_page_numbers_leave_the_cover_out(tmp_path: Path):
+    """/md/convert target=docx with a cover, footer text and the "Page {page} of {pages}"
+    numbers: a cover and three body pages show "Page 1 of 3" .. "Page 3 of 3", the cover
+    none (as in the PDF, where the TOC would start at page 1)."""
+    from render_pool import jobs
+
+    text = "# Guide\n\n" + "\n\n".join(f"Paragraph {i} of the body." for i in range(1, 65))
+    request = jobs.RenderRequest(target="docx", header_text="ACME confidential",
+                                 footer_text="Acme guide",
+                                 cover=CoverPage(document_name="User Guide"))
+    pages = _libreoffice_pages(tmp_path, jobs.render_markdown(text, request, {}, {}).data)
+    assert len(pages) == 4  # no blank page between the cover and the body
+    assert "User Guide" in pages[0]
+    assert "Page" not in pages[0] and "Acme guide" not in pages[0]
+    assert "ACME confidential" not in pages[0]
+    for n, page in enumerate(pages[1:], start=1):
+        assert f"Page {n} of 3" in page and "Acme guide" in page and "ACME confidential" in page
+    assert "Paragraph 64 of" in pages[3]

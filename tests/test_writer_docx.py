@@ -393,23 +393,37 @@ def test_header_footer_text_and_page_fields_with_cover():
                       copyright_text="(c) 2026 Acme")
     out = md("# Intro\n\nBody.\n", header_text="ACME confidential", footer_text="Widget guide",
              cover=cover)
-    section = out.doc.sections[0]
-    assert section.different_first_page_header_footer is True  # w:titlePg
-    assert section._sectPr.find(qn("w:titlePg")) is not None
+    cover_section, section = out.doc.sections  # the cover is its own section
+    assert section.different_first_page_header_footer is False
     assert section.header.paragraphs[0].text == "ACME confidential"
     footer_xml = _part_xml(out, section.footer)
     assert "Widget guide" in footer_xml
-    assert " PAGE " in footer_xml and " NUMPAGES " in footer_xml
-    assert "".join(section.first_page_header._element.itertext()).strip() == ""
-    assert "PAGE" not in _part_xml(out, section.first_page_footer)
-    # cover content precedes the first page break
+    # the body restarts at 1 and counts its own pages (the page of its last paragraph)
+    assert " PAGE " in footer_xml and " PAGEREF _BodyEnd " in footer_xml
+    assert "NUMPAGES" not in footer_xml
+    assert section._sectPr.find(qn("w:pgNumType")).get(qn("w:start")) == "1"
+    assert cover_section._sectPr.find(qn("w:pgNumType")).get(qn("w:start")) == "0"
+    assert [c.tag.split("}")[1] for c in section._sectPr][-4:] == [
+        "pgMar", "pgNumType", "cols", "docGrid"]  # schema order
+    assert not cover_section.header.is_linked_to_previous
+    assert not cover_section.footer.is_linked_to_previous
+    assert "".join(cover_section.header._element.itertext()).strip() == ""
+    assert "".join(cover_section.footer._element.itertext()).strip() == ""
+    assert "PAGE" not in _part_xml(out, cover_section.footer)
+    assert cover_section.page_width == section.page_width
+    assert cover_section.left_margin == section.left_margin
+    end = out.doc.element.body.xpath("//w:bookmarkStart[@w:name='_BodyEnd']")
+    assert len(end) == 1 and end[0].getparent() is out.doc.paragraphs[-1]._p
+    assert end[0].getnext().tag == qn("w:bookmarkEnd") and end[0].getnext().getnext() is None
+    # cover content precedes the section break
     page_one: list[str] = []
     images_on_cover = 0
     for p in out.doc.paragraphs:
         page_one.append(p.text)
         images_on_cover += len(p._p.xpath(".//wp:inline"))
-        if p._p.xpath(".//w:br[@w:type='page']"):
+        if p._p.xpath("./w:pPr/w:sectPr"):
             break
+    assert not out.body.xpath("//w:br[@w:type='page']", namespaces=NS)
     assert page_one == ["", "Widget", "Version 2.1", "", "User Guide", "Version 1.0",
                         "(c) 2026 Acme"]
     assert images_on_cover == 2
@@ -419,9 +433,23 @@ def test_header_footer_text_and_page_fields_with_cover():
 
 def test_without_cover_no_title_page_and_page_numbers_still_present():
     out = md("text\n")
-    section = out.doc.sections[0]
+    (section,) = out.doc.sections
     assert section._sectPr.find(qn("w:titlePg")) is None
+    assert section._sectPr.find(qn("w:pgNumType")) is None
     assert " PAGE " in _part_xml(out, section.footer)
+    assert " NUMPAGES " in _part_xml(out, section.footer)
+
+
+def test_cover_body_ending_in_a_table_gets_a_paragraph_for_its_end_bookmark():
+    out = md("| a | b |\n|---|---|\n| 1 | 2 |\n", page_number_format="{pages}/{pages}",
+             cover=CoverPage(document_name="Guide"))
+    body = out.doc.element.body
+    last = body[-2]  # body[-1] is the w:sectPr
+    assert body[-3].tag == qn("w:tbl") and last.tag == qn("w:p")
+    assert body.xpath("//w:bookmarkStart/@w:name") == ["_BodyEnd"]
+    assert last.xpath("./w:bookmarkStart/@w:name") == ["_BodyEnd"]
+    footer = _part_xml(out, out.doc.sections[-1].footer)
+    assert footer.count(" PAGEREF _BodyEnd ") == 2
 
 
 def test_page_numbers_can_be_turned_off():
@@ -512,11 +540,11 @@ def test_cjk_document():
     assert out.doc.core_properties.title == "用户指南"
     heading = [p for p in out.doc.paragraphs if p.text == "概述"][-1]  # the first: its TOC entry
     assert heading.style.name == "Heading 1"
-    assert out.body.xpath("//w:bookmarkStart/@w:name", namespaces=NS) == ["概述"]
+    assert out.body.xpath("//w:bookmarkStart/@w:name", namespaces=NS) == ["概述", "_BodyEnd"]
     lang = out.xml("word/settings.xml").find(qn("w:themeFontLang")).get(qn("w:eastAsia"))
     assert lang == "ja-JP"  # kana present: Japanese fonts are the right choice
-    footer = _part_xml(out, out.doc.sections[0].footer)
-    assert "第 " in footer and " PAGE " in footer
+    footer = _part_xml(out, out.doc.sections[-1].footer)  # [0] is the cover's, empty
+    assert "第 " in footer and " PAGE " in footer and " PAGEREF _BodyEnd " in footer
 
 
 def test_chinese_only_document_uses_chinese_theme_fonts():

@@ -10,6 +10,7 @@ cover page, a TOC field Word fills when the file is opened, header/footer text a
 
 from __future__ import annotations
 
+import copy
 import io
 import re
 from dataclasses import dataclass, field, replace
@@ -89,14 +90,16 @@ __all__ = ["CoverPage", "DocxOptions", "write_docx"]
 TOC_PLACEHOLDER = "Right-click to update the table of contents."
 _QUOTE_INDENT = 360  # twips per block quote level
 _EMU_PER_TWIP = 635
+_END_BOOKMARK = "_BodyEnd"  # hidden (leading "_"); heading bookmarks start with a letter
 
 
 @dataclass
 class DocxOptions:
     """What ``/md/convert`` (target=docx) can ask for besides the body.
 
-    ``page_number_format`` holds ``{page}`` and ``{pages}`` (PAGE and NUMPAGES fields); an empty
-    string turns page numbers off. ``page_size`` is "A4" or "Letter".
+    ``page_number_format`` holds ``{page}`` and ``{pages}`` (PAGE and NUMPAGES fields; after a
+    cover, the body counts from 1 and ``{pages}`` is its own page count); an empty string turns
+    page numbers off. ``page_size`` is "A4" or "Letter".
     """
 
     toc: bool = False
@@ -274,8 +277,20 @@ class _Writer:
             last.paragraph_format.space_before = Pt(72)
         if last is None:
             last = self.d.add_paragraph()
-        last.add_run().add_break(WD_BREAK.PAGE)
+        self._end_cover_section(last)
         del body
+
+    def _end_cover_section(self, last: DocxParagraph) -> None:
+        """Make the cover its own section: a copy of the body's page setup (size, margins)
+        in the last cover paragraph, a section break to a new page (the default type). The
+        body section then restarts page numbering, as the PDF does."""
+        body_sect = self.d.sections[-1]._sectPr
+        cover_sect = copy.deepcopy(body_sect)
+        for child in list(cover_sect):
+            if child.tag in (qn("w:headerReference"), qn("w:footerReference"),
+                             qn("w:titlePg"), qn("w:pgNumType")):
+                cover_sect.remove(child)
+        last._p.get_or_add_pPr().append(cover_sect)
 
     def _toc(self) -> None:
         """The TOC field with its entries already written as its result (one linked line
@@ -321,16 +336,22 @@ class _Writer:
         return entries
 
     def _header_footer(self, has_cover: bool) -> None:
-        section = self.d.sections[0]
+        """Header/footer text and "Page N of M" on the body pages. With a cover, the cover is
+        section 1 with an empty header and footer; the body section (TOC included) restarts
+        numbering at 1 and counts only its own pages, as the PDF does."""
+        section = self.d.sections[-1]
         header_text = clean(self.opts.header_text).strip()
         footer_text = clean(self.opts.footer_text).strip()
         page_fmt = clean(self.opts.page_number_format)
         if not (header_text or footer_text or page_fmt):
             return
         if has_cover:
-            section.different_first_page_header_footer = True
-            section.first_page_header.is_linked_to_previous = False
-            section.first_page_footer.is_linked_to_previous = False
+            # own (empty) definitions for the cover, and for the body so it does not inherit
+            for sect in self.d.sections:
+                sect.header.is_linked_to_previous = False
+                sect.footer.is_linked_to_previous = False
+            _set_page_start(self.d.sections[0]._sectPr, 0)  # the cover, unnumbered
+            _set_page_start(section._sectPr, 1)
         if header_text:
             p = section.header.paragraphs[0]
             p.text = header_text
@@ -347,9 +368,30 @@ class _Writer:
                 if part == "{page}":
                     add_field(p, "PAGE", "1")
                 elif part == "{pages}":
-                    add_field(p, "NUMPAGES", "1")
+                    add_field(p, self._body_pages_field() if has_cover else "NUMPAGES", "1")
                 elif part:
                     p.add_run(part)
+
+    def _body_pages_field(self) -> str:
+        """Field for the body's page count when a cover comes first: a reference to the page of
+        a bookmark at the very end of the body. That page number restarts at 1 in the body
+        section, so it counts only the body pages, in Word and in LibreOffice alike.
+        SECTIONPAGES would do in Word, but LibreOffice 7.4 keeps its cached result ("1"), and
+        NUMPAGES counts the cover (in LibreOffice also a blank page it inserts when page 1
+        follows page 1, which the cover's start at 0 avoids)."""
+        field = f"PAGEREF {_END_BOOKMARK}"
+        if _END_BOOKMARK in self.bookmark_names:  # "{pages}" twice in the format
+            return field
+        self.bookmark_names.add(_END_BOOKMARK)
+        body = self.d.element.body
+        last = body[-2] if len(body) > 1 else None  # body[-1] is the final w:sectPr
+        if last is None or last.tag != qn("w:p"):
+            last = OxmlElement("w:p")
+            body[-1].addprevious(last)
+        self.bookmark_id += 1  # empty bookmark after the last run: on the last page
+        last.append(el("w:bookmarkStart", id=str(self.bookmark_id), name=_END_BOOKMARK))
+        last.append(el("w:bookmarkEnd", id=str(self.bookmark_id)))
+        return field
 
     # ------------------------------------------------------------ blocks
     def blocks(self, blocks: list[Block], ctx: _Ctx) -> None:
@@ -689,6 +731,18 @@ class _FastBody(BlockItemContainer):
         tbl = CT_Tbl.new_tbl(rows, cols, width)
         self._sect_pr.addprevious(tbl)
         return DocxTable(tbl, self)
+
+
+def _set_page_start(sect_pr: Any, start: int) -> None:
+    """``w:pgNumType w:start`` in its schema place (before ``w:cols`` and the rest)."""
+    restart = el("w:pgNumType", start=str(start))
+    later = ("w:cols", "w:formProt", "w:vAlign", "w:noEndnote", "w:titlePg", "w:textDirection",
+             "w:bidi", "w:rtlGutter", "w:docGrid", "w:printerSettings", "w:sectPrChange")
+    for child in sect_pr:
+        if child.tag in {qn(t) for t in later}:
+            child.addprevious(restart)
+            return
+    sect_pr.append(restart)
 
 
 def _version(text: str) -> str:
