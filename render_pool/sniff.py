@@ -33,10 +33,13 @@ _HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*"
 # a fragment: starts with a tag and holds common HTML elements
 _HTML_TAGS = re.compile(rb"<(?:div|p|h[1-6]|table|ul|ol|article|section|main|title|meta|br)"
                         rb"\b[^>]*>", re.I)
-_MAGIC_NAMES = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
-                (b"GIF8", "a GIF image"), (b"\x1f\x8b", "a gzip file"),
+# images read by OCR (PNG, JPEG, TIFF, WebP): kinds of their own, see _IMAGE_KINDS
+_IMAGE_KINDS = ((b"\x89PNG\r\n\x1a\n", "png"), (b"\xff\xd8\xff", "jpeg"), (b"II*\x00", "tiff"),
+                (b"MM\x00*", "tiff"))
+_MAGIC_NAMES = ((b"GIF8", "a GIF image"), (b"\x1f\x8b", "a gzip file"),
                 (b"Rar!", "a RAR archive"), (b"7z\xbc\xaf", "a 7z archive"))
-SUPPORTED = "PDF, DOCX, PPTX, XLSX, ODT, ODS, ODP, DOC, XLS, PPT, RTF, EPUB, HTML and CSV"
+SUPPORTED = ("PDF, DOCX, PPTX, XLSX, ODT, ODS, ODP, DOC, XLS, PPT, RTF, EPUB, HTML, CSV and "
+             "images (PNG, JPEG, TIFF, WebP)")
 
 
 def _utf16(name: str) -> bytes:
@@ -118,7 +121,8 @@ def looks_like_csv(text: str) -> bool:
 
 def detect_kind(data: bytes) -> str | None:
     """The kind of ``data`` (``pdf``, ``docx``, ``pptx``, ``xlsx``, ``odt``, ``ods``, ``odp``,
-    ``epub``, ``doc``, ``xls``, ``ppt``, ``rtf``, ``html``, ``csv``) or None when unknown.
+    ``epub``, ``doc``, ``xls``, ``ppt``, ``rtf``, ``html``, ``csv``, and the images ``png``,
+    ``jpeg``, ``tiff``, ``webp``) or None when unknown.
 
     Raises CorruptDocument (40003) for empty, corrupt-container and password-protected
     inputs, UnsupportedFormat (40002) for files that say what else they are."""
@@ -132,6 +136,11 @@ def detect_kind(data: bytes) -> str | None:
         return _ole_kind(data)
     if data.lstrip()[:5] == b"{\\rtf":
         return "rtf"
+    for magic, kind in _IMAGE_KINDS:
+        if data.startswith(magic):
+            return kind
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
     for magic, name in _MAGIC_NAMES:
         if data.startswith(magic):
             raise UnsupportedFormat(f"This file is {name}; supported: {SUPPORTED}.")
