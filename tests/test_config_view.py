@@ -72,6 +72,13 @@ async def test_a_tenant_sees_only_that_the_operators_storage_is_in_use(api, stor
     loaded = await api.call("GET", "/config/load_profile?name=ops", token=admin)
     assert loaded.status == 200 and loaded.body["storage"] == {"source": "operator"}
 
+    # the profile list names the operator's profiles (service-wide, or a copy) and no more
+    listed = await api.call("GET", "/config/profiles", token=admin)
+    assert listed.status == 200
+    assert {"name": "copy", "source": "operator"} in listed.body["profiles"]
+    assert {"name": "ops", "source": "operator"} in listed.body["profiles"]
+    assert _leaks(listed.body, s3, operator_bucket) == []
+
 
 async def test_a_companys_own_storage_keeps_the_masked_view(api, storage_services, s3):
     await add_user(storage_services, "ACME", "ada", role="ADMIN")

@@ -16,7 +16,7 @@ from tornado_app.address_policy import EndpointRefused, check_endpoint, policy_f
 from tornado_app.callers import require_admin
 from tornado_app.docs.base import DocsError, UploadHandler
 from tornado_app.docs.folder_roots import roots_for
-from tornado_app.docs.storage_view import storage_view
+from tornado_app.docs.storage_view import profile_views, storage_view
 from tornado_app.guards import STATE_CHANGING_GET_REFUSED, state_changing_get_refused
 from tornado_app.http import JsonTooDeep, load_json
 
@@ -184,7 +184,8 @@ class ProfilesHandler(PlainHandler):
     admin_methods = frozenset({"GET"})
 
     async def get(self) -> None:
-        self.reply({"ok": True, "profiles": await self.storage.configs.profiles(self.company_id)})
+        self.reply({"ok": True, "profiles": await profile_views(
+            self.storage.configs, self.caller, self.company_id)})
 
 
 def _profile_name(raw: str | None) -> str:

@@ -54,3 +54,17 @@ async def storage_view(configs: StorageSettings, caller: Caller, company_id: str
     if await is_operators(configs, company_id, config, active=active):
         return {"source": "operator"}
     return {**config.masked(), "source": "company"}
+
+
+async def profile_views(configs: StorageSettings, caller: Caller, company_id: str
+                        ) -> list[dict[str, Any]]:
+    """The profiles ``company_id`` may load, as ``caller`` may see them: a profile of the
+    operator's storage (a service-wide one, or a company's copy of the operator's: same
+    endpoint and bucket) shows only its name and ``"source": "operator"``."""
+    profiles = await configs.profiles(company_id)
+    if caller.kind in OPERATOR_KINDS:
+        return [{**p, "source": "operator"} for p in profiles]
+    operators = {(c.endpoint, c.bucket) for c in await operator_configs(configs)}
+    return [{"name": p["name"], "source": "operator"}
+            if (p["endpoint"], p["bucket"]) in operators else {**p, "source": "company"}
+            for p in profiles]

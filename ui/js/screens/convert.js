@@ -17,8 +17,8 @@ function render(view) {
   let mode = 'file';
   const file = dropzone({
     label: 'Drop a document, scan or image here, or choose a file', name: 'file',
-    accept: '.docx,.pdf,.pptx,.xlsx,.odt,.ods,.odp,.doc,.xls,.ppt,.rtf,.epub,.html,.htm,.csv,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document,application/vnd.openxmlformats-officedocument.presentationml.presentation,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-    hint: 'Word (.docx) or PDF, up to the server\'s upload limit',
+    accept: '.docx,.pdf,.pptx,.xlsx,.odt,.ods,.odp,.doc,.xls,.ppt,.rtf,.epub,.html,.htm,.csv,.png,.jpg,.jpeg,.tif,.tiff,.webp,image/png,image/jpeg,image/tiff,image/webp,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document,application/vnd.openxmlformats-officedocument.presentationml.presentation,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    hint: 'Word, PDF, PowerPoint, Excel, OpenDocument, RTF, EPUB, HTML, CSV, or a scan or photo (PNG, JPEG, TIFF, WebP), up to the server\'s upload limit',
     onfile: () => setFieldError(file, ''),
   });
   const url = field({ label: 'Document address', name: 'source_url', type: 'url', placeholder: 'https://example.com/report.docx', hint: 'A public http(s) address of a document (DOCX, PDF, HTML…).', spellcheck: false });
@@ -52,7 +52,7 @@ function render(view) {
 
   const result = h('div', { class: 'result-area', 'aria-live': 'polite' });
   const body = h('div', { class: 'stack-lg' }, card(null, form), result);
-  view.append(pageHeader('Convert a document', 'Turn a Word or PDF document into Markdown, HTML, JSON or DocTags.'), body);
+  view.append(pageHeader('Convert a document', 'Turn an office document, a PDF or a scan into Markdown, HTML, JSON or DocTags.'), body);
 
   function clearErrors() {
     clear(message);

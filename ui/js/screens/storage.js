@@ -243,7 +243,7 @@ function render(view) {
       const names = list.map((p) => p.name);
       clear(profileSelect.input);
       if (!names.length) profileSelect.input.append(h('option', { value: '' }, 'No profiles yet'));
-      for (const p of list) profileSelect.input.append(h('option', { value: p.name }, p.endpoint ? `${p.name} — ${p.endpoint}/${p.bucket || ''}` : p.name));
+      for (const p of list) profileSelect.input.append(h('option', { value: p.name }, p.endpoint ? `${p.name} — ${p.endpoint}/${p.bucket || ''}` : p.source === 'operator' ? `${p.name} — built-in storage` : p.name));
       if (select && names.includes(select)) profileSelect.input.value = select;
       loadBtn.disabled = !names.length;
     } catch (err) {
