@@ -5,7 +5,8 @@ daemon, the host's network; the image's own ENTRYPOINT, CMD, USER, ENV and WORKD
 the listen address and port replaced by a free loopback port) on the embedded defaults, and
 checks over HTTP: /health; /ready with every dependency green; a login with the account of a
 SEED_FILE, whose Bearer token goes with every docs call; a DOCX -> Markdown conversion and
-an RTF one (LibreOffice in the image); a
+an RTF one (LibreOffice in the image); a PNG of printed words read by OCR (Tesseract in
+the image); a
 Markdown -> PDF render with Chinese text whose fonts are embedded, tagged and with its outline
 (pypdfium2); the image's HEALTHCHECK command; that tini and every process under it (the
 service, redis-server, SecantusDB, SeaweedFS, Chromium) run as the image's non-root user with
@@ -45,6 +46,18 @@ http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=2, rea
 class CheckFailed(AssertionError):
     """One of the image checks failed; the message says which and what was seen."""
 
+
+
+def scan_png() -> bytes:
+    """A 300 dpi page image of printed words (Pillow, DejaVu Sans from the host)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    page = Image.new("L", (2480, 800), 255)
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 90)
+    ImageDraw.Draw(page).text((200, 300), "Container scan check", fill=0, font=font)
+    out = io.BytesIO()
+    page.save(out, format="PNG", dpi=(300, 300))
+    return out.getvalue()
 
 def check(condition: bool, message: str) -> None:
     """Fail with ``message`` unless ``condition``."""
@@ -361,6 +374,14 @@ def run_checks(image: str) -> None:
               and "**Container RTF**" in reply["data"]["content"],
               f"RTF -> Markdown (LibreOffice in the image) answered {reply}")
         ok("RTF -> Markdown through LibreOffice in the image")
+
+        r = post_form(f"{base}/api/convert", {"file": ("scan.png", scan_png())}, token)
+        reply = json.loads(r.data)
+        check(r.status == 200 and reply["code"] == 0
+              and "Container scan check" in reply["data"]["content"],
+              f"PNG -> Markdown (OCR in the image) answered {reply}")
+        ok("PNG -> Markdown through Tesseract in the image: "
+           f"{reply['data']['content'].strip().splitlines()[0]!r}")
 
         markdown = f"# 中文标题 Chinese title\n\n{CJK_SENTENCE}\n\nLatin text beside it.\n"
         r = post_form(f"{base}/md/convert", {"markdown_text": markdown, "target": "pdf"}, token)
