@@ -36,14 +36,11 @@ DEFAULT_ENGINE = "word2markdown"
 @dataclass(frozen=True)
 class ReaderEntry:
     """A reader of one input kind for one engine. The kind of an input comes from its bytes
-    (``render_pool.sniff.detect_kind``, never the file name); for a kind that module does not
-    know, ``signature`` found within the first ``window`` bytes identifies it."""
+    (``render_pool.sniff.detect_kind``, never the file name)."""
 
     kind: str
     engine: str
     target: str
-    signature: bytes = b""
-    window: int = 0
 
 
 @dataclass(frozen=True)
@@ -57,12 +54,10 @@ class WriterEntry:
     quote_link: LinkQuoter = quote_nothing
 
 
-_IMAGE_READER = "render_pool.readers.image:read_image"
 READERS: tuple[ReaderEntry, ...] = (
-    ReaderEntry("pdf", "word2markdown", "render_pool.readers.pdf:read_pdf", b"%PDF-", 1024),
-    ReaderEntry("docx", "word2markdown", "render_pool.readers.docx:read_docx", b"PK\x03\x04", 4),
-    ReaderEntry("docx", "alt_engine", "render_pool.readers.docx_alt:read_docx_alt",
-                b"PK\x03\x04", 4),
+    ReaderEntry("pdf", "word2markdown", "render_pool.readers.pdf:read_pdf"),
+    ReaderEntry("docx", "word2markdown", "render_pool.readers.docx:read_docx"),
+    ReaderEntry("docx", "alt_engine", "render_pool.readers.docx_alt:read_docx_alt"),
     ReaderEntry("pptx", "word2markdown", "render_pool.readers.pptx:read_pptx"),
     ReaderEntry("xlsx", "word2markdown", "render_pool.readers.xlsx:read_xlsx"),
     ReaderEntry("csv", "word2markdown", "render_pool.readers.csv_reader:read_csv"),
@@ -73,11 +68,8 @@ READERS: tuple[ReaderEntry, ...] = (
                        ("ods", "read_lo_sheets"), ("xls", "read_lo_sheets"),
                        ("odp", "read_lo_slides"), ("ppt", "read_lo_slides"))),
     # images are read by OCR (render_pool.readers.image)
-    ReaderEntry("png", "word2markdown", _IMAGE_READER, b"\x89PNG\r\n\x1a\n", 8),
-    ReaderEntry("jpeg", "word2markdown", _IMAGE_READER, b"\xff\xd8\xff", 3),
-    ReaderEntry("tiff", "word2markdown", _IMAGE_READER, b"II*\x00", 4),
-    ReaderEntry("tiff", "word2markdown", _IMAGE_READER, b"MM\x00*", 4),
-    ReaderEntry("webp", "word2markdown", _IMAGE_READER, b"WEBP", 12),
+    *(ReaderEntry(kind, "word2markdown", "render_pool.readers.image:read_image")
+      for kind in ("png", "jpeg", "tiff", "webp")),
 )
 
 WRITERS: dict[str, WriterEntry] = {
@@ -107,9 +99,6 @@ def sniff_kind(data: bytes) -> str:
     kind = detect_kind(data)
     if kind in known:
         return kind
-    for entry in READERS:
-        if entry.signature and entry.signature in data[:entry.window]:
-            return entry.kind
     kinds = ", ".join(sorted(k.upper() for k in known))
     what = f"{kind.upper()} files are not read here" if kind else "unsupported file type"
     raise UnsupportedFormat(f"{what}: only {kinds} can be converted")

@@ -28,7 +28,8 @@ _ODF_KINDS = {
 _OOXML_DIRS = (("word/", "docx"), ("ppt/", "pptx"), ("xl/", "xlsx"))
 _OLE_STREAMS = (("WordDocument", "doc"), ("PowerPoint Document", "ppt"), ("Workbook", "xls"),
                 ("Book", "xls"))
-_HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*"
+# a comment may not run past its own "-->": ``.*?`` there made a failed match exponential
+_HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--(?:(?!-->).)*-->\s*)*"
                          rb"<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
 # a fragment: starts with a tag and holds common HTML elements
 _HTML_TAGS = re.compile(rb"<(?:div|p|h[1-6]|table|ul|ol|article|section|main|title|meta|br)"
@@ -104,15 +105,24 @@ def _decode_text(data: bytes) -> str | None:
     return text
 
 
+def sniff_dialect(lines: list[str]) -> type[csv.Dialect] | None:
+    """The CSV dialect of the first lines, or None. The sample is capped (20 lines of at most
+    1,000 characters, 4 KiB): ``csv.Sniffer`` is quadratic in its sample's length."""
+    sample = "\n".join(line[:1000] for line in lines[:20])[:4096]
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|")
+    except csv.Error:
+        return None
+
+
 def looks_like_csv(text: str) -> bool:
     """Two or more columns, split alike on most of the first lines by a sniffed dialect;
     text that opens like JSON, code or markup is not a table."""
     lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
     if len(lines) < 2 or text.lstrip()[:1] in ("[", "{", "(", "<"):  # JSON, code, markup
         return False
-    try:
-        dialect = csv.Sniffer().sniff("\n".join(lines[:20]), delimiters=",;\t|")
-    except csv.Error:
+    dialect = sniff_dialect(lines)
+    if dialect is None:
         return False
     widths = [len(row) for row in csv.reader(lines[:-1] or lines, dialect)]
     common = max(set(widths), key=widths.count)

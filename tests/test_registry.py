@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,7 @@ def test_a_writer_is_one_registry_line(monkeypatch):
 
 def test_an_engine_is_one_registry_line(monkeypatch):
     monkeypatch.setattr(registry, "READERS", (*registry.READERS, registry.ReaderEntry(
-        "docx", "toy", "tests.test_registry:read_nothing", b"PK\x03\x04", 4)))
+        "docx", "toy", "tests.test_registry:read_nothing")))
     doc = registry.read(build_feature_docx(), "toy",
                         {"track_changes": "all", "include_furniture": True})
     assert doc.meta == {"track": "all"}  # only the options its signature names
@@ -52,3 +54,37 @@ def test_unknown_inputs_and_exports_are_refused():
         registry.writer("rtf")
     with pytest.raises(UnsupportedFormat, match=r"only .*DOCX.*PDF.*PNG.*TIFF.*WEBP"):
         registry.sniff_kind(b"plain text")
+
+
+def _seconds(data: bytes) -> float:
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        with contextlib.suppress(UnsupportedFormat):
+            registry.sniff_kind(data)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: b"<!---->" * n + b"x",  # comments before no HTML: once exponential in n
+    lambda n: ("a" * n * 100 + ',"\n') * 2,  # two long lines: csv.Sniffer is quadratic
+], ids=["html-comments", "csv-long-lines"])
+def test_sniffing_text_is_linear(make):
+    """Telling HTML and CSV from other text costs time linear in the input: 8x the input
+    takes well under 16x the time (best of three, three tries on a busy machine)."""
+    small, large = make(120), make(960)
+    small = small.encode() if isinstance(small, str) else small
+    large = large.encode() if isinstance(large, str) else large
+    ratios = []
+    for _ in range(3):
+        ratios.append(_seconds(large) / max(_seconds(small), 1e-4))
+        if ratios[-1] < 16:
+            break
+    assert min(ratios) < 16, ratios
+
+
+def test_a_text_that_mentions_webp_is_no_image():
+    with pytest.raises(UnsupportedFormat, match="unsupported file type"):
+        registry.sniff_kind(b"WEBP notes: nothing here")
+    assert registry.sniff_kind(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "webp"

@@ -13,16 +13,10 @@ import io
 
 from render_pool.model import Document, Paragraph, Table, TableCell, TableRow, Text
 from render_pool.readers.text_decode import decode_text
+from render_pool.sniff import sniff_dialect
 
 DEFAULT_MAX_CELLS = 50_000
 csv.field_size_limit(10 * 1024 * 1024)
-
-
-def _dialect(sample: str) -> type[csv.Dialect] | csv.Dialect:
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=",;\t|")
-    except csv.Error:
-        return csv.excel
 
 
 def read_csv(data: bytes, max_cells: int = DEFAULT_MAX_CELLS) -> Document:
@@ -31,10 +25,10 @@ def read_csv(data: bytes, max_cells: int = DEFAULT_MAX_CELLS) -> Document:
     doc = Document()
     if warning:
         doc.warn(warning)
-    sample = "\n".join(text[: 64 * 1024].splitlines()[:50])
+    dialect = sniff_dialect(text[: 64 * 1024].splitlines()[:50]) or csv.excel
     rows: list[list[str]] = []
     budget = max(1, max_cells)
-    for record in csv.reader(io.StringIO(text, newline=""), _dialect(sample)):
+    for record in csv.reader(io.StringIO(text, newline=""), dialect):
         if not any(cell.strip() for cell in record):
             continue
         budget -= max(len(record), 1)
