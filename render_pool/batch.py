@@ -28,7 +28,6 @@ uploaded and the CSS rewritten before it is stored.
 
 from __future__ import annotations
 
-import codecs
 import html as html_lib
 import posixpath
 import re
@@ -45,6 +44,7 @@ from render_pool.links import (
     markdown_references,
     split_target,
 )
+from render_pool.readers.text_decode import BOMS
 
 DOCUMENT_KINDS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 OK, MISSING, OUTSIDE = "ok", "missing", "outside"
@@ -317,9 +317,7 @@ def documents(files: Collection[str]) -> list[str]:
 def decode_text(data: bytes) -> str:
     """Decode a document's bytes: BOM first (UTF-8/16/32), then UTF-8, then GB18030 (common for
     Chinese Markdown saved on Windows), finally Latin-1 (never fails)."""
-    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                       (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-                       (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, codec in BOMS:
         if data.startswith(bom):
             return data.decode(codec, "replace")
     for codec in ("utf-8", "gb18030"):

@@ -319,6 +319,18 @@ if __name__ == "__main__":
         print(__doc__)
 
 
+def lured_bomb_pdf(mb: int = 300) -> bytes:
+    """A space bomb behind a 7-byte "lure" stream: a zlib header and the start of a stored
+    block claiming 65,535 bytes, so that inflating the lure eats the next object (the bomb's
+    ``stream`` keyword included) as its own data."""
+    lure = b"\x78\x01\x00\xff\xff\x00\x00"
+    bomb = space_bomb_pdf(mb)
+    body = bomb[bomb.index(b"1 0 obj"):bomb.index(b"xref")]
+    objects = [part.split(b"\n", 1)[1].rsplit(b"\nendobj", 1)[0]
+               for part in body.split(b"endobj\n") if part.strip()]
+    return _pdf([*objects[:3], _stream(b"/Filter /FlateDecode", lure), *objects[3:]])
+
+
 def space_bomb_pdf(mb: int = 2048, layers: int = 1) -> bytes:
     """One page whose content stream is ``mb`` MB of spaces, Flate-compressed ``layers``
     times (about 1000:1 a layer: 2 GB of spaces is a 2 MB file)."""

@@ -54,6 +54,13 @@ def test_a_large_one_bit_scan_is_not_taken_for_a_bomb():
         check_pdf_streams(pdf_fixtures.huge_image_pdf(9_000, 10_400))
 
 
+def test_a_lure_stream_cannot_hide_the_next_stream_from_the_measure():
+    """A 7-byte stream whose zlib data claims 65,535 bytes would swallow the bomb after it
+    if the scan went on where zlib stopped; it resumes at the lure's own end instead."""
+    with pytest.raises(TooLarge, match="inflates past 256 MB"):
+        check_pdf_streams(pdf_fixtures.lured_bomb_pdf(300))
+
+
 def test_total_of_all_streams_is_bounded():
     two_streams = pdf_fixtures.space_bomb_pdf(200) * 2  # each under the stream limit
     check_pdf_streams(two_streams, max_stream_mb=300, max_total_mb=500)

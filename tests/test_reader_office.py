@@ -350,3 +350,35 @@ def test_pptx_table_merged_cells_are_spans(tmp_path):
         ("Tall", 2), ("b1", 1), ("c1", 1)]
     assert [plain_text([c]) for c in got.rows[2].cells] == ["b2", "c2"]
     assert got.header_rows == 1 and got.rows[0].cells[0].header
+
+
+def test_scans_of_hostile_text_stay_linear():
+    """Many DOCTYPE openers before one '>' (the DTD check), a 20,000-comma number format
+    (the XLSX value renderer): 8x the input takes well under 16x the time."""
+    from render_pool.readers.safe_zip import _declares_dtd
+    from render_pool.readers.xlsx_values import shown
+
+    def best(fn, arg) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            fn(arg)
+            times.append(time.perf_counter() - start)
+        return max(min(times), 1e-4)
+
+    cases = [(lambda n: _declares_dtd(b"<!DOCTYPE " * n + b">"), 20_000),
+             (lambda n: shown(1.5, "," * n + "0"), 2_500)]
+    for run, n in cases:
+        ratios = []
+        for _ in range(3):
+            ratios.append(best(run, 8 * n) / best(run, n))
+            if ratios[-1] < 16:
+                break
+        assert min(ratios) < 16, ratios
+
+
+def test_utf32_text_is_read_as_utf32():
+    from render_pool.readers.text_decode import decode_text
+
+    text, warning = decode_text("a;b\n1;2\n".encode("utf-32"))
+    assert text == "a;b\n1;2\n" and warning is None

@@ -162,4 +162,7 @@ def check_pdf_streams(data: bytes, *, max_stream_mb: int = MAX_STREAM_MB,
             continue
         layers = min(3, max(1, len(_FLATE.findall(dictionary))))
         consumed, _size = _inflate_layer(view[pos:], layers, budget)
-        pos += max(consumed, 0)
+        # never past this stream's own end: a lying stream that makes zlib eat the next
+        # object must not hide that object's stream from the measure
+        end = data.find(b"endstream", pos)
+        pos = min(pos + max(consumed, 0), end if end >= 0 else len(data))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
@@ -241,7 +241,7 @@ class PageOcr:
             self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="ocr")
         pending = [f for f in self._futures.values() if not f.done()]
         if len(pending) >= 2 * self.workers:  # bound the rendered images held in memory
-            pending[0].result()
+            wait(pending, return_when=FIRST_COMPLETED)  # a page's failure stays its own
         image, scale = render_page(pdf, index)
         self._futures[index] = self._pool.submit(_recognise_page, image, scale, index,
                                                  self.languages)

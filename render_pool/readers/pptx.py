@@ -128,7 +128,8 @@ class _SlideReader:
             if not plain_text(inl).strip() and not any(isinstance(n, Image) for n in inl):
                 continue
             ppr = p.find(_A + "pPr")
-            level = int(ppr.get("lvl", "0")) if ppr is not None else 0
+            # the format allows levels 0-8; a larger one from the file must not nest deeper
+            level = min(max(int(ppr.get("lvl", "0")), 0), 8) if ppr is not None else 0
             explicit = None if ppr is None else (
                 "none" if ppr.find(_A + "buNone") is not None else
                 "ordered" if ppr.find(_A + "buAutoNum") is not None else

@@ -32,12 +32,16 @@ def _declares_dtd(data: bytes, strict: bool = False) -> bool:
     files another program parses, whose parser we do not control)."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         data = data.decode("utf-16", "replace").encode("utf-8", "replace")
-    for m in _DTD.finditer(data):
+    pos = 0
+    while (m := _DTD.search(data, pos)) is not None:
         if strict or m.group(1).upper() == b"ENTITY":
             return True
         end = data.find(b">", m.end())
-        if b"[" in data[m.end(): end if end >= 0 else len(data)]:
+        if end < 0:  # an unclosed declaration: nothing after it can close one either
+            return data.find(b"[", m.end()) >= 0
+        if data.find(b"[", m.end(), end) >= 0:
             return True
+        pos = end + 1  # each byte is looked at once, however many declarations open
     return False
 
 

@@ -13,15 +13,17 @@ from __future__ import annotations
 import codecs
 import re
 
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))
+# UTF-32 first: its little-endian mark starts with UTF-16's
+BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"))
 _DECLARED = re.compile(rb"""(?:<meta[^>]+charset\s*=\s*["']?|<\?xml[^>]+encoding\s*=\s*["'])"""
                        rb"""([A-Za-z0-9._-]+)""", re.I)
 
 
 def decode_text(data: bytes, declared_scan: bool = False) -> tuple[str, str | None]:
     """(text, warning or None). ``declared_scan``: honour an encoding the head declares."""
-    for bom, enc in _BOMS:
+    for bom, enc in BOMS:
         if data.startswith(bom):
             return data.decode(enc, "replace"), None
     if declared_scan:

@@ -16,6 +16,7 @@ The package is re-packed under the zip-bomb and XML-bomb guards first
 
 from __future__ import annotations
 
+import bisect
 import io
 import re
 import zipfile
@@ -134,8 +135,8 @@ class _SheetReader:
         for mr0, mc0, mr1, mc1 in _merges(self.package, getattr(ws, "_worksheet_path", "")):
             if (mr0, mc0) not in cells or (mr0, mc0) in covered or mr0 not in row_pos:
                 continue
-            span_rows = [r for r in rows[row_pos[mr0]:] if r <= mr1]
-            span_cols = [c for c in cols[col_pos[mc0]:] if c <= mc1]
+            span_rows = rows[row_pos[mr0]:bisect.bisect_right(rows, mr1)]
+            span_cols = cols[col_pos[mc0]:bisect.bisect_right(cols, mc1)]
             spans[(mr0, mc0)] = (len(span_rows), len(span_cols))
             covered.update((r, c) for r in span_rows for c in span_cols if (r, c) != (mr0, mc0))
         table_rows: list[TableRow] = []

@@ -141,7 +141,7 @@ def shown(value: object, fmt: str | None) -> str:
     if isinstance(value, dt.timedelta):
         return str(value)
     if isinstance(value, (int, float)):
-        if fmt == "General" or fmt == "@":
+        if fmt == "General" or fmt == "@" or len(fmt) > 255:  # Excel's own format limit
             return general(value)
         try:
             return _number(float(value), fmt)
