@@ -24,6 +24,8 @@ from typing import Any
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING
 
+from store.clock import aware_utc, iso_utc
+
 KEY_PREFIX = "dsk_"
 SHOWN_PREFIX_CHARS = 12  # "dsk_" + 8 characters: enough to tell keys apart, useless to guess
 MAX_KEYS_PER_COMPANY = 100
@@ -51,8 +53,8 @@ class ApiKey:
         """The key as the API lists it."""
         return {
             "id": self.id, "name": self.name, "prefix": self.prefix, "role": self.role,
-            "createdAt": _iso(self.created_at), "lastUsedAt": _iso(self.last_used_at),
-            "expiresAt": _iso(self.expires_at),
+            "createdAt": iso_utc(self.created_at), "lastUsedAt": iso_utc(self.last_used_at),
+            "expiresAt": iso_utc(self.expires_at),
         }
 
 
@@ -62,17 +64,6 @@ class TooManyKeys(Exception):
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-def _aware(value: Any) -> dt.datetime | None:
-    """Datetimes from any driver as UTC-aware (mongomock and some clients drop the zone)."""
-    if not isinstance(value, dt.datetime):
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    return None if value is None else value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 def hash_key(key: str) -> str:
@@ -88,9 +79,9 @@ def looks_like_key(value: str) -> bool:
 def _key(doc: dict[str, Any]) -> ApiKey:
     return ApiKey(
         id=doc["_id"], company_id=doc["companyId"], name=doc["name"], prefix=doc["prefix"],
-        role=doc["role"], created_at=_aware(doc["createdAt"]) or _now(),
-        created_by=doc.get("createdBy"), last_used_at=_aware(doc.get("lastUsedAt")),
-        expires_at=_aware(doc.get("expiresAt")),
+        role=doc["role"], created_at=aware_utc(doc["createdAt"]) or _now(),
+        created_by=doc.get("createdBy"), last_used_at=aware_utc(doc.get("lastUsedAt")),
+        expires_at=aware_utc(doc.get("expiresAt")),
     )
 
 

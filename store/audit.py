@@ -77,7 +77,8 @@ class AuditLog:
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
         self._pending: dict[str, dict[str, Any]] = {}  # repeated events queued, by key
-        self._accounts: dict[tuple[str, int], set[str]] = {}  # (address, window) -> keys
+        self._accounts: dict[str, set[str]] = {}  # address -> account keys, this window
+        self._window = -1
 
     def record(self, *, company_id: int | None, action: str, outcome: str,
                actor: Who | None, target: Who | None = None, address: str = "",
@@ -99,15 +100,15 @@ class AuditLog:
         now = datetime.now(UTC)
         window = int(now.timestamp() // max(1, window_seconds))
         account = username_key(actor.username) if actor is not None else ""
-        seen = self._accounts.setdefault((address, window), set())
+        if window != self._window:  # a new window: the accounts of the last one are done
+            self._accounts.clear()
+            self._window = window
+        seen = self._accounts.setdefault(address, set())
         if account not in seen and len(seen) >= MAX_ACCOUNTS_PER_ADDRESS:
             actor = target = Who(None, ANY_ACCOUNT)
             account = ANY_ACCOUNT
         else:
             seen.add(account)
-        if len(self._accounts) > 4096:  # forget windows that have ended
-            for old in [k for k in self._accounts if k[1] < window]:
-                del self._accounts[old]
         key = hashlib.sha256(repr((company_id, action, outcome, account, address, window))
                              .encode("utf-8", "replace")).hexdigest()[:32]
         pending = self._pending.get(key)

@@ -64,3 +64,16 @@ def time_check(endpoint: str, secure: bool = False, *, threshold: float = SKEW_H
             "server_time": remote.isoformat(timespec="seconds"),
             "local_time": local.isoformat(timespec="seconds"),
             "diff_sec": diff, "hint": hint}
+
+
+def aware_utc(value: Any) -> datetime | None:
+    """Datetimes from any driver as UTC-aware (mongomock and some clients drop the zone);
+    None for anything that is not a datetime."""
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def iso_utc(value: datetime | None) -> str | None:
+    """``2026-11-26T03:00:00Z`` (None stays None): how the API writes times."""
+    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")

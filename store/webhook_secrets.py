@@ -16,30 +16,27 @@ import secrets
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
 
+from store.clock import aware_utc
+
 WHSEC_PREFIX = "whsec_"
 
 
-def _aware(value: object) -> dt.datetime | None:
-    if not isinstance(value, dt.datetime):
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-
-
-async def rotate(db: AsyncIOMotorDatabase, company_id: str) -> tuple[str, dt.datetime]:
+async def rotate(db: AsyncIOMotorDatabase, company_id: str
+                 ) -> tuple[str, dt.datetime, bool]:
     """Make a new secret for ``company_id`` (replacing any earlier one); returns it (to be
-    shown once) and when it was made."""
+    shown once), when it was made, and whether it replaced one."""
     assert isinstance(company_id, str) and company_id
     secret = WHSEC_PREFIX + secrets.token_urlsafe(32)
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
-    await db.webhook_secrets.replace_one(
+    result = await db.webhook_secrets.replace_one(
         {"_id": company_id}, {"secret": secret, "createdAt": now}, upsert=True)
-    return secret, now
+    return secret, now, result.matched_count == 1
 
 
 async def created_at(db: AsyncIOMotorDatabase, company_id: str) -> dt.datetime | None:
     """When the company's secret was made; None while it has none."""
     doc = await db.webhook_secrets.find_one({"_id": company_id}, {"createdAt": 1})
-    return None if doc is None else _aware(doc.get("createdAt"))
+    return None if doc is None else aware_utc(doc.get("createdAt"))
 
 
 async def signing_key(db: AsyncIOMotorDatabase, company_id: str) -> str:

@@ -10,17 +10,13 @@ Deliveries of the company's jobs are signed with it (:mod:`tornado_app.docs.webh
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 
 from store import webhook_secrets
+from store.clock import iso_utc
 from tornado_app.docs.base import DocsHandler
 
 log = logging.getLogger(__name__)
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    return None if value is None else value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 class WebhookSecretHandler(DocsHandler):
@@ -28,13 +24,12 @@ class WebhookSecretHandler(DocsHandler):
 
     async def get(self) -> None:
         made = await webhook_secrets.created_at(self.services.db, self.company_id)
-        self.success({"exists": made is not None, "createdAt": _iso(made)})
+        self.success({"exists": made is not None, "createdAt": iso_utc(made)})
 
     async def post(self) -> None:
         db = self.services.db
-        rotated = await webhook_secrets.created_at(db, self.company_id) is not None
-        secret, made = await webhook_secrets.rotate(db, self.company_id)
+        secret, made, rotated = await webhook_secrets.rotate(db, self.company_id)
         log.info("webhook secret %s", "rotated" if rotated else "created",
                  extra={"company": self.company_id, "caller": self.caller.kind})
         self.set_header("Cache-Control", "no-store")
-        self.success({"secret": secret, "createdAt": _iso(made), "rotated": rotated})
+        self.success({"secret": secret, "createdAt": iso_utc(made), "rotated": rotated})
