@@ -22,6 +22,12 @@ async def test_the_storage_in_use_is_tested_without_its_keys(api, storage_servic
     r = await post_form(api, "/config/storage/test", {})
     assert r.status == 200, r.body
     assert r.body["ok"] is True and r.body["connected"] is True and r.body["bucket_exists"]
+    # the built-in storage is the operator's: the answer says only whether it works, and
+    # asking to create its bucket changes nothing there
+    assert r.body == {"ok": True, "connected": True, "bucket_exists": True,
+                      "source": "operator"}
+    r = await post_form(api, "/config/storage/test", {"create_if_missing": "true"})
+    assert r.body["source"] == "operator" and "created" not in r.body
     # with fields, the fields are tested (keys required as before for a new endpoint)
     r = await post_form(api, "/config/storage/test", {"endpoint": "127.0.0.1:1", "bucket": "x"})
     assert r.status == 400 and r.body["ok"] is False

@@ -16,7 +16,12 @@ from tornado_app.address_policy import EndpointRefused, check_endpoint, policy_f
 from tornado_app.callers import require_admin
 from tornado_app.docs.base import DocsError, UploadHandler
 from tornado_app.docs.folder_roots import roots_for
-from tornado_app.docs.storage_view import profile_views, storage_view
+from tornado_app.docs.storage_view import (
+    OPERATOR_KINDS,
+    is_operators,
+    profile_views,
+    storage_view,
+)
 from tornado_app.guards import STATE_CHANGING_GET_REFUSED, state_changing_get_refused
 from tornado_app.http import JsonTooDeep, load_json
 
@@ -137,6 +142,15 @@ class StorageTestHandler(PlainHandler):
             config = await self.storage.configs.active_config(self.company_id)
             if config is None:
                 raise PlainError(400, "storage not configured", "send the storage fields")
+            if self.caller.kind not in OPERATOR_KINDS and await is_operators(
+                    self.storage.configs, self.company_id, config, active=True):
+                # the operator's storage: a tenant learns whether it works, nothing of it
+                # (no bucket name in an error) and changes nothing (no bucket is created)
+                store = self.storage.store_for(config)
+                result = await self.storage.io(store.test_connection, False)
+                self.reply({key: result[key] for key in ("ok", "connected", "bucket_exists")}
+                           | {"source": "operator"})
+                return
         store = self.storage.store_for(config)
         self.reply(await self.storage.io(store.test_connection, create))
 

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from render_pool import jobs
@@ -58,23 +58,35 @@ def sniff_image(data: bytes) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def asset_folder(svc: Services) -> Iterator[Path]:
-    """A temporary folder for one request's fetched assets under ``DATA_DIR/tmp`` (on disk,
-    where /tmp may be memory), removed with everything in it when the block ends."""
-    base = svc.settings.data_dir / "tmp"
+def _make_asset_folder(base: Path) -> Path:
     with contextlib.suppress(OSError):
         base.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="md-assets-", dir=base if base.is_dir() else None))
+    return Path(tempfile.mkdtemp(prefix="md-assets-", dir=base if base.is_dir() else None))
+
+
+@contextlib.asynccontextmanager
+async def asset_folder(svc: Services) -> AsyncIterator[Path]:
+    """A temporary folder for one request's fetched assets under ``DATA_DIR/tmp`` (on disk,
+    where /tmp may be memory), removed with everything in it when the block ends; made and
+    removed in a worker thread (up to ``MARKDOWN_IMAGES_MAX_MB`` of files), never on the
+    event loop (a docs-only service may have no storage threads)."""
+    folder = await asyncio.to_thread(_make_asset_folder, svc.settings.data_dir / "tmp")
     try:
         yield folder
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        await asyncio.to_thread(shutil.rmtree, folder, True)
 
 
 def _new_file(folder: Path) -> str:
     fd, path = tempfile.mkstemp(dir=folder)
     os.close(fd)
+    return path
+
+
+def _write_new_file(folder: Path, data: bytes) -> str:
+    """A new file of ``folder`` holding ``data`` (run in a worker thread)."""
+    path = _new_file(folder)
+    Path(path).write_bytes(data)
     return path
 
 
@@ -157,8 +169,7 @@ async def _image_field(svc: Services, fields: dict[str, str],
         mime = sniff_image(upload[1])
         if mime is None:
             raise DocsError(40002, f"{name}_file is not an image (PNG, JPEG, GIF, WebP, SVG)")
-        path = _new_file(folder)
-        Path(path).write_bytes(upload[1])
+        path = await asyncio.to_thread(_write_new_file, folder, upload[1])
         return AssetFile(path, mime, len(upload[1]))
     if url:
         try:
@@ -221,7 +232,7 @@ async def render_markdown_form(svc: Services, company_id: str, fields: dict[str,
     """Render a ``/md/convert`` form (inputs fetched, images gathered, one pool render) for
     ``company_id`` (whose turn its pool jobs take); returns the rendered file and its name.
     Shared by the request and its async job."""
-    with asset_folder(svc) as folder:
+    async with asset_folder(svc) as folder:
         return await _render_form(svc, company_id, fields, files, folder)
 
 
