@@ -77,6 +77,8 @@ from render_pool.writers.docx_xml import (
     cant_split_row,
     clean,
     el,
+    field_begin,
+    field_end,
     new_hyperlink,
     remove_preview_picture,
     repeat_header_row,
@@ -141,27 +143,6 @@ class _Ctx:
 
 _CELL_ALIGN = {"left": WD_ALIGN_PARAGRAPH.LEFT, "center": WD_ALIGN_PARAGRAPH.CENTER,
                "right": WD_ALIGN_PARAGRAPH.RIGHT}
-
-
-def _field_chars(paragraph: Any, part: str, instr: str = "") -> None:
-    """One end of a field spanning paragraphs: ``begin`` (with its instruction, dirty so
-    Word refreshes it, and the separator) or ``end``."""
-    def run_with(child: Any) -> None:
-        r = OxmlElement("w:r")
-        r.append(child)
-        paragraph._p.append(r)
-
-    if part == "begin":
-        begin = el("w:fldChar", fldCharType="begin")
-        begin.set(qn("w:dirty"), "true")
-        run_with(begin)
-        text = el("w:instrText")
-        text.set(qn("xml:space"), "preserve")
-        text.text = f" {instr} "
-        run_with(text)
-        run_with(el("w:fldChar", fldCharType="separate"))
-    else:
-        run_with(el("w:fldChar", fldCharType="end"))
 
 
 def _safe_url(target: str) -> str:
@@ -308,7 +289,7 @@ class _Writer:
             for i, (level, text, bookmark) in enumerate(entries):
                 p = self.d.add_paragraph(style=f"toc {level}")
                 if i == 0:
-                    _field_chars(p, "begin", instr)
+                    field_begin(p, instr, dirty=True)
                 link = new_hyperlink(p, anchor=bookmark)
                 run = OxmlElement("w:r")
                 t = el("w:t")
@@ -316,7 +297,7 @@ class _Writer:
                 t.text = text
                 run.append(t)
                 link.append(run)
-            _field_chars(p, "end")
+            field_end(p)
         p.add_run().add_break(WD_BREAK.PAGE)
         settings_update_fields(self.d.settings.element)
 

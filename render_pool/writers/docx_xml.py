@@ -29,30 +29,41 @@ def el(tag: str, **attrs: str) -> Any:
     return node
 
 
-def add_field(paragraph: Any, instr: str, placeholder: str = "", dirty: bool = False) -> None:
-    """Append a complex field (begin / instrText / separate / result / end) to a paragraph."""
-    p = paragraph._p
+def _append_run(paragraph: Any, child: Any) -> None:
+    r = OxmlElement("w:r")
+    r.append(child)
+    paragraph._p.append(r)
 
-    def run_with(child: Any) -> Any:
-        r = OxmlElement("w:r")
-        r.append(child)
-        p.append(r)
-        return r
 
+def field_begin(paragraph: Any, instr: str, dirty: bool = False) -> None:
+    """Open a complex field: begin (``dirty``: Word refreshes it on opening), its
+    instruction and the separator; the result runs follow, then :func:`field_end` (in the
+    same paragraph or, for a field spanning paragraphs such as a table of contents, a later
+    one)."""
     begin = el("w:fldChar", fldCharType="begin")
     if dirty:
         begin.set(qn("w:dirty"), "true")
-    run_with(begin)
+    _append_run(paragraph, begin)
     text = el("w:instrText")
     text.set(qn("xml:space"), "preserve")
     text.text = f" {instr} "
-    run_with(text)
-    run_with(el("w:fldChar", fldCharType="separate"))
+    _append_run(paragraph, text)
+    _append_run(paragraph, el("w:fldChar", fldCharType="separate"))
+
+
+def field_end(paragraph: Any) -> None:
+    """Close the field :func:`field_begin` opened."""
+    _append_run(paragraph, el("w:fldChar", fldCharType="end"))
+
+
+def add_field(paragraph: Any, instr: str, placeholder: str = "", dirty: bool = False) -> None:
+    """Append a complex field (begin / instrText / separate / result / end) to a paragraph."""
+    field_begin(paragraph, instr, dirty)
     result = el("w:t")
     result.set(qn("xml:space"), "preserve")
     result.text = clean(placeholder)
-    run_with(result)
-    run_with(el("w:fldChar", fldCharType="end"))
+    _append_run(paragraph, result)
+    field_end(paragraph)
 
 
 def add_bookmark(paragraph: Any, name: str, bookmark_id: int) -> None:

@@ -12,7 +12,7 @@ document is what callers expect.
 
 from __future__ import annotations
 
-from render_pool.model import Block, Document, Image, Inline, ListBlock, Table
+from render_pool.model import Block, Document, Image, Inline, ListBlock, Paragraph, Table
 from render_pool.writers import ImageResolver, data_uri_resolver
 
 MODES = ("embed", "placeholder", "omit")
@@ -69,8 +69,5 @@ def drop_images(doc: Document) -> None:
     resources they pointed at. Paragraphs left empty are dropped."""
     for blocks in (doc.blocks, doc.furniture, *doc.notes.values()):
         _blocks(blocks)
-        blocks[:] = [b for b in blocks
-                     if not (isinstance(getattr(b, "children", None), list)
-                             and not b.children  # type: ignore[union-attr]
-                             and type(b).__name__ == "Paragraph")]
+        blocks[:] = [b for b in blocks if not (isinstance(b, Paragraph) and not b.children)]
     doc.resources.clear()
