@@ -2,7 +2,7 @@
 
 Why: planning, rewriting, data-URI extraction and HTML to Markdown read whole documents;
 on the service's event loop a hostile document stalled every other caller. The service
-(``tornado_app.docs.batches``) only uploads files and keeps the books: it hands these jobs
+(``tornado_app.documents.batches``) only uploads files and keeps the books: it hands these jobs
 paths under the unpacked root and a scratch folder, and gets back plans, small results and
 paths of files to upload (inline images, rewritten stylesheets, final documents), so no
 document or asset is held whole in the service's memory either.

@@ -55,9 +55,9 @@ class WriterEntry:
 
 
 READERS: tuple[ReaderEntry, ...] = (
-    ReaderEntry("pdf", "word2markdown", "render_pool.readers.pdf:read_pdf"),
-    ReaderEntry("docx", "word2markdown", "render_pool.readers.docx:read_docx"),
-    ReaderEntry("docx", "alt_engine", "render_pool.readers.docx_alt:read_docx_alt"),
+    ReaderEntry("pdf", "word2markdown", "render_pool.readers.pdf.reader:read_pdf"),
+    ReaderEntry("docx", "word2markdown", "render_pool.readers.docx.reader:read_docx"),
+    ReaderEntry("docx", "alt_engine", "render_pool.readers.docx.alt:read_docx_alt"),
     ReaderEntry("pptx", "word2markdown", "render_pool.readers.pptx:read_pptx"),
     ReaderEntry("xlsx", "word2markdown", "render_pool.readers.xlsx:read_xlsx"),
     ReaderEntry("csv", "word2markdown", "render_pool.readers.csv_reader:read_csv"),

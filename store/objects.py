@@ -27,7 +27,7 @@ from minio.error import MinioException, S3Error
 
 from store.bucket_policy import policies_equal, policy_statements, public_read_policy
 from store.clock import SKEW_HINT_SECONDS, server_time, time_check
-from store.keys import OPAQUE, asset_key, asset_key_for_digest, asset_type
+from store.object_keys import OPAQUE, asset_key, asset_key_for_digest, asset_type
 from store.storage_config import StorageConfig
 from store.storage_errors import (
     CONSOLE_HINT,
@@ -186,7 +186,7 @@ class ObjectStore:
 
     def put_asset(self, prefix: str, filename: str, data: bytes) -> StoredAsset:
         """Upload an asset under its content-hash key unless already there (stored once),
-        with the type and disposition :func:`store.keys.asset_type` gives its name."""
+        with the type and disposition :func:`store.object_keys.asset_type` gives its name."""
         content_type, disposition = asset_type(filename)
         if content_type == OPAQUE:
             # some S3 servers (SeaweedFS) replace application/octet-stream with a guess from

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from store.jobs import is_job_id
-from store.keys import object_key
+from store.object_keys import object_key
 from store.objects import ObjectStore
 
 STAGE_TTL_SECONDS = 24 * 3600

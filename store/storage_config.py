@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from store.booleans import NotABoolean, scalar
 from store.booleans import parse_bool as _parse_bool
-from store.keys import TENANT_SEGMENT, clean_prefix
+from store.object_keys import TENANT_SEGMENT, clean_prefix
 from store.storage_errors import API_PORT, CONSOLE_HINT, CONSOLE_PORT, StorageConfigError
 
 DEFAULT_REGION = "us-east-1"

@@ -12,8 +12,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from store.keys import tenant_prefix
 from store.linkmap import LinkMap
+from store.object_keys import tenant_prefix
 from store.objects import DEFAULT_EXPIRY, LinkPair, ObjectStore
 from store.storage_config import StorageConfig
 from store.storage_errors import StorageError

@@ -3,7 +3,7 @@ replica sees the same.
 
 The service-wide configuration (the embedded storage, or the one ``S3_*`` names) is used by
 every company that has not configured its own; each company's objects still live under its
-own key prefix (``store.keys.tenant_prefix``). Service-wide profiles (the ``embedded`` one)
+own key prefix (``store.object_keys.tenant_prefix``). Service-wide profiles (the ``embedded`` one)
 are offered to every company; a company's own profile of the same name comes first."""
 
 from __future__ import annotations

@@ -232,7 +232,7 @@ def storage_services(io_loop, docs_services, s3):
 @pytest.fixture
 def job_consumer(io_loop, storage_services):
     """A job consumer on the test's services (``serve`` runs one), so ``async=true`` jobs run."""
-    from tornado_app.docs.job_worker import JobWorker
+    from tornado_app.documents.job_worker import JobWorker
 
     worker = JobWorker(storage_services)
     io_loop.add_callback(worker.start)

@@ -81,7 +81,7 @@ def test_ipv6_forms_carrying_ipv4_are_read_as_ipv4(address: str, kind: str) -> N
     import ipaddress
 
     from tornado_app.address_policy import address_kind
-    from tornado_app.docs.fetch import FetchRefused, is_public_address, refuse_literal_private
+    from tornado_app.documents.fetch import FetchRefused, is_public_address, refuse_literal_private
 
     assert address_kind(ipaddress.ip_address(address)) == kind
     reason = decide("storage.example", 9000, [address], DEFAULT)

@@ -14,7 +14,7 @@ import pytest
 from render_pool.errors import CorruptDocument, UnsupportedFormat
 from render_pool.jobs import EXPORTS, convert_document
 from render_pool.model import Heading, Image, ListBlock, Table
-from render_pool.readers.docx_alt import docx_to_html
+from render_pool.readers.docx.alt import docx_to_html
 from render_pool.readers.html import read_html
 from render_pool.url_safety import is_safe_link
 from tests.docx_fixtures import (

@@ -261,7 +261,7 @@ async def test_past_the_company_job_limit_the_request_answers_50301_with_retry_a
     # another company is not limited by this one
     assert (await _submit(api, _small_archive("c"), token=other)).body["code"] == 0
     # once A's jobs have run there is room again, and the refused key is free for the request
-    from tornado_app.docs.job_worker import JobWorker
+    from tornado_app.documents.job_worker import JobWorker
 
     worker = JobWorker(fair_services)
     worker.start()
@@ -419,7 +419,7 @@ def test_a_worker_process_serves_companies_in_turn(service_processes):
 
 
 def test_the_limits_are_settings_and_reach_the_pool():
-    from tornado_app.docs.setup import open_pool
+    from tornado_app.documents.setup import open_pool
     from tornado_app.settings import Settings
 
     settings = Settings.from_env({"POOL_QUEUE_LIMIT_PER_COMPANY": "3",

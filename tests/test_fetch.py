@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.local_http import LocalServer, body, hang, redirect
-from tornado_app.docs.fetch import (
+from tornado_app.documents.fetch import (
     FetchFailed,
     FetchRefused,
     fetch,

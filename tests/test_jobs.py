@@ -190,7 +190,7 @@ async def test_cancel_a_queued_job_it_never_runs(api, job_services):
     r = await api.call("POST", f"/api/jobs/{job_id}/cancel")
     assert r.body["code"] == 0 and r.body["data"]["state"] == "cancelled"
     assert (await api.call("POST", f"/api/jobs/{job_id}/cancel")).body["code"] == 40901
-    from tornado_app.docs.job_worker import JobWorker
+    from tornado_app.documents.job_worker import JobWorker
 
     worker = JobWorker(job_services)
     worker.start()
@@ -289,8 +289,8 @@ async def test_webhook_is_signed_and_retried_after_a_500(api, consumer):
 
 
 def test_callback_address_passes_the_fetch_guard():
-    from tornado_app.docs.base import DocsError
-    from tornado_app.docs.webhooks import check_callback
+    from tornado_app.documents.base import DocsError
+    from tornado_app.documents.webhooks import check_callback
     from tornado_app.settings import Settings
 
     guarded = Settings(allow_private_urls=False)

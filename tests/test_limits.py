@@ -153,7 +153,7 @@ async def test_file_swapped_for_a_link_after_listing_is_not_uploaded(
     secret.write_text("TOP SECRET outside the root")
     monkeypatch.setattr(storage_services, "settings", dataclasses.replace(
         storage_services.settings, company_folder_roots={DOCS_CALLER_COMPANY: (root,)}))
-    from tornado_app.docs import batches
+    from tornado_app.documents import batches
 
     planned = batches._document_links  # runs once the pool has listed and planned the tree
 

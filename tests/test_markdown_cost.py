@@ -63,7 +63,7 @@ def test_hostile_inputs_refused_with_figure_and_limit(name: str) -> None:
 def test_limits_are_settings() -> None:
     settings = Settings.from_env({"MARKDOWN_MAX_FOOTNOTES": "10"})
     assert settings.markdown_max_footnotes == 10
-    from tornado_app.docs.markdown import markdown_limits
+    from tornado_app.documents.markdown import markdown_limits
 
     limits = markdown_limits(settings)
     assert limits.footnotes == 10

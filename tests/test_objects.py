@@ -17,7 +17,7 @@ import pytest
 
 from store.bucket_policy import policies_equal, public_read_policy
 from store.clock import time_check
-from store.keys import UnsafeKey, asset_key, object_key
+from store.object_keys import UnsafeKey, asset_key, object_key
 from store.objects import MAX_EXPIRY, ObjectStore, clamp_expiry
 from store.storage_config import StorageConfig, StorageConfigError
 
@@ -356,7 +356,7 @@ def test_masked_never_returns_secret() -> None:
 
 
 def test_storage_from_environment_settings() -> None:
-    from tornado_app.docs.setup import storage_from_settings
+    from tornado_app.documents.setup import storage_from_settings
     from tornado_app.settings import Settings
 
     assert storage_from_settings(Settings.from_env({})) is None
@@ -368,7 +368,7 @@ def test_storage_from_environment_settings() -> None:
 
 
 def test_prefix_cannot_reach_into_company_prefixes() -> None:
-    from store.keys import tenant_prefix
+    from store.object_keys import tenant_prefix
 
     with pytest.raises(StorageConfigError, match="may not contain"):
         StorageConfig.from_form({"endpoint": "minio:9000", "access": "a", "secret": "s",

@@ -16,7 +16,7 @@ from PIL import Image
 from bench.scans import image_only_pdf, scan_pages, scanned_copy
 from render_pool import registry
 from render_pool.errors import CorruptDocument
-from render_pool.readers.pdf import read_pdf
+from render_pool.readers.pdf.reader import read_pdf
 from render_pool.writers import data_uri_resolver
 from render_pool.writers.markdown import write_markdown
 from tests.conftest import post_form

@@ -18,10 +18,10 @@ import pytest
 
 from render_pool.jobs import convert_document
 from render_pool.model import CodeBlock, Paragraph, Table
-from render_pool.readers.pdf import read_pdf
-from render_pool.readers.pdf_chars import Char, segments_of
-from render_pool.readers.pdf_inlines import join_lines, plain
-from render_pool.readers.pdf_layout import Line
+from render_pool.readers.pdf.chars import Char, segments_of
+from render_pool.readers.pdf.inlines import join_lines, plain
+from render_pool.readers.pdf.layout import Line
+from render_pool.readers.pdf.reader import read_pdf
 from tests.pdf_fixtures import _pdf, _stream
 from tests.test_reader_pdf import plain_text
 
@@ -213,7 +213,7 @@ def test_price_list_in_bold_is_a_table_not_a_heading() -> None:
 def test_accented_letters_stay_inside_a_monospaced_word() -> None:
     """`Cómo` in a fixed-pitch font is one code span, not `C`ó`mo`."""
     from render_pool.model import Code
-    from render_pool.readers.pdf_inlines import to_inlines
+    from render_pool.readers.pdf.inlines import to_inlines
 
     chars = [_char(ch, 10 * i) for i, ch in enumerate("say ")]
     mono = [_char(ch, 40 + 10 * i) for i, ch in enumerate("Cómo")]

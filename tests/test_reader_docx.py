@@ -33,9 +33,9 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
-from render_pool.readers import docx_package
-from render_pool.readers.docx import read_docx
-from render_pool.readers.omml import omml_to_latex
+from render_pool.readers.docx import package as docx_package
+from render_pool.readers.docx.omml import omml_to_latex
+from render_pool.readers.docx.reader import read_docx
 from tests.docx_fixtures import (
     add_member,
     build_external_image_docx,

@@ -22,7 +22,7 @@ from render_pool.model import (
     Table,
     plain_text,
 )
-from render_pool.readers.docx import read_docx
+from render_pool.readers.docx.reader import read_docx
 from render_pool.writers.markdown import write_markdown
 from tests.docx_fixtures import body_words
 from tests.tree_walk import model_nodes as walk

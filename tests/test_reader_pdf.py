@@ -24,8 +24,8 @@ from render_pool.model import (
     Table,
     plain_text,
 )
-from render_pool.readers import pdf as pdf_reader
-from render_pool.readers.pdf import read_pdf
+from render_pool.readers.pdf import reader as pdf_reader
+from render_pool.readers.pdf.reader import read_pdf
 from tests import pdf_fixtures
 from tests.tree_walk import model_nodes as walk
 
@@ -527,7 +527,7 @@ def quotes_untagged() -> Document:
 def test_untagged_quotes_from_indentation_match_the_docx(quotes_untagged: Document) -> None:
     """Quote and Intense Quote (indented both sides) and Block Text (left only) come back as
     the block quotes the DOCX reader finds by style; everything else keeps its kind."""
-    from render_pool.readers.docx import read_docx
+    from render_pool.readers.docx.reader import read_docx
 
     expected = _shape(read_docx((OFFICE / "quotes.docx").read_bytes()).blocks)
     assert [k for k, _ in expected].count("quote") == 3

@@ -66,7 +66,7 @@ class ServerThread:
 
         svc = await open_services(self.settings, mongo_url=self.mongo_url, redis_url=self.redis_url)
         svc.pool = self.pool
-        from tornado_app.docs.setup import open_storage
+        from tornado_app.documents.setup import open_storage
 
         await open_storage(svc, None)  # storage manager, nothing configured yet
         admin_id = await add_user(svc, COMPANY, "admin", role="ADMIN", real_name="Ada Admin")
@@ -83,7 +83,7 @@ class ServerThread:
                        real_name="Olga Former")
         app = make_app(svc)
         app.add_handlers(r".*", ui_routes(default_static_dir()))
-        from tornado_app.docs.job_worker import JobWorker
+        from tornado_app.documents.job_worker import JobWorker
 
         self.worker = JobWorker(svc)  # async batches run as jobs, as in ``serve``
         self.worker.start()

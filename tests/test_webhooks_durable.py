@@ -23,7 +23,7 @@ import tornado.web
 
 from store.job_queue import OUTBOX, JobQueue
 from store.webhook_outbox import Backoff, WebhookOutbox
-from tornado_app.docs.webhooks import WebhookSender
+from tornado_app.documents.webhooks import WebhookSender
 from tornado_app.embedded.servers import free_port
 
 pytestmark = pytest.mark.timeout(60)

@@ -76,7 +76,7 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
     mongo_url, redis_url = start_embedded(settings, embedded)
     svc: Services = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
     if "docs" in services:
-        from tornado_app.docs.setup import open_docs_services
+        from tornado_app.documents.setup import open_docs_services
 
         await open_docs_services(svc, embedded)
     if seed:
@@ -85,7 +85,7 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
         await load_seed(svc, seed)
     consumer = None
     if "docs" in services and worker:
-        from tornado_app.docs.job_worker import JobWorker
+        from tornado_app.documents.job_worker import JobWorker
 
         consumer = JobWorker(svc)
         consumer.start()
@@ -122,8 +122,8 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
 async def work(settings: Settings, port: int, host: str, embedded: Embedded) -> None:
     """``worker``: the job consumer and the render pool only; ``/health``, ``/ready`` and
     ``/metrics`` on ``host:port`` (open: bind it to loopback or an internal network)."""
-    from tornado_app.docs.job_worker import JobWorker
-    from tornado_app.docs.setup import open_docs_services
+    from tornado_app.documents.job_worker import JobWorker
+    from tornado_app.documents.setup import open_docs_services
     from tornado_app.ops import make_metrics_app
 
     mongo_url, redis_url = start_embedded(settings, embedded)

@@ -7,7 +7,7 @@ multicast and cloud metadata addresses, also when written inside an IPv6 address
 (IPv4-mapped ``::ffff:127.0.0.1``, IPv4-translated ``::ffff:0:127.0.0.1``, IPv4-compatible
 ``::127.0.0.1``, NAT64 ``64:ff9b::/96`` and local-use NAT64 ``64:ff9b:1::/48``, 6to4
 ``2002::/16``). The same reading serves the SSRF guard of remote fetches
-(``tornado_app.docs.fetch``). Private ranges are allowed
+(``tornado_app.documents.fetch``). Private ranges are allowed
 (MinIO on the LAN is normal) unless ``STORAGE_DENY_PRIVATE=1``.
 
 :func:`decide` is the pure decision on addresses already resolved; :func:`check_endpoint`

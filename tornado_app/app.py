@@ -34,11 +34,11 @@ def make_app(services: Services, mounted: tuple[str, ...] = SERVICE_SETS,
     """Build the Tornado application for ``services`` with the chosen route sets."""
     routes: list[Any] = [(r"/health", HealthHandler), *OPS_ROUTES, *openapi_routes()]
     if "auth" in mounted:
-        from tornado_app.keys import ROUTES as KEY_ROUTES
+        from tornado_app.key_handlers import ROUTES as KEY_ROUTES
 
         routes += AUTH_ROUTES + KEY_ROUTES
     if "docs" in mounted:
-        from tornado_app.docs.routes import docs_routes
+        from tornado_app.documents.routes import docs_routes
 
         routes += docs_routes()
     routes += ui_routes(default_static_dir())

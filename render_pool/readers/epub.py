@@ -24,7 +24,7 @@ from lxml import etree
 from render_pool.data_uri import image_extension
 from render_pool.errors import CorruptDocument
 from render_pool.model import Document, Image, Inline, Link, Placeholder, Resource
-from render_pool.readers.docx_package import mime_for
+from render_pool.readers.docx.package import mime_for
 from render_pool.readers.html import _HtmlReader
 from render_pool.readers.safe_zip import verified_zip
 

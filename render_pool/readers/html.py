@@ -48,7 +48,7 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
-from render_pool.readers.docx_inline import merge_texts, strip_edges
+from render_pool.readers.docx.inline import merge_texts, strip_edges
 from render_pool.slugs import Slugger, slugify
 
 _BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "table", "pre", "blockquote",

@@ -15,7 +15,7 @@ from PIL import Image, ImageSequence
 
 from render_pool.errors import CorruptDocument, TooLarge
 from render_pool.model import Document
-from render_pool.readers.pdf import read_pdf
+from render_pool.readers.pdf.reader import read_pdf
 
 MAX_FRAMES = 200
 MAX_PIXELS = 60_000_000  # per frame; above this the image is refused (decompression bombs)

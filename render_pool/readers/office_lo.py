@@ -205,7 +205,7 @@ def _note(doc: Document, kind: str, target: str) -> Document:
 def read_lo_text(data: bytes, include_furniture: bool = False, track_changes: str = "accept",
                  office_timeout: float = DEFAULT_TIMEOUT) -> Document:
     """ODT, DOC or RTF through LibreOffice and the DOCX reader."""
-    from render_pool.readers.docx import read_docx
+    from render_pool.readers.docx.reader import read_docx
 
     docx, kind = _converted(data, office_timeout, "docx")
     return _note(read_docx(docx, include_furniture=include_furniture,

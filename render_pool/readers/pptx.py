@@ -42,8 +42,8 @@ from render_pool.model import (
     Text,
     plain_text,
 )
-from render_pool.readers.docx_charts import chart_table, chart_title
-from render_pool.readers.docx_inline import Seg, build_inlines, strip_edges
+from render_pool.readers.docx.charts import chart_table, chart_title
+from render_pool.readers.docx.inline import Seg, build_inlines, strip_edges
 from render_pool.readers.safe_zip import verified_zip
 from render_pool.slugs import Slugger, slugify
 

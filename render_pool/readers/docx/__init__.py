@@ -1,0 +1,4 @@
+"""The DOCX reader: WordprocessingML parts to the document model.
+
+Entry point: ``reader.read_docx``.
+"""

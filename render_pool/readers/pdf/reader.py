@@ -1,0 +1,310 @@
+"""PDF reader: a PDF's text layer, tables and images as a :class:`Document`.
+
+Built on pypdfium2. Per page: characters with boxes, font style and marked-content ids
+(chars), links (links), ruling lines and images (graphics). A tagged page
+(one with a usable structure tree, pdf_struct) is read from its tree (tagged); the
+characters the tree does not reference, and every untagged page, are read by layout: ruled
+tables (tables), columns and reading order (layout). Then, for the whole document:
+running headers/footers and page numbers are removed (furniture), lines become
+headings, paragraphs, lists, quotes and tables (blocks), tagged blocks cut by a page
+break are joined again (tagged), and internal links are pointed at the headings at
+their destinations (links).
+
+Bad input never surfaces as a pdfium error: empty, non-PDF, corrupt and encrypted files,
+and scans without a text layer that OCR cannot read (or with ``ocr="off"``) raise
+:class:`CorruptDocument`; too many pages raise :class:`TooLarge`, and so do decompression
+bombs (bombs), before pdfium reads them. Pages without usable text are read by OCR
+(ocr) into the same layout logic.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from render_pool.errors import CorruptDocument, TooLarge
+from render_pool.model import Block, Document, Heading, Image, Paragraph, Resource
+from render_pool.readers.pdf.blocks import build_blocks
+from render_pool.readers.pdf.bombs import check_pdf_streams
+from render_pool.readers.pdf.chars import ARTIFACT, Char, page_chars, segments_of
+from render_pool.readers.pdf.furniture import remove_furniture
+from render_pool.readers.pdf.graphics import PageImage, page_images, page_rules
+from render_pool.readers.pdf.layout import Block as FlowBlock
+from render_pool.readers.pdf.layout import Item, order_page
+from render_pool.readers.pdf.links import attach_links, page_links, resolve_internal_links
+from render_pool.readers.pdf.notes import place_notes, take_notes
+from render_pool.readers.pdf.ocr import MODES as OCR_MODES
+from render_pool.readers.pdf.ocr import PageOcr, needs_ocr
+from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
+from render_pool.readers.pdf.tables import build_grid_table, find_grids
+from render_pool.readers.pdf.tagged import PageImageRef, dedent_code, join_pages, tagged_page
+
+log = logging.getLogger(__name__)
+
+MAX_PAGES = 2000
+MAX_IMAGES = 500
+MIN_TREE_COVERAGE = 0.5  # below this share of the page's text, a tree is ignored
+# list bullets some producers (Chromium) draw outside both the tree and /Artifact: the
+# tree's L/LI already says there is a list, so the bare glyphs are not text left over
+_LABEL_GLYPHS = set("\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2023\u2043")
+_META_KEYS = {"Title": "title", "Author": "author", "Subject": "subject", "Keywords": "keywords"}
+
+
+def _open(data: bytes) -> pdfium.PdfDocument:
+    """Open the bytes with pdfium, turning every failure into a CorruptDocument."""
+    if not data:
+        raise CorruptDocument("The PDF file is empty (0 bytes)")
+    if b"%PDF-" not in data[:1024]:
+        raise CorruptDocument("The file is not a PDF (no %PDF- header)")
+    check_pdf_streams(data)  # decompression bombs: refused before pdfium inflates them
+    try:
+        return pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if exc.err_code == pdfium_c.FPDF_ERR_PASSWORD:
+            raise CorruptDocument(
+                "The PDF is encrypted and needs a password; remove the protection and try "
+                "again") from None
+        if exc.err_code == pdfium_c.FPDF_ERR_SECURITY:
+            raise CorruptDocument(
+                "The PDF is encrypted with an unsupported security handler") from None
+        raise CorruptDocument("The PDF is corrupt or unreadable") from None
+    except Exception:
+        raise CorruptDocument("The PDF is corrupt or unreadable") from None
+
+
+def _metadata(pdf: pdfium.PdfDocument) -> dict[str, str]:
+    try:
+        raw = pdf.get_metadata_dict(skip_empty=True)
+    except Exception:  # metadata is optional; a broken Info dictionary is not fatal
+        return {}
+    meta = {}
+    for key, name in _META_KEYS.items():
+        value = " ".join(str(raw.get(key, "")).replace("\x00", "").split())
+        if value:
+            meta[name] = value
+    return meta
+
+
+class _PageResult:
+    __slots__ = ("height", "image_count", "items", "tagged", "text_chars")
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self.height = 0.0
+        self.text_chars = 0
+        self.image_count = 0
+        self.tagged: set[int] = set()  # id() of the items built from the structure tree
+
+
+def _image_block(img: PageImage, name: str) -> FlowBlock:
+    para = Paragraph([Image(name, alt="", width_px=img.width_px, height_px=img.height_px)])
+    return FlowBlock(img.x0, img.x1, img.top, img.bottom, para)
+
+
+def _tagged_items(tree: list[StructNode], chars: list[Char | None], images: list[PageImage],
+                  names: list[str], index: int, width: float, height: float, doc: Document,
+                  res: _PageResult) -> bool:
+    """Fill ``res.items`` from the structure tree; False when the tree covers too little.
+
+    Characters the tree does not reference (and are not artifacts) and images no Figure
+    claims are read by layout and follow the tagged blocks, so nothing is lost.
+    """
+    refs = [PageImageRef(n, img.mcid, img.width_px, img.height_px)
+            for n, img in zip(names, images, strict=True)]
+    got = tagged_page(tree, chars, refs, index)
+    visible = [c for c in chars if c is not None and c.text.strip() and c.mcid != ARTIFACT]
+    covered = sum(1 for c in visible if c.mcid in got.used)
+    if visible and covered < MIN_TREE_COVERAGE * len(visible):
+        return False
+    if not visible and not got.blocks:
+        return False
+    doc.notes.update(got.notes)
+    rest = [c for c in chars if c is None or (c.mcid not in got.used and c.mcid != ARTIFACT
+                                              and c.text not in _LABEL_GLYPHS)]
+    rest_images = [_image_block(img, n) for n, img in zip(names, images, strict=True)
+                   if n not in got.images_used]
+    items: list[Item] = [FlowBlock(0.0, width, *got.boxes.get(id(b), (0.0, 0.0)), b, index)
+                         for b in got.blocks]
+    leftover = order_page(segments_of(rest), rest_images, index, height)
+    res.items = _interleave(items, leftover)
+    res.tagged = {id(it) for it in items}
+    return True
+
+
+def _interleave(tagged: list[Item], leftover: list[Item]) -> list[Item]:
+    """Put layout-read items between the tagged blocks by their vertical position.
+
+    Only when the tagged blocks with a known position run top to bottom (one column);
+    otherwise the leftovers follow the tagged blocks.
+    """
+    tops = [it.top for it in tagged if it.bottom > it.top]
+    if not leftover or any(b < a - 1 for a, b in itertools.pairwise(tops)):
+        return tagged + leftover
+    out = list(tagged)
+    ids = {id(t) for t in tagged}
+    for it in leftover:
+        at = next((i for i, t in enumerate(out) if t.bottom > t.top and t.top > it.top
+                   and id(t) in ids), len(out))
+        out.insert(at, it)
+    return out
+
+
+def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
+               budget: list[int]) -> _PageResult:
+    """Ordered items (lines, tables, images) of one page; the page is closed afterwards."""
+    res = _PageResult()
+    page = pdf[index]
+    tree: list[StructNode] | None = None
+    try:
+        width, height = page.get_size()
+        res.height = height
+        textpage = page.get_textpage()
+        try:
+            chars = page_chars(textpage, height)
+            attach_links(chars, page_links(pdf, page, textpage, height))
+        finally:
+            textpage.close()
+        try:
+            tree = page_tree(page)
+        except BrokenTree as exc:
+            doc.warn(f"page {index + 1}: the structure tree is unusable ({exc}); the page "
+                     "was read by layout")
+        rules, fills = page_rules(page, height)
+        images, skipped = page_images(page, height, budget)
+    finally:
+        page.close()
+    if skipped:
+        doc.warn(f"page {index + 1}: {skipped} image(s) skipped (too large, too many or "
+                 "unreadable)")
+    res.text_chars = sum(1 for c in chars if c is not None and c.text.strip())
+    res.image_count = len(images) + skipped
+    names = [f"page{index + 1}-img{n}.png" for n in range(1, len(images) + 1)]
+    for name, img in zip(names, images, strict=True):
+        doc.resources[name] = Resource(img.png, "image/png")
+    if tree and _tagged_items(tree, chars, images, names, index, width, height, doc, res):
+        return res
+    blocks: list[FlowBlock] = []
+    for grid in find_grids(rules, width, height):
+        inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
+        table = build_grid_table(grid, inside, fills)
+        if table is None:
+            continue
+        chars = [c for c in chars if c is None or not grid.contains(c)]
+        x0, x1, top, bottom = grid.box
+        blocks.append(FlowBlock(x0, x1, top, bottom, table))
+    blocks.extend(_image_block(img, name) for name, img in zip(names, images, strict=True))
+    res.items = order_page(segments_of(chars), blocks, index, height)
+    return res
+
+
+def _join_tagged_pages(pages: list[_PageResult]) -> None:
+    """Join a tagged paragraph, list or table that a page break cut in two."""
+    prev: _PageResult | None = None
+    for page in pages:
+        if prev is not None and page.items and id(prev.items[-1]) in prev.tagged \
+                and id(page.items[0]) in page.tagged:
+            a, b = prev.items[-1], page.items[0]
+            assert isinstance(a, FlowBlock) and isinstance(b, FlowBlock)
+            if join_pages(a.payload, b.payload):  # type: ignore[arg-type]
+                page.items.pop(0)
+        prev = page if page.items else prev
+
+
+def _apply_ocr(runner: PageOcr, targets: dict[int, _PageResult], doc: Document) -> None:
+    """Replace the items of the OCR'd pages by what OCR read, and say so in a warning.
+
+    The page's own images are dropped: on a scanned page they are the scan itself."""
+    done: list[int] = []
+    confidence = 0.0
+    for index, got in runner.results().items():
+        res = targets[index]
+        if isinstance(got, Exception):
+            log.info("page %d: OCR failed: %s", index + 1, got)
+            doc.warn(f"page {index + 1}: OCR failed ({got}); the page was read without it")
+            continue
+        prefix = f"page{index + 1}-img"
+        for name in [k for k in doc.resources if k.startswith(prefix)]:
+            del doc.resources[name]
+        res.items, res.height, res.tagged = got.items, got.height, set()
+        res.text_chars = got.visible
+        if got.visible:
+            done.append(index + 1)
+            confidence += got.ocr.confidence
+        if got.ocr.rotation:
+            doc.warn(f"page {index + 1}: turned {got.ocr.rotation} degrees for OCR")
+    if done:
+        doc.warn(f"OCR read page(s) {', '.join(map(str, done[:50]))} "
+                 f"(mean confidence {confidence / len(done):.0f}%)")
+
+
+def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "") -> Document:
+    """Read a PDF's text layer into a Document (headings, paragraphs, lists, tables, images).
+
+    ``ocr`` ("auto", "force", "off") says which pages are read by OCR (ocr) in
+    ``ocr_languages`` (Tesseract names joined by "+"). Raises CorruptDocument for empty,
+    non-PDF, corrupt or encrypted input and for scans without text that OCR could read,
+    and TooLarge above ``MAX_PAGES`` pages.
+    """
+    if ocr not in OCR_MODES:
+        ocr = "auto"
+    pdf = _open(data)
+    doc = Document()
+    try:
+        count = len(pdf)
+        if count > MAX_PAGES:
+            raise TooLarge(f"The PDF has {count} pages; the limit is {MAX_PAGES}")
+        doc.meta.update(_metadata(pdf))
+        budget = [MAX_IMAGES]
+        pages: list[_PageResult] = []
+        runner = PageOcr(ocr_languages)
+        targets: dict[int, _PageResult] = {}
+        try:
+            for index in range(count):
+                try:
+                    pages.append(_read_page(pdf, index, doc, budget))
+                    if needs_ocr(pdf, index, pages[-1].text_chars, pages[-1].image_count, ocr):
+                        targets[index] = pages[-1]
+                        runner.submit(pdf, index)
+                except pdfium.PdfiumError as exc:
+                    log.info("page %d unreadable: %s", index + 1, exc)
+                    doc.warn(f"page {index + 1} could not be read and was skipped")
+        finally:
+            _apply_ocr(runner, targets, doc)
+    finally:
+        pdf.close()
+    text_total = sum(p.text_chars for p in pages)
+    if text_total == 0:
+        if any(p.image_count for p in pages):
+            if ocr == "off":
+                raise CorruptDocument(
+                    "The PDF has no text layer (scanned?) and OCR is turned off (ocr=off)")
+            raise CorruptDocument(
+                "The PDF has no text layer (scanned?) and OCR found no text in its images")
+        doc.warn("The PDF contains no text")
+        return doc
+    scanned = [i + 1 for i, p in enumerate(pages) if not p.text_chars and p.image_count]
+    if scanned:
+        doc.warn("page(s) " + ", ".join(map(str, scanned[:20]))
+                 + " have no text layer (scanned?); only their images were kept")
+    _join_tagged_pages(pages)
+    page_items = [p.items for p in pages]
+    remove_furniture(page_items, [p.height for p in pages])
+    footnotes: dict[str, list[Block]] = {}
+    for index, page in enumerate(pages):
+        if not page.tagged:
+            take_notes(page.items, page.height, index, footnotes)
+    flow = [it for items in page_items for it in items]
+    places: list[tuple[int, float | None, Heading]] = []
+    doc.blocks = build_blocks(flow, places)
+    if targets and not doc.blocks:  # a scan must give text or a clear refusal
+        raise CorruptDocument("The PDF has no readable text: OCR found none in its images "
+                              "and no visible text layer is left")
+    if footnotes:
+        place_notes(doc.blocks, list(footnotes))
+        doc.notes.update(footnotes)
+    dedent_code(doc.blocks)
+    resolve_internal_links(doc.blocks, doc.notes, places)
+    return doc

@@ -1,0 +1,347 @@
+"""Folders and archives of Markdown/HTML: assets uploaded to object storage, links
+rewritten, results reported per document (``/md/convert-folder``, ``/api/upload-archive``,
+``/api/archive/stage``, ``/api/archive/process``, ``GET /api/jobs/{id}``).
+
+Every pass over uploaded content (planning, data-URI extraction, rewriting, HTML to
+Markdown) runs in the process pool (``render_pool.batch_jobs``), never on the event loop;
+unpacking and storage I/O run in the storage thread pool. Assets, inline images and final
+documents are uploaded from files in chunks, so the service never holds one whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import posixpath
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from render_pool import archives, batch_jobs
+from render_pool.batch import DocumentPlan
+from render_pool.batch_jobs import Lookups, final_name
+from store.object_keys import clean_prefix, object_key
+from store.objects import ObjectStore, StoredAsset
+from store.staging import StagedArchives, purge_expired
+from store.storage_errors import StorageConfigError, StorageError
+from store.storage_io import link_for_documents
+from tornado_app.documents.base import DocsError, UploadHandler, bool_field
+from tornado_app.documents.config import PlainError, PlainHandler
+from tornado_app.documents.folder_roots import NOT_A_FOLDER, allowed_folder
+from tornado_app.services import Services
+
+log = logging.getLogger(__name__)
+Progress = Callable[[int, int, str], Awaitable[None]]
+
+
+
+class BatchStorageFailed(Exception):
+    """Storage failed mid-batch; ``files`` holds what was done before."""
+
+    def __init__(self, message: str, files: list[dict[str, Any]], total: int) -> None:
+        super().__init__(message)
+        self.message, self.files, self.total = message, files, total
+
+
+@dataclass
+class _Context:
+    svc: Services
+    store: ObjectStore
+    root: str
+    base: str
+    files: list[str]
+    scratch: str  # the pool jobs' output files (removed with the batch)
+    known: Lookups
+    company_id: str  # the tenant whose turn the pool jobs take
+
+    async def io(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await self.svc.storage.io(fn, *args)
+
+    async def pool(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await self.svc.pool.run(fn, *args, tenant=self.company_id)
+
+
+def _upload_inside(store: ObjectStore, prefix: str, root: str, rel: str) -> StoredAsset:
+    """Upload ``root/rel`` (opened inside the root only) as an asset, in chunks."""
+    with archives.open_inside(root, rel) as fh:
+        return store.put_asset_file(prefix, posixpath.basename(rel), fh)
+
+
+def _upload_scratch(store: ObjectStore, prefix: str, path: str, name: str) -> StoredAsset:
+    with open(path, "rb") as fh:
+        return store.put_asset_file(prefix, name, fh)
+
+
+def _put_document(store: ObjectStore, key: str, path: str) -> dict[str, str]:
+    with open(path, "rb") as fh:
+        return store.put_file(key, fh, "text/markdown; charset=utf-8").as_dict()
+
+
+async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
+    slots = asyncio.Semaphore(ctx.svc.settings.upload_concurrency)
+
+    async def one(rel: str) -> None:
+        async with slots:
+            try:
+                stored = await ctx.io(_upload_inside, ctx.store, ctx.base, ctx.root, rel)
+                ctx.known.asset_links[rel] = link_for_documents(ctx.store, stored.links)
+            except OSError as exc:
+                ctx.known.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
+
+    await asyncio.gather(*(one(rel) for rel in wanted))
+
+
+async def _upload_stylesheet(ctx: _Context, rel: str, seen: set[str]) -> None:
+    """Upload a CSS file after the files its ``url()``/``@import`` name (CSS it imports
+    first, depth first), with those references rewritten (in the pool); its failures are
+    kept for the documents that use it."""
+    known = ctx.known
+    if rel in seen or rel in known.asset_links or rel in known.asset_errors:
+        return
+    seen.add(rel)
+    try:
+        plan = await ctx.pool(batch_jobs.plan_stylesheet, ctx.root, rel, ctx.files)
+    except OSError as exc:
+        known.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
+        return
+    deps = [f for f in plan.asset_files if f not in known.asset_links]
+    await _upload_assets(ctx, [f for f in deps if not f.lower().endswith(".css")])
+    for dep in deps:
+        if dep.lower().endswith(".css"):
+            await _upload_stylesheet(ctx, dep, seen)
+    try:
+        path, known.css_failed[rel] = await ctx.pool(
+            batch_jobs.rewrite_stylesheet, ctx.root, rel, plan, known, ctx.scratch)
+    except OSError as exc:
+        known.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
+        return
+    stored = await ctx.io(_upload_scratch, ctx.store, ctx.base, path, posixpath.basename(rel))
+    known.asset_links[rel] = link_for_documents(ctx.store, stored.links)
+
+
+async def _process_document(ctx: _Context, plan: DocumentPlan) -> dict[str, Any] | None:
+    """One document: its inline images uploaded, then rewritten in the pool and stored;
+    None when it can no longer be read (swapped since the listing)."""
+    try:
+        images = await ctx.pool(batch_jobs.inline_images, ctx.root, plan.source, plan.kind,
+                                ctx.scratch)
+    except OSError:
+        return None
+    inline: dict[str, str] = {}
+    for image in images:  # uploaded once by content hash
+        stored = await ctx.io(_upload_scratch, ctx.store, ctx.base, image.path, image.name)
+        inline[image.uri] = link_for_documents(ctx.store, stored.links)
+    try:
+        result = await ctx.pool(batch_jobs.finish_document, ctx.root, plan, ctx.known,
+                                inline, ctx.files, ctx.scratch)
+    except OSError:
+        return None
+    entry: dict[str, Any] = {"source": plan.source, "storage_url": "",
+                             "storage_presigned_url": "",
+                             **batch_jobs.entry_fields(result)}
+    if ctx.store.config.store_final:
+        key = object_key(ctx.base, final_name(plan.source))
+        entry.update(await ctx.io(_put_document, ctx.store, key, result.path))
+    return entry
+
+
+def _document_links(store: ObjectStore, base: str, sources: list[str]) -> dict[str, str]:
+    """The link each document will have once stored (presigning is CPU: a thread runs it)."""
+    return {s: link_for_documents(store, store.links(object_key(base, final_name(s))))
+            for s in sources}
+
+
+async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: str = "",
+                       version_id: str = "",
+                       progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Process every Markdown/HTML document under ``root``; returns the result entries.
+    Raises :class:`BatchStorageFailed` with the entries done so far when storage fails."""
+    store = await svc.storage.store(company_id)
+    base = "/".join(clean_prefix(p) for p in (store.config.prefix, prefix, version_id) if p)
+    linkmap = await svc.storage.linkmap.get(company_id)
+    tree = await svc.pool.run(batch_jobs.plan_tree, str(root), linkmap, tenant=company_id)
+    scratch = await svc.storage.io(tempfile.mkdtemp, "", "batch-")
+    try:
+        doc_links = await svc.storage.io(_document_links, store, base,
+                                         [d.source for d in tree.documents])
+        ctx = _Context(svc, store, str(root), base, tree.files, scratch,
+                       Lookups(linkmap=linkmap, doc_links=doc_links), company_id)
+        return await _run(ctx, tree, progress)
+    finally:
+        await svc.storage.io(shutil.rmtree, scratch, True)
+
+
+async def _run(ctx: _Context, tree: batch_jobs.TreePlan, progress: Progress | None
+               ) -> list[dict[str, Any]]:
+    done: list[dict[str, Any]] = []
+    total = len(tree.documents)
+    try:
+        await _upload_assets(ctx, [f for f in tree.assets if not f.lower().endswith(".css")])
+        seen: set[str] = set()
+        for sheet in (f for f in tree.assets if f.lower().endswith(".css")):
+            await _upload_stylesheet(ctx, sheet, seen)
+        for i, doc in enumerate(tree.documents):
+            entry = await _process_document(ctx, doc)
+            if entry is not None:
+                done.append(entry)
+            if progress:
+                await progress(i + 1, total, doc.source)
+    except StorageError as exc:
+        raise BatchStorageFailed(f"storage failed after {len(done)} of {total} documents: "
+                                 f"{exc.message}", done, total) from exc
+    return done
+
+
+async def process_archive(svc: Services, company_id: str, data: bytes, filename: str, *,
+                          prefix: str = "",
+                          version_id: str = "", encoding: str | None = None,
+                          progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Unpack safely into a temporary directory (always removed) and process it."""
+    if archives.detect_archive_kind(filename, data) is None:
+        raise DocsError(40002, "not a zip, tar.gz or tgz archive")
+    context = archives.unpacked(data, filename, encoding=encoding or None)
+    root = await svc.storage.io(context.__enter__)
+    try:
+        return await process_tree(svc, company_id, root, prefix=prefix, version_id=version_id,
+                                  progress=progress)
+    finally:
+        await svc.storage.io(context.__exit__, None, None, None)
+
+
+def _params(fields: dict[str, str]) -> tuple[str, str]:
+    prefix = (fields.get("prefix") or "").strip().strip("/")
+    version = (fields.get("versionId") or "").strip().strip("/")
+    for value, name in ((prefix, "prefix"), (version, "versionId")):
+        try:
+            clean_prefix(value)
+        except StorageConfigError as exc:
+            raise DocsError(40001, f"{name} is not a valid key prefix: {exc.error}") from exc
+        if len(value) > 200 or ".." in value.split("/") or "\\" in value:
+            raise DocsError(40001, f"{name} is not a valid key prefix")
+    return prefix, version
+
+
+class ArchiveRunner(UploadHandler):
+    """Shared by upload-archive and archive/process: run now, or as a polled job."""
+
+    async def run_archive(self, data: bytes, filename: str, fields: dict[str, str],
+                          staged_key: str = "") -> None:
+        prefix, version = _params(fields)
+        encoding = (fields.get("encoding") or "").strip() or None
+        svc = self.services
+        if self.services.storage is None:
+            raise DocsError(50201, "storage not configured")
+        await svc.storage.store(self.company_id)  # 50201 before any work without storage
+        if bool_field(fields, "async"):
+            await self.enqueue_archive(data, filename, fields, prefix, version, encoding,
+                                       staged_key)
+            return
+        try:
+            files = await process_archive(svc, self.company_id, data, filename, prefix=prefix,
+                                          version_id=version, encoding=encoding)
+        except BatchStorageFailed as exc:
+            self.write_json(200, {"code": 50201, "msg": exc.message,
+                                  "data": {"count": len(exc.files), "total": exc.total,
+                                           "files": exc.files}})
+            return
+        self.success({"count": len(files), "files": files})
+
+    async def enqueue_archive(self, data: bytes, filename: str, fields: dict[str, str],
+                              prefix: str, version: str, encoding: str | None,
+                              staged_key: str = "") -> None:
+        """Store the input (unless already staged) and queue a job; answers its id."""
+        from tornado_app.documents.async_requests import answer, submit
+
+        if archives.detect_archive_kind(filename, data) is None:
+            raise DocsError(40002, "not a zip, tar.gz or tgz archive")
+        job_input = {"key": staged_key, "owned": False, "name": filename, "prefix": prefix,
+                     "versionId": version, "encoding": encoding or ""}
+        answer(self, await submit(self, "archive", fields, {"file": (filename, data)},
+                                  None if staged_key else data, job_input))
+
+
+class UploadArchiveHandler(ArchiveRunner):
+    async def post(self) -> None:
+        fields, files = self.form()
+        upload = files.get("file")
+        if not upload:
+            raise DocsError(40001, "file (zip, tar.gz or tgz) is required")
+        await self.run_archive(upload[1], upload[0], fields)
+
+
+class StageArchiveHandler(UploadHandler):
+    async def post(self) -> None:
+        _, files = self.form()
+        upload = files.get("file")
+        if not upload:
+            raise DocsError(40001, "file (zip, tar.gz or tgz) is required")
+        name, data = upload
+        if archives.detect_archive_kind(name, data) is None:
+            raise DocsError(40002, "not a zip, tar.gz or tgz archive")
+        if self.services.storage is None:
+            raise DocsError(50201, "storage not configured")
+        store = await self.services.storage.store(self.company_id)
+        staged = StagedArchives.new(store.config.prefix, name, len(data))
+        await self.services.storage.put(store, staged.key, data, "application/octet-stream")
+        await StagedArchives(self.services.redis).save(self.company_id, staged)
+        self.success({"id": staged.id, "name": name, "size": len(data)})
+        try:  # staging is a good moment to drop what expired; a failure here is harmless
+            await self.services.storage.io(purge_expired, store)
+        except StorageError:
+            pass
+
+
+class ProcessArchiveHandler(ArchiveRunner):
+    async def post(self) -> None:
+        fields, _ = self.form()
+        stage_id = (fields.get("id") or "").strip()
+        if not stage_id:
+            raise DocsError(40001, "id of a staged archive is required")
+        staged = await StagedArchives(self.services.redis).get(self.company_id, stage_id)
+        if staged is None:
+            raise DocsError(40401, "no staged archive with this id (it may have expired)")
+        storage = self.services.storage
+        store = await storage.store(self.company_id)
+        try:
+            data = await storage.io(store.get_bytes, staged.key)
+        except StorageError as exc:
+            raise DocsError(40401, f"staged archive is gone: {exc.message}") from exc
+        await self.run_archive(data, staged.name, fields, staged.key)
+
+
+class ConvertFolderHandler(PlainHandler):
+    """``/md/convert-folder`` (ADMIN): a folder under the caller's company's ``FOLDER_ROOTS``
+    (:mod:`tornado_app.documents.folder_roots`; plain response)."""
+
+    admin_methods = frozenset({"POST"})
+
+    async def post(self) -> None:
+        fields, _ = self.form()
+        raw = (fields.get("folder_path") or "").strip()
+        if not raw:
+            raise PlainError(400, "folder_path is required")
+        folder = Path(raw)
+        if not folder.is_absolute():
+            raise PlainError(400, "folder_path must be an absolute path")
+        real = await allowed_folder(self.services, self.company_id, folder)
+        if real is None:  # outside the company's roots answers like a missing folder
+            raise PlainError(404, NOT_A_FOLDER)
+        prefix, version = _params(fields)
+        if bool_field(fields, "async"):
+            from tornado_app.documents.async_requests import submit
+
+            job_id = await submit(self, "folder", fields, {}, None, {
+                "folder": str(real), "name": real.name, "prefix": prefix, "versionId": version})
+            self.reply({"ok": True, "job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
+            return
+        try:
+            files = await process_tree(self.services, self.company_id, real, prefix=prefix,
+                                       version_id=version)
+        except BatchStorageFailed as exc:
+            self.write_json(502, {"ok": False, "error": exc.message, "hint": "",
+                                  "count": len(exc.files), "files": exc.files})
+            return
+        self.reply({"ok": True, "count": len(files), "files": files})

@@ -1,0 +1,64 @@
+"""The orchestration of a conversion, in one place: one pool job per request, then (for
+``save=true``) the uploads and the link pair to answer.
+
+``/api/convert`` reads and writes the document in ONE pool job; when the output is saved,
+that job also returns the document's images with placeholder tokens where their links go,
+and this module uploads them beside the output, fills in their links and uploads the output.
+``/md/convert`` renders in the pool and, when saved, uploads the file here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from render_pool import jobs
+from store.object_keys import asset_key, result_key
+from store.objects import ObjectStore
+from store.storage_io import link_for_documents
+from tornado_app.documents.base import DocsError
+from tornado_app.services import Services
+
+
+async def _store(svc: Services, company_id: str) -> ObjectStore:
+    """The company's object store, or 50201 when storage is not configured."""
+    if svc.storage is None:
+        raise DocsError(50201, "storage not configured")
+    return await svc.storage.store(company_id)
+
+
+async def convert(svc: Services, company_id: str, data: bytes, *, export: str, engine: str,
+                  save: bool, filename: str, options: dict[str, Any],
+                  result_token: str | None = None) -> dict[str, Any]:
+    """Convert ``data`` in one pool job; when ``save``, store the output and its images under
+    the company's prefix (the output at an unguessable key: ``result_token``, a job's id, makes
+    a re-run of the job write the same key) and answer their links, else answer the content
+    (images inline as data URIs)."""
+    if not save:
+        result: jobs.Converted = await svc.pool.run(jobs.convert_document, data, export, engine,
+                                                    options, tenant=company_id)
+        return {"content": result.content, "media_type": result.media_type,
+                "warnings": result.warnings}
+    store = await _store(svc, company_id)
+    prefix = store.config.prefix
+    result = await svc.pool.run(jobs.convert_document, data, export, engine, options,
+                                for_upload=True, tenant=company_id)
+    links: dict[str, str] = {}
+    for image in result.images:
+        stored = await svc.storage.put(store, asset_key(prefix, image.data, image.name),
+                                       image.data, image.content_type)
+        links[image.token] = link_for_documents(store, stored)
+    content = jobs.fill_image_links(result, links)
+    key = result_key(prefix, "converted", f"{filename}.{jobs.FILE_EXTENSIONS[export]}",
+                     token=result_token)
+    stored = await svc.storage.put(store, key, content.encode("utf-8"), result.media_type)
+    return {**stored.as_dict(), "warnings": result.warnings}
+
+
+async def save_rendered(svc: Services, company_id: str, rendered: jobs.Rendered, name: str,
+                        result_token: str | None = None) -> dict[str, Any]:
+    """Upload a rendered PDF/DOCX under the company's prefix at an unguessable key and answer
+    the link pair."""
+    store = await _store(svc, company_id)
+    key = result_key(store.config.prefix, "rendered", name, token=result_token)
+    stored = await svc.storage.put(store, key, rendered.data, rendered.media_type)
+    return {**stored.as_dict(), "warnings": rendered.warnings}

@@ -1,0 +1,59 @@
+"""Route table of the document conversion service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tornado_app.documents.batches import (
+    ConvertFolderHandler,
+    ProcessArchiveHandler,
+    StageArchiveHandler,
+    UploadArchiveHandler,
+)
+from tornado_app.documents.config import (
+    ConfigSnapshotHandler,
+    LinkMapHandler,
+    LoadProfileHandler,
+    ProfilesHandler,
+    ProxyDownloadHandler,
+    SaveProfileHandler,
+    StorageConfigHandler,
+    StorageTestHandler,
+    TimeCheckHandler,
+)
+from tornado_app.documents.convert import ConvertHandler
+from tornado_app.documents.jobs import (
+    JobCancelHandler,
+    JobEventsHandler,
+    JobHandler,
+    JobsListHandler,
+)
+from tornado_app.documents.markdown import MarkdownConvertHandler, ThemesHandler
+from tornado_app.documents.webhook_secret import WebhookSecretHandler
+
+
+def docs_routes() -> list[Any]:
+    """Handlers of the conversion service."""
+    return [
+        (r"/api/convert", ConvertHandler),
+        (r"/md/convert", MarkdownConvertHandler),
+        (r"/md/themes", ThemesHandler),
+        (r"/md/convert-folder", ConvertFolderHandler),
+        (r"/api/upload-archive", UploadArchiveHandler),
+        (r"/api/archive/stage", StageArchiveHandler),
+        (r"/api/archive/process", ProcessArchiveHandler),
+        (r"/api/jobs", JobsListHandler),
+        (r"/api/jobs/([0-9a-f]+)", JobHandler),
+        (r"/api/jobs/([0-9a-f]+)/cancel", JobCancelHandler),
+        (r"/api/jobs/([0-9a-f]+)/events", JobEventsHandler),
+        (r"/api/webhook-secret", WebhookSecretHandler),
+        (r"/config", ConfigSnapshotHandler),
+        (r"/config/storage", StorageConfigHandler),
+        (r"/config/storage/test", StorageTestHandler),
+        (r"/config/profiles", ProfilesHandler),
+        (r"/config/save_profile", SaveProfileHandler),
+        (r"/config/load_profile", LoadProfileHandler),
+        (r"/config/linkmap", LinkMapHandler),
+        (r"/system/time/check", TimeCheckHandler),
+        (r"/proxy/download", ProxyDownloadHandler),
+    ]
