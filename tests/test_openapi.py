@@ -137,7 +137,8 @@ def test_validator_rejects_a_broken_description() -> None:
 
 
 def test_every_failure_code_is_described() -> None:
-    """Each error code of README/DESIGN appears in the description's text."""
+    """Each error code of docs/api.md and DESIGN appears in the description's text (the
+    reference in docs/api.md is generated from it)."""
     text = SPEC_PATH.read_text(encoding="utf-8")
     auth = ["VALIDATION_ERROR", "INVALID_ROLE", "USER_NOT_FOUND", "UNAUTHORIZED",
             "USER_DISABLED", "FORBIDDEN", "NOT_FOUND", "USERNAME_EXISTS", "LAST_ADMIN",

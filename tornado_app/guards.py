@@ -1,4 +1,4 @@
-"""Browser safety in one place (see README "Security model"):
+"""Browser safety in one place (see docs/security.md):
 
 - ``Host`` must be one of ``PUBLIC_HOSTS`` when that is set (DNS rebinding), checked before
   routing (HTTP 421); under ``DOCS_AUTH=none`` (no credential protects anything) only

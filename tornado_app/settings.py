@@ -1,4 +1,4 @@
-"""The one settings object, read from environment variables (documented in the README)."""
+"""The one settings object, read from environment variables (see docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -98,7 +98,10 @@ def _log_format(value: str) -> str:
 
 @dataclass(frozen=True)
 class Settings:
-    """Every tunable of the service. Secrets here are never logged (see ``public_view``)."""
+    """What an operator (or a test) may set, read once from the environment. Fixed limits live
+    beside their code (archive limits in ``render_pool.archives``, the zip-bomb guard in
+    ``render_pool.zipread``, the shutdown grace in ``tornado_app.__main__``). Secrets here are
+    never logged (see ``public_view``)."""
 
     data_dir: Path = Path("./data")
     mongo_url: str = ""  # empty: start the embedded SecantusDB
@@ -187,7 +190,7 @@ class Settings:
     docs_api_token: str = field(default="", repr=False)
     seed_file: Path | None = None  # a JSON seed applied at start-up (``serve --seed``)
     weed_bin: str = ""  # the SeaweedFS ``weed`` binary; empty: the embedded extra's, or PATH
-    # callers and browsers (see README "Security model")
+    # callers and browsers (see docs/security.md)
     docs_auth: str = "required"  # "none": no caller auth (single user, loopback only)
     allowed_origins: tuple[str, ...] = ()  # extra origins for state changes; enables CORS
     public_hosts: tuple[str, ...] = ()  # accepted Host header values (empty: any)

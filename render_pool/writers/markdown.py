@@ -1,6 +1,6 @@
 """Markdown writer: GitHub-flavoured Markdown for a :class:`render_pool.model.Document`.
 
-Choices (see also the README):
+Choices (see also docs/conversion.md, "Writers"):
 - ATX headings; ``*``/``**``/``~~`` emphasis, falling back to ``<em>``/``<strong>``/``<del>``
   where CommonMark's flanking rules would not let the delimiters match (``a**"b"**c``);
   ``<sub>``, ``<sup>``, ``<u>`` for what Markdown lacks.
