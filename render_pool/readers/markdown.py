@@ -23,6 +23,7 @@ from marko.ext import footnote
 from marko.helpers import MarkoExtension
 
 from render_pool.data_uri import decode_data_uri, image_extension
+from render_pool.errors import CorruptDocument
 from render_pool.markdown_limits import check_nesting
 from render_pool.model import (
     ALIGNMENTS,
@@ -389,6 +390,17 @@ def read_markdown(text: str) -> Document:
 
 
 # ------------------------------------------------------------------ images
+def read_markdown_source(data: bytes | str) -> Document:
+    """The registry's Markdown reader: :func:`read_markdown` of text, or of UTF-8 bytes
+    (a BOM dropped; 40003 when they are not UTF-8)."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise CorruptDocument("the Markdown is not UTF-8 text") from exc
+    return read_markdown(data)
+
+
 def _walk_marko(el: Any, found: list[str]) -> None:
     name = type(el).__name__
     if name == "Image":
