@@ -15,7 +15,6 @@ tables cannot), links and emphasis better, and takes a tenth of the time or less
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import lxml.html
@@ -54,6 +53,7 @@ from render_pool.model import (
     TableRow,
     Text,
     Underline,
+    map_blocks,
     plain_text,
 )
 from render_pool.readers.docx.inline import merge_texts, strip_edges
@@ -346,24 +346,4 @@ def expand_raw_html(doc: Document) -> None:
     """Replace every :class:`RawHtml` block of ``doc`` (body, notes, furniture, nested in
     lists, quotes and cells) by the blocks the HTML reader reads from it, for writers of
     formats that cannot hold HTML (DOCX)."""
-
-    def expand(blocks: list) -> list:
-        out: list = []
-        for b in blocks:
-            if isinstance(b, RawHtml):
-                out.extend(read_html_blocks(b.html, doc))
-            else:
-                visit(b)
-                out.append(b)
-        return out
-
-    def visit(node: object) -> None:
-        for f in dataclasses.fields(node) if dataclasses.is_dataclass(node) else ():
-            value = getattr(node, f.name)
-            if isinstance(value, list):
-                setattr(node, f.name, expand(value))
-
-    doc.blocks = expand(doc.blocks)
-    doc.furniture = expand(doc.furniture)
-    for key, blocks in list(doc.notes.items()):
-        doc.notes[key] = expand(blocks)
+    map_blocks(doc, lambda b: read_html_blocks(b.html, doc) if isinstance(b, RawHtml) else None)
