@@ -318,15 +318,57 @@ def _roots(where: Document | list[Block]) -> list[list[Block]]:
     return document_blocks(where) if isinstance(where, Document) else [where]
 
 
+def _map_inline_list(items: list[Inline], fn: Callable[[Inline], list[Inline] | None]
+                     ) -> list[Inline]:
+    """``items`` with ``fn`` applied to every inline at any depth, in document order (a
+    node's children before its next sibling), without recursion."""
+    out: list[Inline] = []
+    # frames: (inlines to go, where they go, whether fn is still to be applied to them)
+    frames: list[tuple[Iterator[Inline], list[Inline], bool]] = [(iter(items), out, True)]
+    while frames:
+        todo, dest, mapping = frames[-1]
+        item = next(todo, None)
+        if item is None:
+            frames.pop()
+        elif mapping:
+            replaced = fn(item)
+            frames.append((iter([item] if replaced is None else replaced), dest, False))
+        else:
+            dest.append(item)
+            for name in _INLINE_LISTS.get(type(item), ()):
+                kids: list[Inline] = []
+                frames.append((iter(getattr(item, name)), kids, True))
+                setattr(item, name, kids)
+    return out
+
+
 def map_inlines(where: Document | list[Block],
                 fn: Callable[[Inline], list[Inline] | None]) -> None:
     """Replace, in place, every inline anywhere in ``where`` (a document: body, notes and
     furniture; or a block list) by ``fn(inline)``: a list of inlines (empty to drop it) or
-    ``None`` to keep it. Inlines ``fn`` returns are walked like the others (their children
-    pass through ``fn`` too)."""
-    for node in walk(chain.from_iterable(_roots(where))):
-        for name in _INLINE_LISTS.get(type(node), ()):
-            setattr(node, name, _replace_each(getattr(node, name), fn))
+    ``None`` to keep it. ``fn`` sees the inlines in document order (a node before its
+    children, its children before its next sibling); the children of inlines it returns
+    pass through ``fn`` too."""
+    def parts(node: Node) -> Iterator[Node | tuple[Node, str]]:
+        """The node's lists in field order: a block list's nodes, an inline list whole."""
+        inline = _INLINE_LISTS.get(type(node), ())
+        for name in _LISTS.get(type(node), ()):
+            if name in inline:
+                yield node, name
+            else:
+                yield from getattr(node, name)
+
+    # the walk of :func:`walk`, but an inline list is mapped whole where the walk reaches it
+    stack: list[Iterator[Node | tuple[Node, str]]] = [chain.from_iterable(_roots(where))]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+        elif isinstance(item, tuple):
+            node, name = item
+            setattr(node, name, _map_inline_list(getattr(node, name), fn))
+        else:
+            stack.append(parts(item))
 
 
 def map_blocks(where: Document | list[Block], fn: Callable[[Block], list[Block] | None]
