@@ -239,7 +239,11 @@ class _HtmlReader:
         if tag == "span" and "math" in c.get("class", ""):
             display = "display" in c.get("class", "")
             return [Math(_math_tex("".join(c.itertext())), display)]
-        if tag in ("math",):
+        if tag == "math":  # MathML: its TeX annotation when it has one
+            tex = next((a.text or "" for a in c.iter("annotation")
+                        if "tex" in a.get("encoding", "").lower()), "").strip()
+            if tex:
+                return [Math(tex, c.get("display", "").lower() == "block")]
             return [Placeholder("".join(c.itertext()))]
         if tag in _BLOCK_TAGS:  # a block inside an inline context: keep its text
             return self.inline_children(c)
