@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-SECTIONS = ["auth", "render", "archives", "convert", "jobs", "hostile", "ocr"]
+SECTIONS = ["auth", "render", "archives", "convert", "jobs", "hostile", "ocr", "html_paths"]
 
 
 def main() -> int:

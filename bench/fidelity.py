@@ -79,13 +79,21 @@ def _in_cell(el: object) -> bool:
 
 def elements(markdown: str) -> dict[str, Counter[object]]:
     """Element multisets per category (see the module docstring) of a Markdown text."""
-    import lxml.html
-
     found: dict[str, Counter[object]] = {c: Counter() for c in (*CATEGORIES, *PDF_CATEGORIES)}
     for _, text in _FOOTNOTE_DEF.findall(markdown):
         if normalise(text):
             found["footnotes"][normalise(text)] += 1
-    html = _markdown_to_html(_FOOTNOTE_DEF.sub("", markdown))
+    html_elements(_markdown_to_html(_FOOTNOTE_DEF.sub("", markdown)), found)
+    return found
+
+
+def html_elements(html: str, found: dict[str, Counter[object]] | None = None
+                  ) -> dict[str, Counter[object]]:
+    """Element multisets per category of an HTML text (added to ``found`` when given)."""
+    import lxml.html
+
+    if found is None:
+        found = {c: Counter() for c in (*CATEGORIES, *PDF_CATEGORIES)}
     if not html.strip():
         return found
     root = lxml.html.fragment_fromstring(html, create_parent="div")

@@ -89,7 +89,8 @@ def page_html(markdown: str) -> tuple[str, dict[str, Any]]:
     """
     from render_pool import browser
     from render_pool.readers.markdown import read_markdown
-    from render_pool.writers.pdf import PdfOptions, write_pdf
+    from render_pool.writers.options import WriterOptions
+    from render_pool.writers.pdf import write_pdf
 
     seen: dict[str, Any] = {}
 
@@ -99,7 +100,7 @@ def page_html(markdown: str) -> tuple[str, dict[str, Any]]:
         return b""
 
     with mock.patch.object(browser, "render_pdf", record):
-        write_pdf(read_markdown(markdown), PdfOptions(title="document"))
+        write_pdf(read_markdown(markdown), WriterOptions(title="document"))
     return seen["html"], seen["pdf_options"]
 
 

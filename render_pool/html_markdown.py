@@ -1,96 +1,28 @@
-"""HTML to Markdown with markdownify, for HTML files of a batch (``render_pool.batch``).
+"""HTML to Markdown for the HTML files of a batch (``render_pool.batch_jobs``).
 
-Images stay everywhere (in links and table cells), fenced code keeps its language, and link
-and image destinations pass the allow-list of ``render_pool.url_safety`` (a refused link keeps
-its text only).
+The page takes the one path every HTML input takes into the model, the HTML reader
+(``render_pool.readers.html``: link allow-list, spanned cells, ``data:`` images), and the
+Markdown writer writes it, so a page in a batch becomes the same Markdown as the same page
+uploaded to ``/convert`` with ``export=markdown``. ``bench/html_paths.py`` measured this path
+against markdownify (the batch's converter before) on the same pages.
 """
 
 from __future__ import annotations
 
-import re
+from render_pool.model import Document
+from render_pool.readers.html import MAX_HTML_DEPTH, read_html
+from render_pool.writers.markdown import write_markdown
 
-from render_pool.errors import CorruptDocument
-from render_pool.links import AUTOLINK, markdown_destination
-from render_pool.url_safety import is_safe_image_src, is_safe_link
-
-
-def _markdown_url(url: str) -> str:
-    return markdown_destination(url, angle=False)
+__all__ = ["MAX_HTML_DEPTH", "html_model", "html_to_markdown"]
 
 
-def _converter():  # imported lazily: markdownify pulls in BeautifulSoup
-    from markdownify import MarkdownConverter, chomp
-
-    class Converter(MarkdownConverter):
-        """markdownify with safe destinations and images kept everywhere (links, cells)."""
-
-        def convert_head(self, el, text, parent_tags):
-            return ""
-
-        def convert_title(self, el, text, parent_tags):
-            return ""
-
-        def convert_img(self, el, text, parent_tags):
-            alt = (el.attrs.get("alt") or "").replace("[", r"\[").replace("]", r"\]")
-            src = el.attrs.get("src") or ""
-            if "_noformat" in parent_tags or not src or not is_safe_image_src(src):
-                return alt
-            title = el.attrs.get("title") or ""
-            title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
-            return f"![{alt}]({_markdown_url(src)}{title_part})"
-
-        def convert_a(self, el, text, parent_tags):
-            if "_noformat" in parent_tags:
-                return text
-            prefix, suffix, text = chomp(text)
-            href = el.get("href")
-            if not text:
-                return ""
-            if not href or not is_safe_link(href):
-                return text
-            title = el.get("title")
-            if text.replace(r"\_", "_") == href and not title and AUTOLINK.fullmatch(
-                    f"<{href}>"):
-                return f"{prefix}<{href}>{suffix}"
-            title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
-            return f"{prefix}[{text}]({_markdown_url(href)}{title_part}){suffix}"
-
-    return Converter
-
-
-MAX_HTML_DEPTH = 200  # elements inside each other; the converter recurses once per level
-
-
-def _check_depth(soup) -> None:
-    """Raise :class:`CorruptDocument` (40003) for HTML nested deeper than the converter can
-    recurse (it ended in a RecursionError); measured without recursion, in linear time."""
-    stack = [(soup, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_HTML_DEPTH:
-            raise CorruptDocument(f"the HTML nests elements deeper than {MAX_HTML_DEPTH} "
-                                  f"levels; the limit is {MAX_HTML_DEPTH}")
-        stack.extend((child, depth + 1) for child in getattr(node, "contents", ()))
+def html_model(html: str) -> Document:
+    """The document model of a batch's HTML page (the HTML reader's, as for an upload)."""
+    return read_html(html)
 
 
 def html_to_markdown(html: str) -> str:
-    """Convert HTML to Markdown with markdownify (ATX headings, ``-`` bullets, fenced code
-    with the language from ``class="language-x"``); ``<head>``, scripts and styles dropped."""
-
-    def language(el) -> str:
-        for node in (el, *el.find_all("code", limit=1)):
-            for cls in node.get("class") or []:
-                if cls.startswith(("language-", "lang-")):
-                    return cls.split("-", 1)[1]
-        return ""
-
-    from bs4 import BeautifulSoup
-
-    converter = _converter()(heading_style="ATX", bullets="-", code_language_callback=language,
-                             escape_underscores=False, escape_misc=False)
-    # lxml (libxml2) parses in linear time; Python's html.parser rescans the rest of the
-    # text for every unclosed tag ("<a " * 4000 took 2 s, * 32000 minutes)
-    soup = BeautifulSoup(html, "lxml")
-    _check_depth(soup)
-    text = converter.convert_soup(soup)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    """The page as GitHub-flavoured Markdown: ``<head>``, scripts and styles dropped, fenced
+    code keeping the language of ``class="language-x"``, refused link targets reduced to
+    their text; 40003 for HTML nested deeper than ``MAX_HTML_DEPTH``."""
+    return write_markdown(html_model(html))

@@ -14,6 +14,7 @@ from render_pool.errors import UnsupportedFormat
 from render_pool.link_fill import fill_links, placeholder_tokens
 from render_pool.writers import mapping_resolver
 from render_pool.writers.images import drop_images, images_mode, resolver_for
+from render_pool.writers.options import WriterOptions
 
 EXPORTS = registry.EXPORTS
 ENGINES = registry.ENGINES
@@ -52,16 +53,18 @@ def convert_document(data: bytes, export: str, engine: str = registry.DEFAULT_EN
     URIs, their names as placeholders, or omitted; the default depends on ``export``), or,
     ``for_upload``, are written as placeholder tokens and returned in ``Converted.images``
     for the service to upload and link (unless omitted)."""
-    write, entry = registry.writer(export)
+    entry = registry.WRITERS.get(export)
+    if entry is None or entry.binary:  # files (PDF, DOCX) are /md/convert's targets
+        raise UnsupportedFormat(f"unsupported export {export!r}")
     doc = registry.read(data, engine, options)
     mode = images_mode(export, (options or {}).get("images"))
     if mode == "omit":
         drop_images(doc)
     if not for_upload:
-        return Converted(write(doc, resolver_for(doc, mode)), entry.media_type,
-                         list(doc.warnings), export)
+        content = registry.write(export, doc, resolve_image=resolver_for(doc, mode))
+        return Converted(content, entry.media_type, list(doc.warnings), export)
     tokens = placeholder_tokens(list(doc.resources))
-    content = write(doc, mapping_resolver(doc, tokens))
+    content = registry.write(export, doc, resolve_image=mapping_resolver(doc, tokens))
     images = [ImageUpload(key.rsplit("/", 1)[-1], res.data, res.mime, tokens[key])
               for key, res in doc.resources.items()]
     return Converted(content, entry.media_type, list(doc.warnings), export, images)
@@ -73,24 +76,16 @@ def fill_image_links(converted: Converted, links: dict[str, str]) -> str:
 
 
 # ---------------------------------------------------------------- Markdown to PDF / DOCX
-TARGETS = {
-    "pdf": ("application/pdf", "pdf"),
-    "docx": ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", "docx"),
-}
+# the file targets of /md/convert: (media type, extension) of each, from the registry
+TARGETS = {name: (w.media_type, w.extension) for name, w in registry.TARGETS.items()}
 
 
 @dataclass
-class RenderRequest:
-    """Options of ``/md/convert`` that shape the output file."""
+class RenderRequest(WriterOptions):
+    """What ``/md/convert`` asks for: the target (``pdf`` or ``docx``) and the options of
+    its writer (the one :class:`WriterOptions` every writer takes)."""
 
     target: str
-    css_name: str = "default"
-    css_text: str = ""
-    toc: bool = False
-    header_text: str = ""
-    footer_text: str = ""
-    title: str = ""
-    cover: Any = None  # render_pool.cover.CoverPage
 
 
 @dataclass
@@ -114,38 +109,21 @@ def markdown_images(text: str) -> list[str]:
 
 def render_markdown(text: str, request: RenderRequest, fetched: dict[str, Any],
                     refused: dict[str, str]) -> Rendered:
-    """Markdown to PDF (Chromium) or DOCX (python-docx) through the document model.
+    """Markdown to PDF (Chromium) or DOCX (python-docx): the registry's Markdown reader, the
+    model, the registry's writer of ``request.target``.
 
     ``fetched`` holds the images the service fetched (source -> Resource); every other
     image is left out with a warning naming ``refused[source]``.
     """
-    from render_pool.readers.markdown import attach_images, read_markdown
+    from render_pool.readers.markdown import attach_images
 
-    if request.target not in TARGETS:
+    entry = registry.WRITERS.get(request.target)
+    if entry is None or not entry.binary:
         raise UnsupportedFormat(f"unsupported target {request.target!r}; use pdf or docx")
-    doc = read_markdown(text)
+    doc = registry.read(text, kind="markdown")
     attach_images(doc, fetched, refused)
-    media_type, extension = TARGETS[request.target]
-    if request.target == "pdf":
-        from render_pool.writers.pdf import PdfOptions, write_pdf
-
-        data, warnings = write_pdf(doc, PdfOptions(
-            css_name=request.css_name, css_text=request.css_text, toc=request.toc,
-            header_text=request.header_text, footer_text=request.footer_text,
-            cover=request.cover, title=request.title))
-    else:
-        from render_pool.readers.html import expand_raw_html
-        from render_pool.writers.docx import DocxOptions, write_docx
-
-        expand_raw_html(doc)  # Word has no HTML: the HTML reader turns it into blocks
-
-        data = write_docx(doc, DocxOptions(
-            toc=request.toc, header_text=request.header_text,
-            footer_text=request.footer_text, cover=request.cover))
-        warnings = []
-        if request.css_text or request.css_name not in ("", "default"):
-            warnings.append("css_name and css_text apply to PDF output only")
+    data = registry.write(request.target, doc, options=request)
     from render_pool.browser import browser_launches
 
-    return Rendered(data, media_type, extension, [*doc.warnings, *warnings], os.getpid(),
+    return Rendered(data, entry.media_type, entry.extension, list(doc.warnings), os.getpid(),
                     browser_launches())

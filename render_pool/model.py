@@ -10,7 +10,9 @@ data URIs or the service can upload them and rewrite the links.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
+from itertools import chain
 from typing import Any
 
 SCHEMA_VERSION = "1.0"
@@ -254,12 +256,139 @@ for _cls in (
     _NODE_TYPES[_cls.__name__] = _cls
 
 
-def plain_text(nodes: list[Any]) -> str:
+Node = Inline | Block | ListItem | TableRow | TableCell
+
+# the list-valued fields of each node type, in field order (``Table``: rows, then caption),
+# and which of them hold inlines or blocks: what :func:`walk` follows and the maps rewrite
+_LISTS: dict[type, tuple[str, ...]] = {
+    cls: names for cls in _NODE_TYPES.values()
+    if (names := tuple(f.name for f in fields(cls) if str(f.type).startswith("list[")))
+}
+_INLINE_LISTS: dict[type, tuple[str, ...]] = {
+    cls: names for cls in _NODE_TYPES.values()
+    if (names := tuple(f.name for f in fields(cls) if str(f.type) == "list[Inline]"))
+}
+_BLOCK_LISTS: dict[type, tuple[str, ...]] = {
+    cls: names for cls in _NODE_TYPES.values()
+    if (names := tuple(f.name for f in fields(cls) if str(f.type) == "list[Block]"))
+}
+
+
+def _children(node: Node) -> Iterator[Node]:
+    return chain.from_iterable(getattr(node, name) for name in _LISTS.get(type(node), ()))
+
+
+def walk(nodes: Iterable[Node]) -> Iterator[Node]:
+    """Every node in and below ``nodes``, depth first and in document order: blocks, list
+    items, table rows and cells (then the caption), inlines.
+
+    Why one walk: readers and writers that look for nodes anywhere (images, anchors,
+    headings, raw HTML) each had their own recursion, with different ideas of where nodes
+    can be (captions, notes). This one has no recursion limit, and a node's children are
+    looked up only after the caller is done with the node, so the caller may replace them."""
+    stack: list[Iterator[Node]] = [iter(nodes)]
+    while stack:
+        for node in stack[-1]:
+            yield node
+            stack.append(_children(node))
+            break
+        else:
+            stack.pop()
+
+
+def document_blocks(doc: Document) -> list[list[Block]]:
+    """The block lists of a document: body, each note (in note order), furniture."""
+    return [doc.blocks, *doc.notes.values(), doc.furniture]
+
+
+def walk_document(doc: Document) -> Iterator[Node]:
+    """:func:`walk` over the body, the notes and the furniture of ``doc``."""
+    return walk(chain.from_iterable(document_blocks(doc)))
+
+
+def _replace_each(items: list[Any], fn: Callable[[Any], list[Any] | None]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        replaced = fn(item)
+        out.extend([item] if replaced is None else replaced)
+    return out
+
+
+def _roots(where: Document | list[Block]) -> list[list[Block]]:
+    return document_blocks(where) if isinstance(where, Document) else [where]
+
+
+def _map_inline_list(items: list[Inline], fn: Callable[[Inline], list[Inline] | None]
+                     ) -> list[Inline]:
+    """``items`` with ``fn`` applied to every inline at any depth, in document order (a
+    node's children before its next sibling), without recursion."""
+    out: list[Inline] = []
+    # frames: (inlines to go, where they go, whether fn is still to be applied to them)
+    frames: list[tuple[Iterator[Inline], list[Inline], bool]] = [(iter(items), out, True)]
+    while frames:
+        todo, dest, mapping = frames[-1]
+        item = next(todo, None)
+        if item is None:
+            frames.pop()
+        elif mapping:
+            replaced = fn(item)
+            frames.append((iter([item] if replaced is None else replaced), dest, False))
+        else:
+            dest.append(item)
+            for name in _INLINE_LISTS.get(type(item), ()):
+                kids: list[Inline] = []
+                frames.append((iter(getattr(item, name)), kids, True))
+                setattr(item, name, kids)
+    return out
+
+
+def map_inlines(where: Document | list[Block],
+                fn: Callable[[Inline], list[Inline] | None]) -> None:
+    """Replace, in place, every inline anywhere in ``where`` (a document: body, notes and
+    furniture; or a block list) by ``fn(inline)``: a list of inlines (empty to drop it) or
+    ``None`` to keep it. ``fn`` sees the inlines in document order (a node before its
+    children, its children before its next sibling); the children of inlines it returns
+    pass through ``fn`` too."""
+    def parts(node: Node) -> Iterator[Node | tuple[Node, str]]:
+        """The node's lists in field order: a block list's nodes, an inline list whole."""
+        inline = _INLINE_LISTS.get(type(node), ())
+        for name in _LISTS.get(type(node), ()):
+            if name in inline:
+                yield node, name
+            else:
+                yield from getattr(node, name)
+
+    # the walk of :func:`walk`, but an inline list is mapped whole where the walk reaches it
+    stack: list[Iterator[Node | tuple[Node, str]]] = [chain.from_iterable(_roots(where))]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+        elif isinstance(item, tuple):
+            node, name = item
+            setattr(node, name, _map_inline_list(getattr(node, name), fn))
+        else:
+            stack.append(parts(item))
+
+
+def map_blocks(where: Document | list[Block], fn: Callable[[Block], list[Block] | None]
+               ) -> None:
+    """Replace, in place, every block anywhere in ``where`` (top level, list items, quotes,
+    table cells; a document's notes and furniture too) by ``fn(block)``: a list of blocks
+    (empty to drop it) or ``None`` to keep it. Blocks ``fn`` returns are not passed to
+    ``fn`` again, but the blocks inside them are."""
+    for blocks in _roots(where):
+        blocks[:] = _replace_each(blocks, fn)
+        for node in walk(blocks):
+            for name in _BLOCK_LISTS.get(type(node), ()):
+                setattr(node, name, _replace_each(getattr(node, name), fn))
+
+
+def plain_text(nodes: Iterable[Node]) -> str:
     """Concatenated visible text of inlines or blocks (for ids, alt text, tests)."""
     out: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, (Text, Code, Placeholder)):
+    for node in walk(nodes):
+        if isinstance(node, (Text, Code, Placeholder, CodeBlock)):
             out.append(node.text)
         elif isinstance(node, Math):
             out.append(node.tex)
@@ -267,17 +396,6 @@ def plain_text(nodes: list[Any]) -> str:
             out.append("\n")
         elif isinstance(node, Image):
             out.append(node.alt)
-        elif isinstance(node, CodeBlock):
-            out.append(node.text)
-        elif is_dataclass(node):
-            for f in fields(node):
-                value = getattr(node, f.name)
-                if isinstance(value, list):
-                    for child in value:
-                        walk(child)
-
-    for n in nodes:
-        walk(n)
     return "".join(out)
 
 

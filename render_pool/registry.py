@@ -6,9 +6,13 @@ API answers all read these tables. Entries name their function as ``"module:func
 a job imports only the reader and writer it uses (the PDF stack is heavy).
 
 - A reader is ``fn(data: bytes, **options) -> Document``; it receives only the request
-  options its signature names (``include_furniture``, ``track_changes``...).
-- A writer is ``fn(doc: Document, resolve_image: ImageResolver) -> str``; its entry says
-  how the export quotes an image link (used to fill in links after an upload).
+  options its signature names (``include_furniture``, ``track_changes``...). Most kinds are
+  told by their bytes; Markdown (text, no signature) is named by the caller (``/md/convert``).
+- A writer is ``fn(doc: Document, ...) -> str | bytes`` and likewise receives what its
+  signature names: ``resolve_image`` (an ``ImageResolver``, text exports) and ``options``
+  (a :class:`render_pool.writers.options.WriterOptions`, file targets). Its warnings go to
+  ``doc.warnings``. Its entry says how the export quotes an image link (used to fill in links
+  after an upload) and whether the format can hold raw HTML.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from render_pool.link_fill import (
 )
 from render_pool.model import Document
 from render_pool.sniff import detect_kind
+from render_pool.writers import ImageResolver
+from render_pool.writers.options import WriterOptions
 
 DEFAULT_ENGINE = "word2markdown"
 
@@ -41,17 +47,25 @@ class ReaderEntry:
     kind: str
     engine: str
     target: str
+    sniffed: bool = True  # False: the caller names the kind (Markdown has no signature)
 
 
 @dataclass(frozen=True)
 class WriterEntry:
     """A writer of one export with the media type and file extension of its output, and
-    how the export quotes an image link (see ``render_pool.link_fill``)."""
+    how the export quotes an image link (see ``render_pool.link_fill``).
+
+    ``binary`` writers write files (PDF, DOCX: the targets of ``/md/convert``), the others
+    text (the exports of ``/convert``). A format that cannot hold HTML (``holds_html=False``)
+    gets every :class:`~render_pool.model.RawHtml` block read into blocks by the HTML reader
+    before it is written."""
 
     target: str
     media_type: str
     extension: str
     quote_link: LinkQuoter = quote_nothing
+    binary: bool = False
+    holds_html: bool = True
 
 
 READERS: tuple[ReaderEntry, ...] = (
@@ -63,6 +77,8 @@ READERS: tuple[ReaderEntry, ...] = (
     ReaderEntry("csv", "word2markdown", "render_pool.readers.csv_reader:read_csv"),
     ReaderEntry("html", "word2markdown", "render_pool.readers.html_file:read_html_file"),
     ReaderEntry("epub", "word2markdown", "render_pool.readers.epub:read_epub"),
+    ReaderEntry("markdown", "word2markdown", "render_pool.readers.markdown:read_markdown_source",
+                sniffed=False),
     *(ReaderEntry(kind, "word2markdown", f"render_pool.readers.office_lo:{fn}")
       for kind, fn in (("odt", "read_lo_text"), ("doc", "read_lo_text"), ("rtf", "read_lo_text"),
                        ("ods", "read_lo_sheets"), ("xls", "read_lo_sheets"),
@@ -81,10 +97,17 @@ WRITERS: dict[str, WriterEntry] = {
                         quote_json_string),
     "doctags": WriterEntry("render_pool.writers.doctags:write_doctags",
                            "text/plain; charset=utf-8", "doctags.txt"),
+    "pdf": WriterEntry("render_pool.writers.pdf:write_pdf_file", "application/pdf", "pdf",
+                       binary=True),
+    "docx": WriterEntry("render_pool.writers.docx:write_docx",
+                        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                        "docx", binary=True, holds_html=False),
 }
 
 ENGINES: tuple[str, ...] = tuple(dict.fromkeys(r.engine for r in READERS))
-EXPORTS: dict[str, str] = {name: w.media_type for name, w in WRITERS.items()}
+# text exports (``/convert``'s ``export``) and file targets (``/md/convert``'s ``target``)
+EXPORTS: dict[str, str] = {name: w.media_type for name, w in WRITERS.items() if not w.binary}
+TARGETS: dict[str, WriterEntry] = {name: w for name, w in WRITERS.items() if w.binary}
 
 def load(target: str) -> Callable[..., Any]:
     """The function a ``"module:function"`` entry names."""
@@ -95,7 +118,7 @@ def load(target: str) -> Callable[..., Any]:
 def sniff_kind(data: bytes) -> str:
     """The input kind of ``data`` from the bytes themselves (never from the file name);
     40003 for empty, corrupt or password-protected files, 40002 for other types."""
-    known = {r.kind for r in READERS}
+    known = {r.kind for r in READERS if r.sniffed}
     kind = detect_kind(data)
     if kind in known:
         return kind
@@ -104,30 +127,52 @@ def sniff_kind(data: bytes) -> str:
     raise UnsupportedFormat(f"{what}: only {kinds} can be converted")
 
 
-def read(data: bytes, engine: str = DEFAULT_ENGINE, options: dict[str, Any] | None = None
-         ) -> Document:
-    """The document model of ``data`` by the reader registered for its kind and ``engine``.
+def _call(fn: Callable[..., Any], first: Any, given: dict[str, Any]) -> Any:
+    """``fn(first, ...)`` with those of ``given`` that its signature names."""
+    accepted = inspect.signature(fn).parameters
+    return fn(first, **{k: v for k, v in given.items() if k in accepted})
+
+
+def read(data: bytes | str, engine: str = DEFAULT_ENGINE, options: dict[str, Any] | None = None,
+         *, kind: str | None = None) -> Document:
+    """The document model of ``data`` by the reader registered for its kind and ``engine``;
+    the kind is sniffed from the bytes unless the caller names it (``kind="markdown"``).
 
     An engine without a reader for this kind falls back to the default engine's reader and
     says so in a warning (``alt_engine`` reads DOCX only)."""
-    kind = sniff_kind(data)
+    if kind is None:
+        kind = sniff_kind(data)
+    elif not any(r.kind == kind for r in READERS):
+        raise UnsupportedFormat(f"unsupported input kind {kind!r}")
     readers = [r for r in READERS if r.kind == kind]
     entry = next((r for r in readers if r.engine == engine), None)
     fallback = entry is None
     if entry is None:
         entry = next(r for r in readers if r.engine == DEFAULT_ENGINE)
-    fn = load(entry.target)
-    accepted = inspect.signature(fn).parameters
-    doc: Document = fn(data, **{k: v for k, v in (options or {}).items() if k in accepted})
+    doc: Document = _call(load(entry.target), data, options or {})
     if fallback:
         kinds = "/".join(dict.fromkeys(r.kind.upper() for r in READERS if r.engine == engine))
         doc.warn(f"{engine} applies to {kinds} only; the {kind.upper()} reader was used")
     return doc
 
 
-def writer(export: str) -> tuple[Callable[..., str], WriterEntry]:
+def writer(export: str) -> tuple[Callable[..., Any], WriterEntry]:
     """The writer function of ``export`` and its entry; UnsupportedFormat when unknown."""
     entry = WRITERS.get(export)
     if entry is None:
         raise UnsupportedFormat(f"unsupported export {export!r}")
     return load(entry.target), entry
+
+
+def write(export: str, doc: Document, *, resolve_image: ImageResolver | None = None,
+          options: WriterOptions | None = None) -> Any:
+    """``doc`` written by the writer of ``export`` (text or, for a file target, bytes); the
+    writer receives what its signature names. Raw HTML is read into blocks first for a
+    format that cannot hold it; warnings go to ``doc.warnings``."""
+    fn, entry = writer(export)
+    if not entry.holds_html:
+        from render_pool.readers.html import expand_raw_html
+
+        expand_raw_html(doc)
+    given: dict[str, Any] = {"resolve_image": resolve_image, "options": options}
+    return _call(fn, doc, {k: v for k, v in given.items() if v is not None})

@@ -22,8 +22,9 @@ from render_pool import browser
 from render_pool.browser import find_chromium
 from render_pool.cover import CoverPage
 from render_pool.readers.markdown import attach_images, read_markdown
-from render_pool.writers.docx import TOC_PLACEHOLDER, DocxOptions, write_docx
+from render_pool.writers.docx import TOC_PLACEHOLDER, write_docx
 from render_pool.writers.json import SCHEMA_PATH, document_to_json_data
+from render_pool.writers.options import WriterOptions
 
 ALIGNED = ("| Left | Centre | Right |\n|:-----|:------:|------:|\n"
            "| aaa | bbb | ccc |\n")
@@ -57,22 +58,23 @@ def test_the_reader_keeps_column_alignment_and_json_shows_it_only_when_given():
 
 
 def test_docx_cells_are_aligned_like_the_columns():
-    d = docx.Document(io.BytesIO(write_docx(doc_of(ALIGNED), DocxOptions())))
+    d = docx.Document(io.BytesIO(write_docx(doc_of(ALIGNED), WriterOptions())))
     cells = d.tables[0].rows[1].cells
     assert [c.paragraphs[0].alignment for c in cells] == [
         WD_ALIGN_PARAGRAPH.LEFT, WD_ALIGN_PARAGRAPH.CENTER, WD_ALIGN_PARAGRAPH.RIGHT]
-    plain = docx.Document(io.BytesIO(write_docx(doc_of(PLAIN), DocxOptions())))
+    plain = docx.Document(io.BytesIO(write_docx(doc_of(PLAIN), WriterOptions())))
     assert {c.paragraphs[0].alignment for c in plain.tables[0].rows[1].cells} == {None}
 
 
 @pytest.mark.slow  # Chromium
 @pytest.mark.skipif(find_chromium() is None, reason="no chromium")
 def test_pdf_cells_are_aligned_like_the_columns():
-    from render_pool.writers.pdf import PdfOptions, write_pdf
+    from render_pool.writers.options import WriterOptions
+    from render_pool.writers.pdf import write_pdf
 
     def x_of(text: str, word: str) -> tuple[float, float, float]:
         """Left edge of ``word``, and of the cells' first and last words, on page 1."""
-        data, _ = write_pdf(doc_of(text), PdfOptions(css_name="academic"))  # left-aligned th/td
+        data, _ = write_pdf(doc_of(text), WriterOptions(css_name="academic"))  # left-aligned th/td
         pdf = pdfium.PdfDocument(data)
         page = pdf[0].get_textpage()
         lefts = {}
@@ -95,7 +97,7 @@ def toc_doc_text() -> str:
 
 
 def test_docx_toc_is_written_with_its_entries_linked_to_the_headings():
-    data = write_docx(doc_of(toc_doc_text()), DocxOptions(toc=True))
+    data = write_docx(doc_of(toc_doc_text()), WriterOptions(toc=True))
     d = docx.Document(io.BytesIO(data))
     entries = [p for p in d.paragraphs if p.style.name.startswith("toc ")]
     assert [p.text for p in entries] == [
@@ -114,7 +116,7 @@ def test_docx_toc_is_written_with_its_entries_linked_to_the_headings():
 @pytest.mark.slow  # LibreOffice
 @pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice not installed")
 def test_libreoffice_shows_the_toc_without_an_update(tmp_path: Path):
-    data = write_docx(doc_of(toc_doc_text()), DocxOptions(
+    data = write_docx(doc_of(toc_doc_text()), WriterOptions(
         toc=True, cover=CoverPage(document_name="Guide")))
     (tmp_path / "t.docx").write_bytes(data)
     subprocess.run(["soffice", "--headless", f"-env:UserInstallation=file://{tmp_path}/lo",

@@ -84,3 +84,14 @@ def test_garbage_and_empty_input():
     doc = read_html("<p>unclosed <b>bold<script>alert(1)</script><p>next")
     assert "alert" not in plain_text(doc.blocks)
     assert "next" in plain_text(doc.blocks)
+
+
+def test_mathml_with_a_tex_annotation_becomes_a_formula():
+    """Docling and MathJax pages carry the TeX of a MathML formula in an annotation."""
+    from render_pool.model import Math, Placeholder
+
+    doc = read_html('<p>Energy: <math display="inline"><mrow><mi>E</mi></mrow>'
+                    '<annotation encoding="TeX">E=mc^2</annotation></math> and '
+                    "<math><mi>x</mi></math></p>")
+    (p,) = doc.blocks
+    assert Math("E=mc^2") in p.children and Placeholder("x") in p.children

@@ -88,3 +88,27 @@ def test_a_text_that_mentions_webp_is_no_image():
     with pytest.raises(UnsupportedFormat, match="unsupported file type"):
         registry.sniff_kind(b"WEBP notes: nothing here")
     assert registry.sniff_kind(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "webp"
+
+
+def write_outline(doc: Document, options) -> bytes:
+    """A toy file writer: the headings, and the one option it reads."""
+    return f"{options.header_text}|{plain_text(doc.blocks)}".encode()
+
+
+def test_a_markdown_target_is_one_registry_line(monkeypatch):
+    """/md/convert's targets are registry writers like the exports: a toy file writer added
+    by one line renders Markdown through the registry's Markdown reader, with the options
+    type every writer shares."""
+    from render_pool.jobs import RenderRequest, render_markdown
+
+    monkeypatch.setitem(registry.WRITERS, "outline", registry.WriterEntry(
+        "tests.test_registry:write_outline", "application/x-outline", "outline", binary=True))
+    out = render_markdown("# Title\n\nBody *text*\n", RenderRequest("outline", header_text="H"),
+                          {}, {})
+    assert (out.data, out.media_type, out.extension) == (b"H|TitleBody text",
+                                                         "application/x-outline", "outline")
+    assert set(registry.TARGETS) == {"pdf", "docx"} and "pdf" not in registry.EXPORTS
+    with pytest.raises(UnsupportedFormat):
+        convert_document(build_feature_docx(), "outline")  # a file target is no text export
+    with pytest.raises(UnsupportedFormat, match="use pdf or docx"):
+        render_markdown("x", RenderRequest("markdown"), {}, {})

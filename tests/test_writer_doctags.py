@@ -375,6 +375,18 @@ def test_code_formula_picture_footnote():
     assert text_of(find(root, "footnote")[0]) == "[1] the note"
 
 
+def test_notes_and_page_headers_keep_text_that_looks_like_markup():
+    """Footnotes and page headers hold text only; it comes from the model, not from the
+    writer's own elements with the tags cut out (which also cut ``< 5 >`` from the text)."""
+    doc = Document([P("see", NoteRef("n"))],
+                   notes={"n": [P("if c < 5 > 2 then ", Code("f(<x>)"))]},
+                   furniture=[P("draft: a < b > c")])
+    out = write_doctags(doc)
+    assert check_doctags(out) == [], out
+    assert "<footnote>[1] if c < 5 > 2 then f(&lt;x>)</footnote>" in out
+    assert "<page_header>draft: a < b > c</page_header>" in out
+
+
 def test_text_is_kept_verbatim_except_tag_like_brackets():
     out = write_doctags(Document([P("a <b> & c < 5 > 2 </x>")]))
     assert "<text>a &lt;b> & c < 5 > 2 &lt;/x></text>" in out

@@ -37,7 +37,8 @@ from render_pool.model import (
 )
 from render_pool.readers.html import expand_raw_html
 from render_pool.readers.markdown import attach_images, read_markdown
-from render_pool.writers.docx import TOC_PLACEHOLDER, DocxOptions, write_docx
+from render_pool.writers.docx import TOC_PLACEHOLDER, write_docx
+from render_pool.writers.options import WriterOptions
 from tests.docx_fixtures import PNG_1PX
 from tests.model_samples import NASTY, full_document
 
@@ -94,7 +95,7 @@ class Out:
 
 
 def write(doc: Document, **opts) -> Out:
-    return Out(write_docx(doc, DocxOptions(**opts)))
+    return Out(write_docx(doc, WriterOptions(**opts)))
 
 
 def md(text: str, **opts) -> Out:
@@ -581,7 +582,7 @@ def test_list_inside_table_inside_list():
 # ------------------------------------------------------------------ other readers of the file
 @pytest.mark.skipif(shutil.which("pandoc") is None, reason="pandoc not installed")
 def test_pandoc_reads_the_file_back():
-    data = write_docx(full_document(), DocxOptions(toc=True, header_text="h",
+    data = write_docx(full_document(), WriterOptions(toc=True, header_text="h",
                                                   cover=CoverPage(document_name="D")))
     res = subprocess.run(["pandoc", "-f", "docx", "-t", "markdown"], input=data,
                          capture_output=True, timeout=60, check=True)

@@ -21,6 +21,7 @@ from render_pool.model import (
 from render_pool.url_safety import is_safe_url
 from render_pool.writers.html import write_html
 from render_pool.writers.html_render import html_body, sanitize_html
+from render_pool.writers.options import WriterOptions
 from tests.model_samples import PNG, P, full_document
 
 
@@ -148,7 +149,7 @@ def test_no_script_injection():
         meta={"title": "</title><script>alert(1)</script>"},
         notes={"n": [P(EVIL)]},
     )
-    page = write_html(doc, css="</style><script>alert(1)</script>")
+    page = write_html(doc, options=WriterOptions(css_text="</style><script>alert(1)</script>"))
     _assert_inert(page)
     root = lxml_html.document_fromstring(page)
     assert root.findtext(".//title") == "</title><script>alert(1)</script>"
@@ -183,7 +184,7 @@ def test_write_html_page():
     # no metadata title: the first heading; explicit title wins
     doc = Document([P("x"), Heading(2, [Text("First head")])])
     assert lxml_html.document_fromstring(write_html(doc)).findtext(".//title") == "First head"
-    titled = write_html(doc, title="Given", css="h2 { color: red }")
+    titled = write_html(doc, options=WriterOptions(title="Given", css_text="h2 { color: red }"))
     root = lxml_html.document_fromstring(titled)
     assert root.findtext(".//title") == "Given"
     assert root.findtext(".//style").rstrip().endswith("h2 { color: red }")

@@ -31,7 +31,8 @@ from render_pool.model import (
     TableRow,
     Text,
 )
-from render_pool.writers.pdf import PdfOptions, list_themes, write_pdf
+from render_pool.writers.options import WriterOptions
+from render_pool.writers.pdf import list_themes, write_pdf
 from render_pool.writers.pdf_layout import collect_headings
 from render_pool.writers.pdf_style import check_css, highlight_code
 from tests import local_http
@@ -167,7 +168,7 @@ def _one_browser_for_the_module():
 @pytest.fixture(scope="module")
 def full():
     """One document with cover, TOC, header and footer, shared by several tests."""
-    options = PdfOptions(toc=True, header_text="Acme Widget — Installation", cover=sample_cover(),
+    options = WriterOptions(toc=True, header_text="Acme Widget — Installation", cover=sample_cover(),
                          footer_text="Internal use 内部")
     data, warnings = write_pdf(sample_doc(), options)
     pdf = pdfium.PdfDocument(data)
@@ -263,7 +264,7 @@ def test_multi_page_toc_numbers_are_right_even_after_a_wrong_guess(monkeypatch,
     blocks = []
     for i in range(80):
         blocks += [head(2, f"Topic {i} title", f"topic-{i}"), para(f"Body of topic {i}.")]
-    data, warnings = write_pdf(Document(blocks=blocks), PdfOptions(toc=True))
+    data, warnings = write_pdf(Document(blocks=blocks), WriterOptions(toc=True))
     assert warnings == []
     pdf = pdfium.PdfDocument(data)
     entries = outline(pdf)
@@ -279,14 +280,14 @@ def test_multi_page_toc_numbers_are_right_even_after_a_wrong_guess(monkeypatch,
 
 
 def test_toc_without_headings_is_skipped_with_a_warning():
-    data, warnings = write_pdf(Document(blocks=[para("no headings here")]), PdfOptions(toc=True))
+    data, warnings = write_pdf(Document(blocks=[para("no headings here")]), WriterOptions(toc=True))
     assert len(pdfium.PdfDocument(data)) == 1
     assert any("no headings" in w for w in warnings)
 
 
 # ------------------------------------------------------------------ options and safety
 def test_cover_without_toc_keeps_bookmarks():
-    data, _ = write_pdf(sample_doc(), PdfOptions(cover=sample_cover()))
+    data, _ = write_pdf(sample_doc(), WriterOptions(cover=sample_cover()))
     pdf = pdfium.PdfDocument(data)
     entries = outline(pdf)
     assert [t for t, _ in entries] == [text for _, text, _ in HEADINGS]
@@ -296,7 +297,7 @@ def test_cover_without_toc_keeps_bookmarks():
 
 def test_plain_document_has_page_numbers_and_no_cover():
     doc = Document(blocks=[head(1, "Only page", "only"), para("Short body.")])
-    data, warnings = write_pdf(doc, PdfOptions(cover=CoverPage()))  # an empty cover is skipped
+    data, warnings = write_pdf(doc, WriterOptions(cover=CoverPage()))  # an empty cover is skipped
     pdf = pdfium.PdfDocument(data)
     assert len(pdf) == 1 and warnings == []
     assert "Only page" in texts(pdf)[0] and "Page 1 of 1" in texts(pdf)[0]
@@ -309,7 +310,7 @@ def test_themes_differ_and_academic_is_serif():
                            CodeBlock("x = 1\n", "python")])
     renders = {}
     for name in names:
-        data, _ = write_pdf(doc, PdfOptions(css_name=name))
+        data, _ = write_pdf(doc, WriterOptions(css_name=name))
         pdf = pdfium.PdfDocument(data)
         bitmap = pdf[0].render(scale=0.5)
         renders[name] = bytes(bitmap.buffer)
@@ -322,14 +323,14 @@ def test_themes_differ_and_academic_is_serif():
 
 def test_unknown_theme_is_unsupported():
     with pytest.raises(UnsupportedFormat) as info:
-        write_pdf(Document(blocks=[para("x")]), PdfOptions(css_name="../../etc/passwd"))
+        write_pdf(Document(blocks=[para("x")]), WriterOptions(css_name="../../etc/passwd"))
     assert info.value.code == 40002 and "default" in info.value.message
 
 
 def test_break_word_warns_but_renders(caplog):
     doc = Document(blocks=[para("averyveryverylongwordwithoutanyspaces" * 6)])
     with caplog.at_level(logging.WARNING):
-        data, warnings = write_pdf(doc, PdfOptions(css_text="p { word-break: break-word; }"))
+        data, warnings = write_pdf(doc, WriterOptions(css_text="p { word-break: break-word; }"))
     assert any("break-word" in w for w in warnings)
     assert any("break-word" in r.getMessage() for r in caplog.records)
     assert "averyveryvery" in texts(pdfium.PdfDocument(data))[0]
@@ -338,7 +339,7 @@ def test_break_word_warns_but_renders(caplog):
 def test_css_text_applies_after_theme_and_cannot_escape_style():
     doc = Document(blocks=[para("styled text")])
     css = "p { font-family: 'DejaVu Serif'; } </style><p>INJECTED</p><style>"
-    data, _ = write_pdf(doc, PdfOptions(css_text=css))
+    data, _ = write_pdf(doc, WriterOptions(css_text=css))
     pdf = pdfium.PdfDocument(data)
     assert "INJECTED" not in texts(pdf)[0]
     assert "DejaVuSerif" in first_font(pdf, 0)
@@ -358,7 +359,7 @@ def test_raw_html_script_does_not_run_and_nothing_is_fetched(counting_server):
         RawHtml(f'<img src="{base}/tracker.png"><img src="http://127.0.0.1:1/x.png">'),
         Paragraph([Image(f"{base}/inline.png", alt="remote")]),
     ])
-    data, _ = write_pdf(doc, PdfOptions())
+    data, _ = write_pdf(doc, WriterOptions())
     text = texts(pdfium.PdfDocument(data))[0]
     assert "visible body" in text and "kept" in text
     assert "SCRIPT-RAN" not in text
@@ -368,7 +369,7 @@ def test_raw_html_script_does_not_run_and_nothing_is_fetched(counting_server):
 def test_embedded_image_resources_are_inlined():
     doc = Document(blocks=[Paragraph([Image("img1", alt="chart")])],
                    resources={"img1": Resource(png(2000, 100, (0, 128, 0)), "image/png")})
-    data, _ = write_pdf(doc, PdfOptions())
+    data, _ = write_pdf(doc, WriterOptions())
     pdf = pdfium.PdfDocument(data)
     images = [o for o in pdf[0].get_objects() if o.type == pdfium.raw.FPDF_PAGEOBJ_IMAGE]
     assert len(images) == 1

@@ -23,6 +23,7 @@ from marko.ext import footnote
 from marko.helpers import MarkoExtension
 
 from render_pool.data_uri import decode_data_uri, image_extension
+from render_pool.errors import CorruptDocument
 from render_pool.markdown_limits import check_nesting
 from render_pool.model import (
     ALIGNMENTS,
@@ -55,7 +56,9 @@ from render_pool.model import (
     TableRow,
     Text,
     Underline,
+    map_inlines,
     plain_text,
+    walk_document,
 )
 from render_pool.slugs import Slugger
 
@@ -389,6 +392,17 @@ def read_markdown(text: str) -> Document:
 
 
 # ------------------------------------------------------------------ images
+def read_markdown_source(data: bytes | str) -> Document:
+    """The registry's Markdown reader: :func:`read_markdown` of text, or of UTF-8 bytes
+    (a BOM dropped; 40003 when they are not UTF-8)."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise CorruptDocument("the Markdown is not UTF-8 text") from exc
+    return read_markdown(data)
+
+
 def _walk_marko(el: Any, found: list[str]) -> None:
     name = type(el).__name__
     if name == "Image":
@@ -438,21 +452,6 @@ def _decode_data_uri(src: str) -> Resource | None:
 _MAX_DATA_URI = 20 * 1024 * 1024
 
 
-def _iter_nodes(nodes: list[Any]):
-    """Yield every node under ``nodes`` (blocks and inlines, any depth)."""
-    from dataclasses import fields, is_dataclass
-
-    stack = list(reversed(nodes))
-    while stack:
-        node = stack.pop()
-        yield node
-        if is_dataclass(node):
-            for f in fields(node):
-                value = getattr(node, f.name)
-                if isinstance(value, list):
-                    stack.extend(reversed(value))
-
-
 def attach_images(doc: Document, fetched: dict[str, Resource],
                   refused: dict[str, str] | None = None) -> None:
     """Point every image at a resource, or replace it by its alt text with a warning.
@@ -493,15 +492,15 @@ def attach_images(doc: Document, fetched: dict[str, Resource],
     def short(src: str) -> str:
         return src if len(src) <= 80 else src[:77] + "..."
 
-    def fix_inlines(children: list[Any]) -> None:
-        for i, node in enumerate(children):
-            if isinstance(node, Image):
-                key = key_for(node.src)
-                if key is not None:
-                    node.src = key
-                else:
-                    doc.warn(f"image {short(node.src)} left out: {why(node.src)}")
-                    children[i] = Text(node.alt)
+    def fix_image(node: Inline) -> list[Inline] | None:
+        if not isinstance(node, Image):
+            return None
+        key = key_for(node.src)
+        if key is None:
+            doc.warn(f"image {short(node.src)} left out: {why(node.src)}")
+            return [Text(node.alt)]
+        node.src = key
+        return None
 
     def fix_html(raw: RawHtml) -> None:
         def repl(m: re.Match[str]) -> str:
@@ -517,14 +516,7 @@ def attach_images(doc: Document, fetched: dict[str, Resource],
 
         raw.html = _IMG_TAG.sub(repl, raw.html)
 
-    roots: list[Any] = list(doc.blocks) + list(doc.furniture)
-    for note in doc.notes.values():
-        roots.extend(note)
-    for node in _iter_nodes(roots):
+    map_inlines(doc, fix_image)
+    for node in walk_document(doc):
         if isinstance(node, RawHtml):
             fix_html(node)
-            continue
-        for attr in ("children", "caption"):
-            value = getattr(node, attr, None)
-            if isinstance(value, list) and any(isinstance(v, Image) for v in value):
-                fix_inlines(value)

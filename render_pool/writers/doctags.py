@@ -33,7 +33,6 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from render_pool.model import (
-    Anchor,
     Block,
     BlockQuote,
     Code,
@@ -56,6 +55,7 @@ from render_pool.model import (
     TableCell,
     Text,
     plain_text,
+    walk,
 )
 from render_pool.writers import ImageResolver
 from render_pool.writers.common import NoteNumbering, placeholder_label, table_grid
@@ -133,7 +133,7 @@ class _DocTagsWriter:
             else:
                 segs.append(_Seg("text", s))
 
-        def walk(n: Inline) -> None:
+        for n in walk(nodes):  # formatting and links: their children follow them
             if isinstance(n, Text):
                 add_text(n.text)
             elif isinstance(n, Code):
@@ -148,14 +148,6 @@ class _DocTagsWriter:
                 add_text(f"[{self.notes.number(n.note_id)}]")
             elif isinstance(n, Placeholder):
                 add_text(placeholder_label(n.text))
-            elif isinstance(n, Anchor):
-                return
-            else:  # formatting and links: their children
-                for c in getattr(n, "children", []):
-                    walk(c)
-
-        for node in nodes:
-            walk(node)
         return segs
 
     def _group(self, segs: list[_Seg], tag: str | None) -> str:
@@ -292,19 +284,41 @@ class _DocTagsWriter:
 
     def footnotes(self) -> list[str]:
         def footnote(n: int, nid: str) -> str:
-            texts = [_strip_tags(e) for b in self.doc.notes.get(nid, []) for e in self.block(b)]
-            body = " ".join(t for t in texts if t)
+            body = self.text_of(self.doc.notes.get(nid, []))
             return _wrap("footnote", f"[{n}] {body}".strip())
 
         return self.notes.render_all(footnote)
 
+    def text_of(self, blocks: list[Block]) -> str:
+        """The text of ``blocks`` on one line, escaped, for an element that holds text only
+        (a footnote, a page header): from the model, so text that looks like a tag stays."""
+        parts: list[str] = []
+        for n in walk(blocks):
+            if isinstance(n, Text | Code | CodeBlock):
+                parts.append(n.text)
+            elif isinstance(n, Math | MathBlock):
+                parts.append(f" {n.tex} ")
+            elif isinstance(n, NoteRef):
+                parts.append(f"[{self.notes.number(n.note_id)}]")
+            elif isinstance(n, Placeholder):
+                parts.append(placeholder_label(n.text))
+            elif isinstance(n, Image):
+                parts.append(f" {n.title} ")
+            elif isinstance(n, RawHtml):
+                parts.append(f" {_html_text(n.html)} ")
+            elif not isinstance(n, Inline):  # a new block, item, row or cell: a space
+                parts.append(" ")
+            elif isinstance(n, LineBreak):
+                parts.append(" ")
+        return _esc(re.sub(r"\s+", " ", "".join(parts)).strip())
 
-_TAG = re.compile(r"<[^<>]*>")
 
-
-def _strip_tags(element: str) -> str:
-    """Text of an element we wrote (tags removed, whitespace collapsed)."""
-    return re.sub(r"\s+", " ", _TAG.sub(" ", element)).strip()
+def _unquoted(blocks: list[Block]) -> list[Block]:
+    """``blocks`` with block quotes replaced by their blocks (DocTags has no quotes)."""
+    out: list[Block] = []
+    for b in blocks:
+        out.extend(_unquoted(b.blocks) if isinstance(b, BlockQuote) else [b])
+    return out
 
 
 def _html_text(raw: str) -> str:
@@ -332,8 +346,8 @@ def write_doctags(doc: Document, resolve_image: ImageResolver | None = None) -> 
     del resolve_image
     w = _DocTagsWriter(doc)
     parts: list[str] = []
-    for e in w.blocks(doc.furniture):
-        text = _strip_tags(e)
+    for block in _unquoted(doc.furniture):  # one element per block, as in the body
+        text = w.text_of([block])
         if text:
             parts.append(_wrap("page_header", text))
     parts.extend(w.blocks(doc.blocks))

@@ -86,32 +86,14 @@ from render_pool.writers.docx_xml import (
     settings_east_asian_language,
     settings_update_fields,
 )
+from render_pool.writers.options import WriterOptions
 
-__all__ = ["CoverPage", "DocxOptions", "write_docx"]
+__all__ = ["CoverPage", "WriterOptions", "write_docx"]
 
 TOC_PLACEHOLDER = "Right-click to update the table of contents."
 _QUOTE_INDENT = 360  # twips per block quote level
 _EMU_PER_TWIP = 635
 _END_BOOKMARK = "_BodyEnd"  # hidden (leading "_"); heading bookmarks start with a letter
-
-
-@dataclass
-class DocxOptions:
-    """What ``/md/convert`` (target=docx) can ask for besides the body.
-
-    ``page_number_format`` holds ``{page}`` and ``{pages}`` (PAGE and NUMPAGES fields; after a
-    cover, the body counts from 1 and ``{pages}`` is its own page count); an empty string turns
-    page numbers off. ``page_size`` is "A4" or "Letter".
-    """
-
-    toc: bool = False
-    header_text: str = ""
-    footer_text: str = ""
-    cover: CoverPage | None = None
-    page_number_format: str = "Page {page} of {pages}"
-    page_size: str = "A4"
-    toc_title: str = "Contents"
-    toc_levels: int = 3
 
 
 @dataclass(frozen=True)
@@ -150,7 +132,7 @@ def _safe_url(target: str) -> str:
 
 
 class _Writer:
-    def __init__(self, doc: Document, options: DocxOptions) -> None:
+    def __init__(self, doc: Document, options: WriterOptions) -> None:
         self.doc = doc
         self.opts = options
         self.d = docx.Document()
@@ -278,7 +260,7 @@ class _Writer:
         per heading, styled "toc N"), so LibreOffice and Word show it without an update;
         Word still refreshes it (adding page numbers, which only a layout knows) on open."""
         self.d.add_paragraph(clean(self.opts.toc_title), style="TOC Heading")
-        levels = max(1, min(9, self.opts.toc_levels))
+        levels = max(1, min(9, self.opts.toc_depth))
         instr = f'TOC \\o "1-{levels}" \\h \\z \\u'
         entries = self._toc_entries(levels)
         if not entries:
@@ -406,7 +388,7 @@ class _Writer:
             p = self.new_par(ctx)
             p.alignment = WD_ALIGN_PARAGRAPH.CENTER
             self.text_run(p, p._p, b.tex, _Fmt(code=True))
-        elif isinstance(b, RawHtml):  # jobs.render_markdown expands it with the HTML reader
+        elif isinstance(b, RawHtml):  # registry.write expands it first (WriterEntry.holds_html)
             self.doc.warn("raw HTML is not written to DOCX")
 
     def new_par(self, ctx: _Ctx, style: str | None = None, numbered: bool = False) -> Any:
@@ -745,15 +727,20 @@ def _layout(t: Table) -> tuple[list[tuple[tuple[int, int, int, int], Any]], int,
     return fitted, len(t.rows), ncols
 
 
-def write_docx(doc: Document, options: DocxOptions | None = None) -> bytes:
+def write_docx(doc: Document, options: WriterOptions | None = None) -> bytes:
     """Render ``doc`` as a DOCX file (bytes).
 
     Why: ``/md/convert`` with ``target=docx`` needs a Word file that behaves like one written in
     Word: styles, numbering, bookmarks, fields and footnotes rather than look-alike formatting.
     Images must already be in ``doc.resources`` (the service fetches them); others are replaced
-    by their alt text with a warning in ``doc.warnings``.
+    by their alt text with a warning in ``doc.warnings``, as is the notice that CSS options
+    (``css_name``, ``css_text``) shape PDF output only.
     """
+    options = options or WriterOptions()
     try:
-        return _Writer(doc, options or DocxOptions()).write()
+        data = _Writer(doc, options).write()
     except (ValueError, etree.LxmlError, KeyError, IndexError) as exc:
         raise ConversionFailed(f"could not write DOCX: {exc}") from exc
+    if options.asks_for_css():
+        doc.warn("css_name and css_text apply to PDF output only")
+    return data

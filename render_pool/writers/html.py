@@ -12,6 +12,7 @@ import re
 from render_pool.model import Document
 from render_pool.writers import ImageResolver
 from render_pool.writers.html_render import document_title, html_attribute, html_body
+from render_pool.writers.options import WriterOptions
 
 __all__ = ["DEFAULT_CSS", "write_html"]
 
@@ -48,15 +49,15 @@ aside.furniture { border-top: 1px dashed #d0d7de; margin-top: 2em; color: #59636
 def write_html(
     doc: Document,
     resolve_image: ImageResolver | None = None,
-    *,
-    title: str | None = None,
-    css: str | None = None,
+    options: WriterOptions | None = None,
 ) -> str:
     """One self-contained HTML page: doctype, charset, title, inline stylesheet and the body.
 
-    ``css`` is appended after the default stylesheet, so it can override any rule.
+    Of the writers' options it reads ``title`` (default: the document's title) and
+    ``css_text``, appended after the default stylesheet so it can override any rule.
     """
-    page_title = title if title is not None else document_title(doc)
+    page_title = options.title if options and options.title else document_title(doc)
+    css = options.css_text if options else ""
     lang = doc.meta.get("language", "").strip()
     lang_ok = re.fullmatch(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*", lang)
     lang_attr = f' lang="{html_attribute(lang)}"' if lang_ok else ""

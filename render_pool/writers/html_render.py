@@ -13,7 +13,7 @@ from __future__ import annotations
 import html as _html
 import re
 from collections.abc import Callable
-from dataclasses import fields, is_dataclass
+from itertools import chain
 
 from lxml import etree
 from lxml import html as lxml_html
@@ -50,6 +50,8 @@ from render_pool.model import (
     Text,
     Underline,
     plain_text,
+    walk,
+    walk_document,
 )
 from render_pool.slugs import Slugger, slugify
 from render_pool.url_safety import is_safe_url
@@ -113,29 +115,6 @@ def sanitize_html(raw: str) -> str:
     return out
 
 
-def _find(node: object, cls: type) -> list:
-    """All nodes of type ``cls`` anywhere under ``node`` (a document, node or list)."""
-    found: list = []
-
-    def walk(n: object) -> None:
-        if isinstance(n, cls):
-            found.append(n)
-        if isinstance(n, list):
-            for c in n:
-                walk(c)
-        elif isinstance(n, dict):
-            for c in n.values():
-                walk(c)
-        elif is_dataclass(n):
-            for f in fields(n):
-                v = getattr(n, f.name)
-                if isinstance(v, (list, dict)) or is_dataclass(v):
-                    walk(v)
-
-    walk(node)
-    return found
-
-
 _FORMAT_TAGS: dict[type, str] = {Emph: "em", Strong: "strong", Strike: "del", Underline: "u",
                                  Subscript: "sub", Superscript: "sup"}
 
@@ -177,26 +156,12 @@ class HtmlRenderer:
         self._assign_ids()
 
     # ------------------------------------------------------------- ids
-    def _walk_blocks(self, blocks: list[Block]):
-        for b in blocks:
-            yield b
-            if isinstance(b, ListBlock):
-                for it in b.items:
-                    yield from self._walk_blocks(it.blocks)
-            elif isinstance(b, BlockQuote):
-                yield from self._walk_blocks(b.blocks)
-            elif isinstance(b, Table):
-                for row in b.rows:
-                    for cell in row.cells:
-                        yield from self._walk_blocks(cell.blocks)
-
     def _assign_ids(self) -> None:
         """Explicit heading anchors and bookmarks first, then unique slugs for the rest."""
-        all_blocks = list(self._walk_blocks(self.doc.blocks))
-        for blocks in self.doc.notes.values():
-            all_blocks += list(self._walk_blocks(blocks))
-        headings = [b for b in all_blocks if isinstance(b, Heading)]
-        self.anchor_names = {a.name for a in _find(self.doc, Anchor) if a.name}
+        headings = [b for b in walk(chain(self.doc.blocks, *self.doc.notes.values()))
+                    if isinstance(b, Heading)]
+        self.anchor_names = {a.name for a in walk_document(self.doc)
+                             if isinstance(a, Anchor) and a.name}
         self.used_ids |= self.anchor_names
         self.emitted_anchors: set[str] = set()
         for h in headings:

@@ -12,7 +12,7 @@ document is what callers expect.
 
 from __future__ import annotations
 
-from render_pool.model import Block, Document, Image, Inline, ListBlock, Paragraph, Table
+from render_pool.model import Document, Image, Paragraph, document_blocks, map_inlines
 from render_pool.writers import ImageResolver, data_uri_resolver
 
 MODES = ("embed", "placeholder", "omit")
@@ -33,41 +33,10 @@ def resolver_for(doc: Document, mode: str) -> ImageResolver:
     return lambda src: src
 
 
-def _inlines(nodes: list[Inline]) -> list[Inline]:
-    out: list[Inline] = []
-    for node in nodes:
-        if isinstance(node, Image):
-            continue
-        kids = getattr(node, "children", None)
-        if isinstance(kids, list):
-            node.children = _inlines(kids)  # type: ignore[union-attr]
-        out.append(node)
-    return out
-
-
-def _blocks(blocks: list[Block]) -> None:
-    for block in blocks:
-        kids = getattr(block, "children", None)
-        if isinstance(kids, list):
-            block.children = _inlines(kids)  # type: ignore[union-attr]
-        if isinstance(block, ListBlock):
-            for item in block.items:
-                _blocks(item.blocks)
-        elif isinstance(block, Table):
-            block.caption = _inlines(block.caption)
-            for row in block.rows:
-                for cell in row.cells:
-                    _blocks(cell.blocks)
-        else:
-            inner = getattr(block, "blocks", None)
-            if isinstance(inner, list):
-                _blocks(inner)
-
-
 def drop_images(doc: Document) -> None:
     """Remove every image from the document (``omit``): inlines, notes, furniture and the
     resources they pointed at. Paragraphs left empty are dropped."""
-    for blocks in (doc.blocks, doc.furniture, *doc.notes.values()):
-        _blocks(blocks)
+    map_inlines(doc, lambda node: [] if isinstance(node, Image) else None)
+    for blocks in document_blocks(doc):
         blocks[:] = [b for b in blocks if not (isinstance(b, Paragraph) and not b.children)]
     doc.resources.clear()

@@ -19,14 +19,13 @@ Pipeline (every render goes through :mod:`render_pool.browser`, a warm locked-do
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from render_pool import browser
-from render_pool.cover import CoverPage
 from render_pool.model import Document
 from render_pool.themes import list_themes
 from render_pool.writers import data_uri_resolver
+from render_pool.writers.options import WriterOptions
 from render_pool.writers.pdf_layout import (
     HeadingRef,
     collect_headings,
@@ -49,32 +48,15 @@ from render_pool.writers.pdf_style import (
     resolve_theme,
 )
 
-__all__ = ["PdfOptions", "list_themes", "write_pdf"]
+__all__ = ["WriterOptions", "list_themes", "write_pdf", "write_pdf_file"]
 
 _MARGIN = {"top": "20mm", "bottom": "20mm", "left": "18mm", "right": "18mm"}
 _TOC_LINES_PER_PAGE = 34  # first guess of the TOC's length, checked after printing
 
 
-@dataclass
-class PdfOptions:
-    """Options of ``/md/convert`` with ``target=pdf`` (names follow the form fields)."""
-
-    css_name: str = "default"
-    css_text: str = ""
-    toc: bool = False
-    header_text: str = ""
-    footer_text: str = ""
-    cover: CoverPage | None = None
-    title: str = ""
-    toc_title: str = "Contents"
-    toc_depth: int = 3
-    page_numbers: bool = True
-    page_format: str = "A4"
-
-
-def _pdf_options(options: PdfOptions) -> dict[str, Any]:
+def _pdf_options(options: WriterOptions) -> dict[str, Any]:
     return {
-        "format": options.page_format,
+        "format": options.page_size,
         "print_background": True,
         "prefer_css_page_size": True,
         "margin": _MARGIN,
@@ -82,7 +64,7 @@ def _pdf_options(options: PdfOptions) -> dict[str, Any]:
         "tagged": True,
         "display_header_footer": True,
         "header_template": header_template(options.header_text),
-        "footer_template": footer_template(options.footer_text, options.page_numbers),
+        "footer_template": footer_template(options.footer_text, options.page_number_format),
     }
 
 
@@ -93,7 +75,7 @@ def _body_fragment(doc: Document) -> str:
 
 
 def _render_with_toc(
-    body: str, headings: list[HeadingRef], css: str, title: str, options: PdfOptions,
+    body: str, headings: list[HeadingRef], css: str, title: str, options: WriterOptions,
     pdf_options: dict[str, Any], warnings: list[str],
 ) -> bytes:
     """Two (rarely three) passes: learn heading pages, then print with a numbered TOC in front."""
@@ -116,7 +98,7 @@ def _render_with_toc(
     return pdf
 
 
-def write_pdf(doc: Document, options: PdfOptions) -> tuple[bytes, list[str]]:
+def write_pdf(doc: Document, options: WriterOptions) -> tuple[bytes, list[str]]:
     """Print a document to PDF; returns the PDF and this writer's warnings.
 
     Warnings are the writer's own (e.g. the spec's ``word-break: break-word`` notice); the
@@ -149,3 +131,11 @@ def write_pdf(doc: Document, options: PdfOptions) -> tuple[bytes, list[str]]:
         })
         pdf = prepend_cover(pdf, cover_pdf)
     return pdf, warnings
+
+
+def write_pdf_file(doc: Document, options: WriterOptions | None = None) -> bytes:
+    """:func:`write_pdf` as the registry's PDF writer: its warnings join ``doc.warnings``."""
+    data, warnings = write_pdf(doc, options or WriterOptions())
+    for warning in warnings:
+        doc.warn(warning)
+    return data

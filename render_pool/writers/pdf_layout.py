@@ -131,10 +131,12 @@ def header_template(text: str) -> str:
     )
 
 
-def footer_template(text: str, page_numbers: bool) -> str:
-    """Chromium footer template: footer text left, "Page N of M" right (Chromium fills them)."""
-    numbers = ('Page <span class="pageNumber"></span> of <span class="totalPages"></span>'
-               if page_numbers else "")
+def footer_template(text: str, page_number_format: str = "Page {page} of {pages}") -> str:
+    """Chromium footer template: footer text left, the page numbers right (``{page}`` and
+    ``{pages}`` of ``page_number_format`` become the spans Chromium fills; "" for none)."""
+    numbers = html.escape(page_number_format).replace(
+        "{page}", '<span class="pageNumber"></span>').replace(
+        "{pages}", '<span class="totalPages"></span>')
     return (
         f'<div style="width:100%;margin:0 18mm;padding:0 0 7mm;font-family:{_TEMPLATE_FONT};'
         'font-size:8pt;color:#6b7280;display:flex;justify-content:space-between;'

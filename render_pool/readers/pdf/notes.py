@@ -12,8 +12,9 @@ page flow and become ``Document.notes``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from render_pool.model import Block, Inline, NoteRef, Paragraph, Text
+from render_pool.model import Block, Inline, NoteRef, Paragraph, Text, map_inlines
 from render_pool.readers.pdf.chars import Char
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
 from render_pool.readers.pdf.layout import Item, Line
@@ -96,27 +97,32 @@ def take_notes(items: list[Item], height: float, page: int,
     items[:] = [it for it in items if id(it) not in drop]
 
 
-def place_inlines(inlines: list[Inline], page_of: dict[str, str]) -> list[Inline]:
-    """Replace marker characters (``MARK`` + number) in the inlines by NoteRefs."""
-    out: list[Inline] = []
-    for node in inlines:
-        if isinstance(node, Text) and MARK in node.text:
-            head, *rest = node.text.split(MARK)
-            if head:
-                out.append(Text(head))
-            for part in rest:
-                digits = len(part) - len(part.lstrip("0123456789"))
-                number = part[:digits]
-                note_id = page_of.get(number, "")
-                out.append(NoteRef(note_id) if note_id else Text(number))
-                if part[digits:]:
-                    out.append(Text(part[digits:]))
-            continue
-        kids = getattr(node, "children", None)
-        if isinstance(kids, list):
-            node.children = place_inlines(kids, page_of)  # type: ignore[union-attr]
-        out.append(node)
-    return out
+def place_marks(where: list[Block], note_for: Callable[[str], str], *,
+                numbered: bool = True) -> None:
+    """Replace every marker character in the inlines under ``where`` by a NoteRef, in
+    document order. ``note_for(number)`` gives the marker's note id, or "" to keep the
+    number as text; ``numbered`` markers are ``MARK`` and the digits after it (untagged
+    pages), the others ``MARK`` alone (tagged pages, whose ids come in marker order).
+    One walk for both readers, :func:`render_pool.model.map_inlines`."""
+
+    def split(node: Inline) -> list[Inline] | None:
+        if not isinstance(node, Text) or MARK not in node.text:
+            return None
+        head, *rest = node.text.split(MARK)
+        out: list[Inline] = [Text(head)] if head else []
+        for part in rest:
+            digits = len(part) - len(part.lstrip("0123456789")) if numbered else 0
+            number, tail = part[:digits], part[digits:]
+            note_id = note_for(number)
+            if note_id:
+                out.append(NoteRef(note_id))
+            elif number:
+                out.append(Text(number))
+            if tail:
+                out.append(Text(tail))
+        return out
+
+    map_inlines(where, split)
 
 
 def place_notes(blocks: list[Block], note_ids: list[str]) -> None:
@@ -129,19 +135,8 @@ def place_notes(blocks: list[Block], note_ids: list[str]) -> None:
     for note_id in note_ids:
         queue.setdefault(note_id.rsplit("-", 1)[-1], []).append(note_id)
 
-    class _Next(dict):
-        def get(self, number: str, default: str = "") -> str:  # type: ignore[override]
-            ids = queue.get(number)
-            return ids.pop(0) if ids else default
+    def next_id(number: str) -> str:
+        ids = queue.get(number)
+        return ids.pop(0) if ids else ""
 
-    lookup = _Next()
-    stack: list[object] = list(blocks)
-    while stack:
-        node = stack.pop(0)
-        kids = getattr(node, "children", None)
-        if isinstance(kids, list):
-            node.children = place_inlines(kids, lookup)  # type: ignore[attr-defined]
-        for attr in ("blocks", "items", "rows", "cells"):
-            more = getattr(node, attr, None)
-            if isinstance(more, list):
-                stack[:0] = more
+    place_marks(blocks, next_id)

@@ -40,6 +40,7 @@ from render_pool.model import (
 from render_pool.readers.pdf.chars import Char, mono_glyph, reads_as_prose
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
 from render_pool.readers.pdf.links import is_internal
+from render_pool.readers.pdf.notes import MARK, place_marks
 from render_pool.readers.pdf.struct import StructNode
 
 _HEADING = re.compile(r"^H([1-6])$")
@@ -474,28 +475,17 @@ class _Builder:
         return [Table(rows, header_rows, caption)]
 
 
-_MARK = "\ue000"  # stands for a footnote reference inside a character stream
+_MARK = MARK  # stands for a footnote reference inside a character stream
 _NOTE_MARK = re.compile(r"^(\d{1,3}|[*\u2020\u2021])$")
 _NOTE_LEAD = re.compile(r"^\s*(\d{1,3}|[*\u2020\u2021])[.)]?\s+")
 
 
 def _place_notes(inlines: list[Inline], marks: list[str]) -> list[Inline]:
-    """Replace each marker character in the inlines by a NoteRef (ids taken from ``marks``)."""
-    out: list[Inline] = []
-    for node in inlines:
-        if isinstance(node, Text) and _MARK in node.text:
-            parts = node.text.split(_MARK)
-            for i, part in enumerate(parts):
-                if part:
-                    out.append(Text(part))
-                if i < len(parts) - 1 and marks:
-                    out.append(NoteRef(marks.pop(0)))
-            continue
-        kids = getattr(node, "children", None)
-        if isinstance(kids, list):
-            node.children = _place_notes(kids, marks)  # type: ignore[union-attr]
-        out.append(node)
-    return out
+    """Replace each marker character in the inlines by a NoteRef (ids taken from ``marks``
+    in order; a marker left without one is dropped)."""
+    holder = Paragraph(inlines)
+    place_marks([holder], lambda _: marks.pop(0) if marks else "", numbered=False)
+    return holder.children
 
 
 def _span(value: object) -> int:
