@@ -58,7 +58,9 @@ def _converter():  # imported lazily: markdownify pulls in BeautifulSoup
     return Converter
 
 
-MAX_HTML_DEPTH = 200  # elements inside each other; the converter recurses once per level
+# elements inside each other; the converter recurses once per level, so this guards the
+# recursion limit (not a setting: raising it would crash the worker instead)
+MAX_HTML_DEPTH = 200
 
 
 def _check_depth(soup) -> None:

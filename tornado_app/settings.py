@@ -220,9 +220,9 @@ def setting(default: T, kind: str, help: str, *, group: str, factory: Callable[[
     """A field of :class:`Settings` with its :class:`Spec` (keywords: its other fields)."""
     assert kind in KINDS, kind
     meta = {"spec": Spec(kind, help, group, **spec)}
-    made = (field(default_factory=factory, metadata=meta) if factory is not None
-            else field(default=default, metadata=meta, repr=not spec.get("secret", False)))
-    return cast(T, made)
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta, repr=not spec.get("secret", False))
 
 
 # --------------------------------------------------------------------------- readers of values
@@ -410,6 +410,11 @@ class Settings:
     upload_rate_grace_seconds: float = setting(10.0, "duration", "time a body may take before "
                                                "its rate is checked", group=REQUESTS, low=0,
                                                clamp=True)
+    archive_max_entries: int = setting(10_000, "int", "entries of one uploaded or staged archive "
+                                       "(more: 40004)", group=REQUESTS, low=1)
+    archive_max_unpacked_bytes: int = setting(500 * _MB, "size", "bytes of one archive once "
+                                              "unpacked, counted while unpacking (more: 40004)",
+                                              group=REQUESTS, low=1)
     # Markdown parsing cost, checked before parsing (render_pool.markdown_limits, 40003)
     markdown_max_link_openers: int = setting(100_000, "int", "most `](` in one Markdown input "
                                              "(`/md/convert`; more: 40003 before parsing)",
@@ -603,7 +608,9 @@ class Settings:
 
 
 def _default(f: Field[Any]) -> Any:
-    return f.default_factory() if f.default is MISSING else f.default  # type: ignore[misc]
+    if f.default_factory is not MISSING:
+        return f.default_factory()
+    return f.default
 
 
 @functools.cache
