@@ -169,3 +169,19 @@ def test_archive_limits_are_settings():
         svc = SimpleNamespace(settings=Settings.from_env(env), storage=SimpleNamespace(io=run))
         with pytest.raises(UnsafeArchive, match=limit):
             asyncio.run(process_archive(svc, "c1", buf.getvalue(), "a.zip"))
+
+
+async def test_audit_retention_is_a_setting_and_a_change_applies_at_the_next_start(mongo_server):
+    import uuid
+
+    from store import indexes, mongo
+
+    client, db = mongo.connect(mongo_server.url, f"t_retention_{uuid.uuid4().hex[:10]}")
+    try:
+        for env, seconds in (({}, 90 * 86400), ({"AUDIT_RETENTION_SECONDS": "30d"}, 30 * 86400)):
+            await indexes.ensure_indexes(db, Settings.from_env(env).audit_retention_seconds)
+            info = await db.audit.index_information()
+            assert info["time_ttl"]["expireAfterSeconds"] == seconds
+    finally:
+        await client.drop_database(db.name)
+        client.close()

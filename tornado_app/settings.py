@@ -355,6 +355,9 @@ class Settings:
                                             group=ACCOUNTS, low=1)
     setup_token_ttl_seconds: int = setting(3600, "duration", "lifetime of the first-run setup "
                                            "token printed at start-up", group=ACCOUNTS, low=60)
+    audit_retention_seconds: int = setting(90 * 86400, "duration", "how long audit records "
+                                           "(logins, user changes) are kept; a change applies "
+                                           "at the next start", group=ACCOUNTS, low=3600)
     audit_queue_limit: int = setting(1000, "int", "audit events waiting to be written; past it "
                                      "new events are dropped (and counted), never the request",
                                      group=ACCOUNTS, low=1)
