@@ -314,9 +314,10 @@ class Settings:
                                      "this many allocations (Python's default: 700), keeping "
                                      "collector pauses out of request latency; `0` keeps "
                                      "Python's defaults", group=RUNTIME, low=0)
-    shutdown_grace_seconds: float = setting(30.0, "duration", "on SIGTERM, how long requests in "
-                                            "flight and running async jobs may take to finish "
-                                            "before the process exits", group=RUNTIME, low=0)
+    shutdown_grace_seconds: float = setting(30.0, "duration", "on SIGTERM (or Ctrl-C), how "
+                                            "long requests in flight and running async jobs may "
+                                            "take to finish before the process exits",
+                                            group=RUNTIME, low=0)
     metrics_address: str = setting("127.0.0.1:9108", "text", "`host:port` of the listener that "
                                    "serves `/metrics`, `/ready` and `/health` without auth; "
                                    "`off` for none. If the port is taken the service still "
@@ -486,9 +487,11 @@ class Settings:
     fetch_timeout_seconds: float = setting(20.0, "duration", "time limit of one remote fetch "
                                            "(an image of a Markdown document: at most 15 s)",
                                            group=FETCH, low=0.1)
-    fetch_max_bytes: int = setting(50 * _MB, "size", "largest remote file fetched "
-                                   "(`markdown_url`, `/proxy/download`; `source_url` is bounded "
-                                   "by `MAX_UPLOAD_BYTES`)", group=FETCH, low=1)
+    fetch_max_bytes: int = setting(50 * _MB, "size", "largest remote image fetched for a "
+                                   "Markdown document, with `MARKDOWN_IMAGE_MAX_BYTES` (the "
+                                   "smaller applies); `source_url` is bounded by "
+                                   "`MAX_UPLOAD_BYTES`, `markdown_url` by `MAX_MARKDOWN_BYTES`",
+                                   group=FETCH, low=1)
     markdown_images_max_mb: int = setting(100, "size", "remote images of one `/md/convert` "
                                           "document together; they are streamed to files under "
                                           "`DATA_DIR/tmp` and read by the worker, never held whole "
@@ -496,7 +499,8 @@ class Settings:
                                           "with a warning", group=FETCH, unit=_MB, low=1,
                                           clamp=True)
     markdown_image_max_bytes: int = setting(20 * _MB, "size", "one remote image of a Markdown "
-                                            "document", group=FETCH, low=1)
+                                            "document (its images, `cover_url`, `logo_url`)",
+                                            group=FETCH, low=1)
     markdown_images_max_count: int = setting(200, "int", "remote images fetched for one Markdown "
                                              "document; the rest are left out with a warning",
                                              group=FETCH, low=0)
