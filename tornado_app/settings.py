@@ -2,7 +2,8 @@
 
 Each setting is declared once, as a field of :class:`Settings`: its type, default, environment
 variable, kind of value (int, duration, size, bool, choice, list, text, path), bounds, group
-and one line of help (a :class:`Spec` in the field's metadata). :meth:`Settings.from_env` and
+and one line of help (a :class:`Spec` in the field's metadata; a choice's values are its
+``Literal`` type). :meth:`Settings.from_env` and
 ``docs/configuration.md`` are both derived from those declarations, so a new setting is
 reachable from the environment and documented the moment it is declared; a test fails when
 the document is stale (regenerate it with ``just config-doc``, i.e.
@@ -23,11 +24,16 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast, get_args, get_type_hints
 
 from store.booleans import NotABoolean, parse_bool
 
 T = TypeVar("T")
+# The choices of the ``choice`` settings: their types, read by the spec (declared once).
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"]
+LogFormat = Literal["auto", "json", "console"]
+EventLoop = Literal["uvloop", "asyncio"]
+DocsAuth = Literal["required", "none"]
 
 KINDS = ("int", "duration", "size", "bool", "choice", "list", "text", "path", "custom")
 # The multiple of one size unit, in bytes; "MB" in the variable names is this binary MB.
@@ -299,16 +305,14 @@ class Settings:
     weed_bin: str = setting("", "text", "the SeaweedFS `weed` binary of the embedded storage",
                             group=DATA, shown="the `embedded` extra's `weed`, else PATH")
     # logging and process runtime (tornado_app.runtime)
-    log_level: str = setting("INFO", "choice", "log level (logs go to stderr)", group=RUNTIME,
-                             choices=("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"),
-                             upper=True)
-    log_format: str = setting("auto", "choice", "`json`: one JSON object per line; `console`: "
-                              "short coloured lines for a person; `auto`: console when stderr is "
-                              "a terminal, JSON otherwise", group=RUNTIME,
-                              choices=("auto", "json", "console"))
-    event_loop: str = setting("uvloop", "choice", "event loop of `serve` and `worker`: `uvloop` "
-                              "(libuv, less CPU per request) or `asyncio` (the standard one)",
-                              group=RUNTIME, choices=("uvloop", "asyncio"))
+    log_level: LogLevel = setting("INFO", "choice", "log level (logs go to stderr)",
+                                  group=RUNTIME, upper=True)
+    log_format: LogFormat = setting(
+        "auto", "choice", "`json`: one JSON object per line; `console`: short coloured lines for "
+        "a person; `auto`: console when stderr is a terminal, JSON otherwise", group=RUNTIME)
+    event_loop: EventLoop = setting(
+        "uvloop", "choice", "event loop of `serve` and `worker`: `uvloop` (libuv, less CPU per "
+        "request) or `asyncio` (the standard one)", group=RUNTIME)
     gc_gen0_threshold: int = setting(50_000, "int", "after start-up the long-lived heap is frozen "
                                      "out of the collector's view and young collections run every "
                                      "this many allocations (Python's default: 700), keeping "
@@ -323,11 +327,11 @@ class Settings:
                                    "`off` for none. If the port is taken the service still "
                                    "starts (error logged)", group=RUNTIME, strip=True)
     # callers and browsers (see README "Security model")
-    docs_auth: str = setting("required", "choice", "`none` turns caller auth of the docs face off "
-                             "(one local user acting as ADMIN): single-user only, refused at "
-                             "start-up unless `--host` is a loopback address; then only loopback "
-                             "`Host` names (and `PUBLIC_HOSTS`) are served", group=CALLERS,
-                             choices=("required", "none"))
+    docs_auth: DocsAuth = setting(
+        "required", "choice", "`none` turns caller auth of the docs face off (one local user "
+        "acting as ADMIN): single-user only, refused at start-up unless `--host` is a loopback "
+        "address; then only loopback `Host` names (and `PUBLIC_HOSTS`) are served",
+        group=CALLERS)
     docs_api_token: str = setting("", "text", "operator token for service-to-service calls: a docs "
                                   "caller acting as ADMIN (company `_operator`), and the key to "
                                   "`/metrics` and `/ready` on the main port; not accepted by the "
@@ -623,9 +627,14 @@ def _default(f: Field[Any]) -> Any:
 @functools.cache
 def _specs() -> tuple[tuple[Field[Any], Spec], ...]:
     out = []
+    hints = get_type_hints(Settings)
     for f in fields(Settings):
         spec: Spec = f.metadata["spec"]
-        out.append((f, spec if spec.env else Spec(**{**spec.__dict__, "env": f.name.upper()})))
+        filled: dict[str, Any] = {"env": spec.env or f.name.upper()}
+        if spec.kind == "choice":  # the choices are the field's Literal type
+            filled["choices"] = get_args(hints[f.name])
+            assert filled["choices"], f"{f.name}: a choice setting needs a Literal type"
+        out.append((f, Spec(**{**spec.__dict__, **filled})))
     return tuple(out)
 
 
