@@ -3,11 +3,10 @@
 Each setting is declared once, as a field of :class:`Settings`: its type, default, environment
 variable, kind of value (int, duration, size, bool, choice, list, text, path), bounds, group
 and one line of help (a :class:`Spec` in the field's metadata; a choice's values are its
-``Literal`` type). :meth:`Settings.from_env` and
-``docs/configuration.md`` are both derived from those declarations, so a new setting is
-reachable from the environment and documented the moment it is declared; a test fails when
-the document is stale (regenerate it with ``just config-doc``, i.e.
-``python -m tornado_app.settings --markdown > docs/configuration.md``).
+``Literal`` type). :meth:`Settings.from_env` and ``docs/configuration.md`` are both derived
+from those declarations, so a new setting is reachable from the environment and documented
+the moment it is declared; a test fails when the document is stale (regenerate it with
+``just config-doc``, i.e. ``python -m tornado_app.settings --markdown > docs/configuration.md``).
 
 A value that cannot be read stops start-up with the variable's name, the accepted form and
 the value given. Unset or empty variables keep the default.
@@ -41,7 +40,7 @@ _UNIT_BYTES = {"": 1, "B": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "T": 10
 _UNIT_WORDS = {1: "bytes", 1024: "KiB", 1024 ** 2: "MiB"}
 _DURATION = re.compile(r"(-?\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h|d)?", re.IGNORECASE)
 _DURATION_UNITS = {"": 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_SIZE = re.compile(r"(-?\d+(?:\.\d*)?|\.\d+)\s*([KMGT]?)(?:I?B)?", re.IGNORECASE)
+_SIZE = re.compile(r"(-?\d+(?:\.\d*)?|\.\d+)\s*(?:([KMGT])I?B?|(B))?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -193,9 +192,7 @@ def _size(text: str, unit: int) -> int:
     match = _SIZE.fullmatch(text)
     if not match:
         raise ValueError(text)
-    number, suffix = match.group(1), match.group(2).upper()
-    if not suffix and re.search(r"b$", text, re.IGNORECASE):
-        suffix = "B"
+    number, suffix = match.group(1), (match.group(2) or match.group(3) or "").upper()
     if not suffix:  # a bare number counts the setting's own unit, as it always has
         if "." in number:
             raise ValueError(text)
