@@ -694,7 +694,9 @@ def markdown() -> str:
         "settings object (`tornado_app/settings.py`, where each is declared once). An unset or "
         "empty variable keeps the default. A value that cannot be read, or lies outside its "
         "bounds, stops start-up with a message naming the variable and the accepted form; the "
-        "few marked *clamped* are moved to the nearest bound instead.",
+        "few marked *clamped* are moved to the nearest bound instead. "
+        "`python -m tornado_app.settings` reads the environment the same way and prints the "
+        "resulting settings (secrets masked), so a configuration can be checked before a start.",
         "",
         "Forms of the types:",
         "",
