@@ -96,7 +96,7 @@ class Spec:
             form = "a path"
         else:
             form = self.form or "text"
-        return form + self.bounds()
+        return form + ("" if self.clamp else self.bounds())  # clamped: any number is read
 
     def bounds(self) -> str:
         """`` from 1 to 7``, `` of at least 1``... (empty without bounds)."""
