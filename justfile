@@ -55,6 +55,10 @@ _image-test-if-possible:
         {{just_executable()}} image-test
     fi
 
+# Write docs/configuration.md from the settings declared in tornado_app/settings.py (a test fails when it is stale).
+config-doc: venv
+    {{py}} -m tornado_app.settings --markdown > docs/configuration.md
+
 # Install system packages (when missing) and the locked Python packages into .venv.
 setup: apt-deps venv
 

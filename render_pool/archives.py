@@ -49,6 +49,8 @@ class ArchiveLimits:
 
     max_entries: int = 10_000
     max_total_size: int = 500 * 1024 * 1024
+    # not settings: a bomb guard no real archive comes near (deflate tops out near 1000:1 only
+    # on runs of one byte); the operator's bounds are the two above (ARCHIVE_MAX_*)
     max_ratio: float = 200.0
     ratio_min_size: int = 1024 * 1024
 

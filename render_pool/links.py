@@ -418,7 +418,7 @@ class _Titles:
         return None if blank is not None and blank < closer else closer + 1
 
 
-_TYPORA_MAX = 1024  # longest raw destination read (bounds the scan on hostile lines)
+_TYPORA_MAX = 1024  # longest raw destination read (bounds a hostile line's scan; not a tunable)
 
 
 def _balanced_close(text: str, i: int) -> int | None:

@@ -136,7 +136,9 @@ class PoolStats:
 
 
 NO_TENANT = ""  # the queue of callers without a company
-_TURNS_KEPT = 10_000  # tenants whose last turn is remembered while they have nothing waiting
+# tenants whose last turn is remembered while they have nothing waiting (a memory bound on
+# bookkeeping, not a tunable: forgetting a turn only makes that tenant "new" again)
+_TURNS_KEPT = 10_000
 
 
 class _Slot:

@@ -28,7 +28,7 @@ from store.clock import aware_utc, iso_utc
 
 KEY_PREFIX = "dsk_"
 SHOWN_PREFIX_CHARS = 12  # "dsk_" + 8 characters: enough to tell keys apart, useless to guess
-MAX_KEYS_PER_COMPANY = 100
+MAX_KEYS_PER_COMPANY = 100  # a bound on one company's listing, not a capacity to tune
 LAST_USED_PRECISION = dt.timedelta(seconds=60)  # at most one write per key and minute
 
 

@@ -28,12 +28,14 @@ from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING, DESCENDING
+from pymongo.errors import OperationFailure
 
 from store.usernames import username_key
 
 log = logging.getLogger("store.audit")
 
-RETENTION_SECONDS = 90 * 24 * 3600
+RETENTION_SECONDS = 90 * 24 * 3600  # without the service; it passes AUDIT_RETENTION_SECONDS
+_INDEX_CONFLICTS = (85, 86)  # IndexOptionsConflict, IndexKeySpecsConflict
 MAX_ACCOUNTS_PER_ADDRESS = 20  # distinct accounts with own repeated-event records per window
 ANY_ACCOUNT = "*"
 ACTIONS = ("login", "logout", "setup", "user.create", "user.rename", "user.status",
@@ -42,9 +44,18 @@ ACTIONS = ("login", "logout", "setup", "user.create", "user.rename", "user.statu
 
 async def ensure_indexes(db: AsyncIOMotorDatabase,
                          retention_seconds: int = RETENTION_SECONDS) -> None:
-    """TTL index (records expire after ``retention_seconds``) and the listing index."""
-    await db.audit.create_index([("time", ASCENDING)], expireAfterSeconds=retention_seconds,
-                                name="time_ttl")
+    """TTL index (records expire after ``retention_seconds``) and the listing index. A
+    retention changed since the index was made is changed in place (``collMod``), so a new
+    ``AUDIT_RETENTION_SECONDS`` applies at the next start instead of stopping it."""
+    try:
+        await db.audit.create_index([("time", ASCENDING)], expireAfterSeconds=retention_seconds,
+                                    name="time_ttl")
+    except OperationFailure as exc:
+        if exc.code not in _INDEX_CONFLICTS:
+            raise
+        await db.command({"collMod": "audit", "index": {
+            "name": "time_ttl", "expireAfterSeconds": retention_seconds}})
+        log.info("audit retention changed", extra={"retention_seconds": retention_seconds})
     await db.audit.create_index([("companyId", ASCENDING), ("time", DESCENDING)])
     await db.audit.create_index([("aggKey", ASCENDING)], sparse=True)
 

@@ -11,6 +11,7 @@ import urllib3
 
 from store.storage_errors import StorageError, error_hint, error_text
 
+# S3 refuses signatures more than 15 minutes off (its rule, so not a setting); a minute gets a hint
 SKEW_HINT_SECONDS = 60.0
 SKEW_FATAL_SECONDS = 15 * 60.0
 

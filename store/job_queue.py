@@ -50,7 +50,7 @@ BELL = "ds:jobq:bell"  # a short stream written on every submit: idle consumers 
 RETRY_AFTER_SECONDS = 10  # the Retry-After of a refusal for a full company queue
 ENDED = ("done", "failed", "cancelled")
 PRIVATE_FIELDS = ("input", "company_id")
-IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+IDEMPOTENCY_TTL_SECONDS = 24 * 3600  # clients retry within minutes: slack, not a tunable
 OUTBOX = "ds:hooks"  # pending webhook deliveries: member "<company>:<job>", score = due time
 
 

@@ -14,6 +14,7 @@ from store.jobs import is_job_id
 from store.object_keys import object_key
 from store.objects import ObjectStore
 
+# a staged archive is processed within minutes of its upload; a day is slack, not a tunable
 STAGE_TTL_SECONDS = 24 * 3600
 STAGING_PREFIX = "_staging"
 

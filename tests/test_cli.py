@@ -380,4 +380,4 @@ def test_event_loop_is_uvloop_by_default_and_asyncio_on_request(tmp_path):
     r = subprocess.run([sys.executable, "-m", "tornado_app", "serve"],
                        env={**_env(tmp_path / "d3"), "EVENT_LOOP": "twisted"},
                        capture_output=True, text=True, timeout=30, cwd=ROOT)
-    assert r.returncode != 0 and "EVENT_LOOP must be uvloop or asyncio" in r.stderr
+    assert r.returncode != 0 and "EVENT_LOOP must be one of uvloop, asyncio" in r.stderr

@@ -34,7 +34,6 @@ from tornado_app.services import Services, open_services
 from tornado_app.settings import Settings
 
 log = logging.getLogger("tornado_app")
-SHUTDOWN_GRACE_SECONDS = 30.0
 
 
 def start_embedded(settings: Settings, embedded: Embedded) -> tuple[str, str]:
@@ -109,9 +108,9 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
         metrics_server.stop()
     # requests in flight and the running job share one grace period (the job is handed back
     # to the queue if it has not ended by then)
-    waits = [app.settings["inflight"].wait_idle(SHUTDOWN_GRACE_SECONDS)]
+    waits = [app.settings["inflight"].wait_idle(settings.shutdown_grace_seconds)]
     if consumer is not None:
-        waits.append(consumer.stop(SHUTDOWN_GRACE_SECONDS))
+        waits.append(consumer.stop(settings.shutdown_grace_seconds))
     drained = (await asyncio.gather(*waits))[0]
     log.info("requests drained" if drained else "grace period over; closing connections")
     with contextlib.suppress(asyncio.TimeoutError):
@@ -137,7 +136,7 @@ async def work(settings: Settings, port: int, host: str, embedded: Embedded) -> 
     log.info("worker", extra={"port": port, "host": host, "consumer": consumer.name})
     await stop_requested()
     log.info("shutting down: the running job ends in the grace period or is handed back")
-    await consumer.stop(SHUTDOWN_GRACE_SECONDS)
+    await consumer.stop(settings.shutdown_grace_seconds)
     server.stop()
     await svc.close()
 

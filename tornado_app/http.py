@@ -28,7 +28,7 @@ log = logging.getLogger("tornado_app.http")
 access_log = logging.getLogger("tornado_app.access")
 
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-MAX_JSON_DEPTH = 32
+MAX_JSON_DEPTH = 32  # no request body of the API nests deeper; a guard, not a tunable
 _JSON_STRING_RE = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _JSON_BRACKETS_RE = re.compile(rb"[\[\]{}]")
 

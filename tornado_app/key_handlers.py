@@ -17,7 +17,7 @@ from tornado_app.auth.fields import check_role, string_field
 from tornado_app.auth.handlers import AuthApiHandler
 from tornado_app.http import ApiError, validation_error
 
-MAX_EXPIRY_DAYS = 3650
+MAX_EXPIRY_DAYS = 3650  # the API's own bound on a key's expiresInDays (caller-chosen below it)
 
 
 def key_name(body: dict[str, Any]) -> str:

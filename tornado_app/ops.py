@@ -24,7 +24,7 @@ from tornado_app.metrics import CONTENT_TYPE
 if TYPE_CHECKING:
     from tornado_app.services import Services
 
-CHECK_TIMEOUT = 3.0
+CHECK_TIMEOUT = 3.0  # per /ready probe; below common orchestrator probe timeouts, not a tunable
 log = logging.getLogger("tornado_app.ops")
 
 

@@ -64,7 +64,7 @@ class Services:
 async def open_services(settings: Settings, *, mongo_url: str, redis_url: str) -> Services:
     """Connect to MongoDB and Redis and build the shared services (indexes ensured)."""
     client, db = mongo.connect(mongo_url, settings.mongo_db)
-    await indexes.ensure_indexes(db)
+    await indexes.ensure_indexes(db, settings.audit_retention_seconds)
     redis = Redis.from_url(redis_url, decode_responses=True, socket_timeout=5,
                            socket_connect_timeout=2, health_check_interval=30)
     passwords = PasswordService(

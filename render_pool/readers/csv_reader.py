@@ -15,7 +15,7 @@ from render_pool.model import Document, Paragraph, Table, TableCell, TableRow, T
 from render_pool.readers.text_decode import decode_text
 from render_pool.sniff import sniff_dialect
 
-DEFAULT_MAX_CELLS = 50_000
+DEFAULT_MAX_CELLS = 50_000  # without the service; it passes SHEET_MAX_CELLS
 csv.field_size_limit(10 * 1024 * 1024)
 
 

@@ -17,6 +17,8 @@ from render_pool.errors import CorruptDocument, TooLarge
 from render_pool.model import Document
 from render_pool.readers.pdf.reader import read_pdf
 
+# Not settings: JOB_TIMEOUT_SECONDS and POOL_WORKER_MEMORY_MB bound every job; these only
+# turn a hostile document into a clear error early, far above what real documents need.
 MAX_FRAMES = 200
 MAX_PIXELS = 60_000_000  # per frame; above this the image is refused (decompression bombs)
 _A4_WIDTH_INCHES = 8.27

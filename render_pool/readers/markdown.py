@@ -449,6 +449,7 @@ def _decode_data_uri(src: str) -> Resource | None:
     return Resource(data=decoded[0], mime=decoded[1])
 
 
+# one inline data: image; not a setting: MAX_MARKDOWN_BYTES already bounds the whole input
 _MAX_DATA_URI = 20 * 1024 * 1024
 
 

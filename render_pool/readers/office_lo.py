@@ -38,7 +38,8 @@ from render_pool.model import Document
 from render_pool.readers.safe_zip import verified_zip
 from render_pool.sniff import detect_kind
 
-DEFAULT_TIMEOUT = 60.0
+DEFAULT_TIMEOUT = 60.0  # without the service (tests, scripts); it passes OFFICE_TIMEOUT_SECONDS
+# LibreOffice output read back; not a setting: POOL_WORKER_MEMORY_MB bounds what follows
 MAX_OUTPUT = 200 * 1024 * 1024
 # source kind -> (OOXML kind, LibreOffice filter)
 TARGETS = {

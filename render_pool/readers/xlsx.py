@@ -30,8 +30,8 @@ from render_pool.readers.safe_zip import verified_zip
 from render_pool.readers.xlsx_values import shown
 from render_pool.slugs import Slugger, slugify
 
-DEFAULT_MAX_CELLS = 50_000
-MAX_COLUMNS = 1024
+DEFAULT_MAX_CELLS = 50_000  # without the service; it passes SHEET_MAX_CELLS
+MAX_COLUMNS = 1024  # not a setting: SHEET_MAX_CELLS is the operator's bound on a sheet
 _MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _PARSER_KW: dict[str, Any] = {"resolve_entities": False, "no_network": True, "huge_tree": False}
 

@@ -26,7 +26,7 @@ from store.staging import StagedArchives
 from tornado_app.documents.base import DocsError, DocsHandler
 from tornado_app.documents.webhooks import check_callback, require_secret
 
-MAX_IDEMPOTENCY_KEY = 200
+MAX_IDEMPOTENCY_KEY = 200  # characters; part of the API contract, not a tunable
 
 
 def form_digest(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> str:

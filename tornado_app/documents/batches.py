@@ -202,7 +202,9 @@ async def process_archive(svc: Services, company_id: str, data: bytes, filename:
     """Unpack safely into a temporary directory (always removed) and process it."""
     if archives.detect_archive_kind(filename, data) is None:
         raise DocsError(40002, "not a zip, tar.gz or tgz archive")
-    context = archives.unpacked(data, filename, encoding=encoding or None)
+    limits = archives.ArchiveLimits(svc.settings.archive_max_entries,
+                                    svc.settings.archive_max_unpacked_bytes)
+    context = archives.unpacked(data, filename, encoding=encoding or None, limits=limits)
     root = await svc.storage.io(context.__enter__)
     try:
         return await process_tree(svc, company_id, root, prefix=prefix, version_id=version_id,

@@ -22,7 +22,7 @@ from tornado.simple_httpclient import HTTPStreamClosedError, HTTPTimeoutError
 
 from tornado_app.address_policy import address_kind
 
-MAX_REDIRECTS = 3
+MAX_REDIRECTS = 3  # each hop is re-checked by the address guard; a policy, not a tunable
 
 
 class FetchRefused(Exception):

@@ -14,9 +14,10 @@ from tornado.iostream import StreamClosedError
 from store.job_queue import ENDED, public_view
 from tornado_app.documents.base import DocsError, DocsHandler
 
+# API contract and event-stream pacing, not deployment tunables
 MAX_PAGE_SIZE = 100
 EVENT_POLL_SECONDS = 0.25
-EVENT_KEEPALIVE_SECONDS = 15.0
+EVENT_KEEPALIVE_SECONDS = 15.0  # under the usual 30-60 s proxy idle timeouts
 
 
 def _summary(record: dict[str, Any]) -> dict[str, Any]:

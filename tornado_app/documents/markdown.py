@@ -35,10 +35,6 @@ from tornado_app.documents.fetch import FetchFailed, FetchRefused, fetch, fetch_
 from tornado_app.services import Services
 from tornado_app.settings import Settings
 
-MAX_IMAGES = 200
-FETCH_CONCURRENCY = 8
-MAX_IMAGE_BYTES = 20 * 1024 * 1024
-
 
 def sniff_image(data: bytes) -> str | None:
     """The MIME type of an image from its first bytes, or None when it is not one."""
@@ -90,14 +86,16 @@ def _write_new_file(folder: Path, data: bytes) -> str:
     return path
 
 
-async def fetch_image(svc: Services, url: str, folder: Path, max_bytes: int = MAX_IMAGE_BYTES
+async def fetch_image(svc: Services, url: str, folder: Path, max_bytes: int | None = None
                       ) -> AssetFile:
     """The image at ``url`` streamed into a file of ``folder`` (guarded, capped at
-    ``max_bytes``); raises FetchRefused/FetchFailed."""
+    ``max_bytes`` and ``MARKDOWN_IMAGE_MAX_BYTES``); raises FetchRefused/FetchFailed.
+    The 15 s cap keeps one slow image host from holding the whole document."""
     st = svc.settings
+    image_max = st.markdown_image_max_bytes
     path = _new_file(folder)
     got = await fetch_to_file(url, path, allow_private=st.allow_private_urls,
-                              max_bytes=min(st.fetch_max_bytes, MAX_IMAGE_BYTES, max_bytes),
+                              max_bytes=min(st.fetch_max_bytes, image_max, max_bytes or image_max),
                               timeout=min(st.fetch_timeout_seconds, 15))
     mime = sniff_image(got.head)
     if mime is None:
@@ -112,7 +110,9 @@ async def gather_images(svc: Services, sources: list[str], folder: Path
     ``MARKDOWN_IMAGES_MAX_MB`` together; everything else is refused with a reason."""
     fetched: dict[str, AssetFile] = {}
     refused: dict[str, str] = {}
-    slots = asyncio.Semaphore(FETCH_CONCURRENCY)
+    slots = asyncio.Semaphore(svc.settings.markdown_image_fetches)
+    max_images = svc.settings.markdown_images_max_count
+    image_max = svc.settings.markdown_image_max_bytes
     limit_mb = svc.settings.markdown_images_max_mb
     total_left = limit_mb * 1024 * 1024
     past_total = f"left out: the images of one document may take {limit_mb} MB together"
@@ -134,7 +134,7 @@ async def gather_images(svc: Services, sources: list[str], folder: Path
                 refused[src] = f"address refused ({exc})"
                 return
             except FetchFailed as exc:
-                refused[src] = past_total if exc.too_large and total_left < MAX_IMAGE_BYTES \
+                refused[src] = past_total if exc.too_large and total_left < image_max \
                     else str(exc)
                 return
             if got.size > total_left:  # others finished first: it no longer fits
@@ -144,9 +144,9 @@ async def gather_images(svc: Services, sources: list[str], folder: Path
             total_left -= got.size
             fetched[src] = got
 
-    await asyncio.gather(*(one(s) for s in sources[:MAX_IMAGES]))
-    for src in sources[MAX_IMAGES:]:
-        refused[src] = f"more than {MAX_IMAGES} images"
+    await asyncio.gather(*(one(s) for s in sources[:max_images]))
+    for src in sources[max_images:]:
+        refused[src] = f"more than {max_images} images"
     return fetched, refused
 
 

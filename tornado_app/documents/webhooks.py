@@ -45,9 +45,8 @@ from tornado_app.settings import Settings
 
 log = logging.getLogger(__name__)
 
-POST_TIMEOUT_SECONDS = 10.0
-LEASE_SECONDS = 3 * POST_TIMEOUT_SECONDS  # an attempt's hold on its delivery
-CLAIM_BATCH = 16
+LEASE_FACTOR = 3  # an attempt holds its delivery for this many POST timeouts
+CLAIM_BATCH = 16  # deliveries claimed per round; more rounds follow at once, so not a tunable
 
 
 def check_callback(url: str, settings: Settings) -> str:
@@ -176,7 +175,9 @@ class WebhookSender:
         while not self._stopping:
             self._wake.clear()
             try:
-                claims = await self.outbox.claim(time.time(), LEASE_SECONDS, CLAIM_BATCH)
+                claims = await self.outbox.claim(
+                    time.time(), LEASE_FACTOR * self.svc.settings.webhook_timeout_seconds,
+                    CLAIM_BATCH)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # Redis away: wait and try again
@@ -202,7 +203,7 @@ class WebhookSender:
             if secret:
                 status, error = await post_once(
                     record["callback_url"], payload(record), secret,
-                    allow_private=s.allow_private_urls, timeout=POST_TIMEOUT_SECONDS)
+                    allow_private=s.allow_private_urls, timeout=s.webhook_timeout_seconds)
             else:  # never sent unsigned (a secret that existed at submission is gone)
                 status, error = 0, "refused: no webhook signing secret"
             final = ("delivered" if 200 <= status < 300

@@ -22,6 +22,7 @@ import zlib
 from render_pool.errors import TooLarge
 
 MB = 1024 * 1024
+# Not settings: a real PDF inflates far below these; POOL_WORKER_MEMORY_MB bounds the rest.
 MAX_STREAM_MB = 256  # one stream, inflated (a content stream or a decoded image)
 MAX_TOTAL_MB = 2048  # all streams of the file together, inflated (also bounds the CPU here)
 _CHUNK = 64 * 1024

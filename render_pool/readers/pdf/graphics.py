@@ -19,6 +19,8 @@ from render_pool.readers.pdf.png import encode_png
 
 log = logging.getLogger(__name__)
 
+# Not settings: JOB_TIMEOUT_SECONDS and POOL_WORKER_MEMORY_MB bound every job; these only
+# turn a hostile document into a clear error early, far above what real documents need.
 MAX_IMAGE_PIXELS = 25_000_000
 MIN_IMAGE_SIDE_PT = 12.0
 THIN = 2.5

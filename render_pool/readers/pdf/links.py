@@ -23,6 +23,8 @@ from render_pool.model import Block, Heading, Inline, Link, NoteRef, plain_text
 from render_pool.readers.pdf.chars import Char
 from render_pool.slugs import Slugger
 
+# Not settings: JOB_TIMEOUT_SECONDS and POOL_WORKER_MEMORY_MB bound every job; these only
+# turn a hostile document into a clear error early, far above what real documents need.
 MAX_LINKS = 2000
 _SAFE_SCHEMES = ("http://", "https://", "mailto:", "ftp://")
 INTERNAL = "\x00goto:"  # target of an internal link: INTERNAL + "<page>:<top or ->"

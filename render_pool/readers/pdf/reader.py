@@ -44,6 +44,8 @@ from render_pool.readers.pdf.tagged import PageImageRef, dedent_code, join_pages
 
 log = logging.getLogger(__name__)
 
+# Not settings: JOB_TIMEOUT_SECONDS and POOL_WORKER_MEMORY_MB bound every job; these only
+# turn a hostile document into a clear error early, far above what real documents need.
 MAX_PAGES = 2000
 MAX_IMAGES = 500
 MIN_TREE_COVERAGE = 0.5  # below this share of the page's text, a tree is ignored

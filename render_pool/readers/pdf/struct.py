@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+# Not settings: JOB_TIMEOUT_SECONDS and POOL_WORKER_MEMORY_MB bound every job; these only
+# turn a hostile document into a clear error early, far above what real documents need.
 MAX_DEPTH = 64
 MAX_NODES = 50_000
 _ATTRS = ("ListNumbering", "RowSpan", "ColSpan", "Scope")

@@ -54,6 +54,8 @@ _BLOCKS = {"P", "H", "H1", "H2", "H3", "H4", "H5", "H6", "Title", "L", "LI", "Lb
 _ORDERED = {"decimal", "upperroman", "lowerroman", "upperalpha", "loweralpha", "ordered"}
 _LABEL = re.compile(r"^\(?(\d{1,4}|[a-zA-Z]|[ivxlcIVXLC]{1,6})[.)]?$")
 _BULLETS = "\u2022\u25e6\u25aa\u2023\u25cf\u25cb\u25a0\u25a1\u25ab\u2043\u2219\u00b7-\u2013*"
+# Not settings: JOB_TIMEOUT_SECONDS and POOL_WORKER_MEMORY_MB bound every job; these only
+# turn a hostile document into a clear error early, far above what real documents need.
 MAX_TABLE_CELLS = 20_000
 
 
