@@ -283,7 +283,8 @@ _MB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Settings:
-    """Every tunable of the service. Secrets here are never logged (see ``public_view``)."""
+    """The service's settings, each declared once (see the module docstring). Secrets here are
+    never logged (see ``public_view``)."""
 
     # data and embedded servers
     data_dir: Path = setting(Path("./data"), "path", "where the embedded servers keep their data "
@@ -323,7 +324,7 @@ class Settings:
                                    "serves `/metrics`, `/ready` and `/health` without auth; "
                                    "`off` for none. If the port is taken the service still "
                                    "starts (error logged)", group=RUNTIME, strip=True)
-    # callers and browsers (see README "Security model")
+    # callers and browsers (see docs/security.md)
     docs_auth: DocsAuth = setting(
         "required", "choice", "`none` turns caller auth of the docs face off (one local user "
         "acting as ADMIN): single-user only, refused at start-up unless `--host` is a loopback "
