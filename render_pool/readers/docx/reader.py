@@ -36,6 +36,7 @@ from render_pool.model import (
     Placeholder,
     Text,
     plain_text,
+    walk_document,
 )
 from render_pool.readers.docx.drawings import Drawings
 from render_pool.readers.docx.entries import (
@@ -700,24 +701,12 @@ class DocxReader:
 
     # ------------------------------------------------------------ internal links
     def _fix_internal_links(self) -> None:
-        def walk(node: Any) -> None:
+        """Links to a bookmark that marks a heading point at the heading's id instead."""
+        for node in walk_document(self.doc):
             if isinstance(node, Link) and node.target.startswith("#"):
                 name = node.target[1:]
                 if name in self.bookmark_heading:
                     node.target = "#" + self.bookmark_heading[name]
-            if isinstance(node, list):
-                for n in node:
-                    walk(n)
-            elif hasattr(node, "__dataclass_fields__"):
-                for fname in node.__dataclass_fields__:
-                    value = getattr(node, fname)
-                    if isinstance(value, list):
-                        walk(value)
-                # Anchors already mapped to headings are not needed in paragraphs
-        walk(self.doc.blocks)
-        for blocks in self.doc.notes.values():
-            walk(blocks)
-        walk(self.doc.furniture)
 
 
 def read_docx(data: bytes, *, include_furniture: bool = False,
