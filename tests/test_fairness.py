@@ -430,7 +430,7 @@ def test_the_limits_are_settings_and_reach_the_pool():
     with pytest.raises(SystemExit, match="JOB_QUEUE_LIMIT_PER_COMPANY"):
         Settings.from_env({"JOB_QUEUE_LIMIT_PER_COMPANY": "lots"})
     holder = type("Svc", (), {"settings": settings, "pool": None})()
-    pool = open_pool(holder)  # type: ignore[arg-type]
+    pool = open_pool(holder)  # type: ignore[arg-type]  # a stub of what open_pool reads
     try:
         assert pool.tenant_queue_limit == 3 and pool.workers == 1
     finally:

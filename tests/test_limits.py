@@ -153,9 +153,9 @@ async def test_file_swapped_for_a_link_after_listing_is_not_uploaded(
     secret.write_text("TOP SECRET outside the root")
     monkeypatch.setattr(storage_services, "settings", dataclasses.replace(
         storage_services.settings, company_folder_roots={DOCS_CALLER_COMPANY: (root,)}))
-    from tornado_app.documents import batches
+    from tornado_app.documents.batches import batch_service
 
-    planned = batches._document_links  # runs once the pool has listed and planned the tree
+    planned = batch_service._document_links  # runs once the pool has listed and planned the tree
 
     def plan_then_swap(*args):
         for name in ("pic.png", "b.md"):  # after the listing, before the reading
@@ -163,7 +163,7 @@ async def test_file_swapped_for_a_link_after_listing_is_not_uploaded(
             (root / "book" / name).symlink_to(secret)
         return planned(*args)
 
-    monkeypatch.setattr(batches, "_document_links", plan_then_swap)
+    monkeypatch.setattr(batch_service, "_document_links", plan_then_swap)
     reply = await post_form(api, "/md/convert-folder", {"folder_path": str(root / "book")})
     assert reply.status == 200 and reply.body["ok"] is True, reply.body
     sources = [f["source"] for f in reply.body["files"]]

@@ -224,7 +224,7 @@ class _Fake(BaseHTTPRequestHandler):
         if with_body:
             self.wfile.write(self.body)
 
-    def date_time_string(self, timestamp=None):  # type: ignore[override]
+    def date_time_string(self, timestamp: float | None = None) -> str:
         return self.date or super().date_time_string(timestamp)
 
     def do_GET(self) -> None:
