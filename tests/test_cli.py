@@ -17,6 +17,7 @@ import pytest
 import urllib3
 
 from tests.processes import still_alive, stop_process
+from tests.waiting import wait_until
 from tornado_app.embedded.servers import free_port
 
 pytestmark = pytest.mark.slow  # each test starts the service in subprocesses
@@ -168,7 +169,10 @@ def test_sigterm_during_conversion_finishes_it_then_exits(tmp_path):
 
     worker = threading.Thread(target=convert)
     worker.start()
-    time.sleep(0.5)  # the request is in flight (the first render launches Chromium)
+    # the request is in flight: its render holds a pool worker (the first one launches Chromium)
+    wait_until(lambda: b"render_pool_busy_workers 1.0" in _get(
+        f"http://127.0.0.1:{port}/metrics", OPERATOR_TOKEN)[1], timeout=60,
+        what="the render running")
     pids = _stop(proc, signal.SIGTERM)
     worker.join(60)
     assert result.get("status") == 200, result.get("error")
