@@ -25,6 +25,20 @@ def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: flo
     return proc.returncode
 
 
+def stop_with_output(proc: subprocess.Popen[str], sig: int = signal.SIGTERM,
+                     timeout: float = 30.0) -> str:
+    """Like :func:`stop_process` for a child whose output is piped: send ``sig``, read its
+    output to the end (up to ``timeout`` seconds, then SIGKILL) and return it."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate(timeout=10)
+    return out or ""
+
+
 def is_alive(pid: int) -> bool:
     """Whether process ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
     try:

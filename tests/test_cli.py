@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import urllib3
 
-from tests.processes import still_alive, stop_process
+from tests.processes import still_alive, stop_process, stop_with_output
 from tests.waiting import wait_until
 from tornado_app.embedded.servers import free_port
 
@@ -70,8 +70,7 @@ def _post(port: int, path: str, body: dict) -> tuple[int, dict]:
 
 
 def _stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> list[int]:
-    proc.send_signal(sig)
-    out, _ = proc.communicate(timeout=30)
+    out = stop_with_output(proc, sig)
     assert proc.returncode == 0, out
     pids = []
     for line in out.splitlines():
@@ -303,9 +302,7 @@ def test_first_run_prints_a_setup_address_that_works_once(tmp_path):
 
 
 def _stop_output(proc: subprocess.Popen[str]) -> list[str]:
-    proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=30)
-    return out.splitlines()
+    return stop_with_output(proc).splitlines()
 
 
 def test_create_admin_reads_the_password_from_stdin_and_console_logs(tmp_path):
@@ -375,8 +372,7 @@ def test_event_loop_is_uvloop_by_default_and_asyncio_on_request(tmp_path):
                                                            "username": "x", "password": "y"})
             assert status == 401 and body["code"] == "USER_NOT_FOUND"
         finally:
-            proc.send_signal(signal.SIGTERM)
-            out, _ = proc.communicate(timeout=30)
+            out = stop_with_output(proc)
         serving = [json.loads(line) for line in out.splitlines()
                    if line.startswith("{") and '"serving"' in line]
         assert serving and serving[0]["event_loop"].split(".")[0] == expected, out

@@ -31,6 +31,7 @@ from tests import pool_jobs
 from tests.archive_fixtures import tgz_of
 from tests.conftest import docs_caller_company, post_form
 from tests.pdf_fixtures import tiny_png
+from tests.waiting import eventually
 from tornado_app.seed import ensure_company
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # pools and processes
@@ -39,10 +40,7 @@ SLOW_SECONDS = 0.4
 
 
 async def _until(check: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.01)
+    await eventually(check, timeout, interval=0.01)
 
 
 # -- the render pool ---------------------------------------------------------------------

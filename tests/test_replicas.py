@@ -28,6 +28,7 @@ from tests.archive_fixtures import tgz_of
 from tests.conftest import multipart
 from tests.pdf_fixtures import tiny_png
 from tests.processes import stop_process
+from tests.waiting import wait_until
 from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -321,12 +322,11 @@ def test_archive_staged_on_one_is_processed_on_other(cluster):
     # an async job started on A is polled on B (job state lives in Redis)
     job = _ok(cluster.a.call("POST", "/api/archive/process",
                              form={"id": staged["id"], "async": "true"}))
-    state: dict[str, Any] = {}
-    for _ in range(200):
+    def ended() -> dict[str, Any]:
         state = _ok(cluster.b.call("GET", job["status_url"]))
-        if state["state"] not in ("queued", "running"):
-            break
-        time.sleep(0.05)
+        return state if state["state"] not in ("queued", "running") else {}
+
+    state = wait_until(ended, timeout=10, what="the job ended")
     assert state["state"] == "done" and state["result"]["count"] == 1, state
     # an id neither replica staged is unknown to both
     for replica in (cluster.a, cluster.b):

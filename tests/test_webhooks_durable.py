@@ -86,13 +86,7 @@ async def _ended_job(queue: JobQueue, url: str, company: str = "co1") -> str:
 
 
 async def _until(probe: Any, timeout: float = 20) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = await probe()
-        if value:
-            return value
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not reached in time")
+    return await eventually(probe, timeout)
 
 
 async def test_the_delivery_is_in_redis_with_the_jobs_end_and_a_500_is_retried(hook_services):
