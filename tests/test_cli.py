@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import urllib3
 
-from tests.processes import still_alive, stop_process, stop_with_output
+from tests.processes import still_alive, stop_process, stop_with_output, wait_healthy
 from tests.waiting import wait_until
 from tornado_app.embedded.servers import free_port
 
@@ -46,17 +46,13 @@ def _start(data_dir: Path | None, *args: str, cwd: Path = ROOT,
         [sys.executable, "-m", "tornado_app", "serve", "--port", str(port), *args],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
-                assert json.load(r) == {"status": "ok"}
-                return proc, port
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError("service did not answer /health")
+    try:
+        wait_healthy(proc, f"http://127.0.0.1:{port}/health",
+                     output=lambda: proc.stdout.read() if proc.stdout else "")
+    except AssertionError:
+        proc.kill()
+        raise
+    return proc, port
 
 
 def _post(port: int, path: str, body: dict) -> tuple[int, dict]:

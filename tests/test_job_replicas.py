@@ -41,6 +41,7 @@ import redis
 from store.job_queue import ACTIVE, OUTBOX, STREAM
 from store.objects import ObjectStore
 from tests.archive_fixtures import tgz_of
+from tests.processes import still_alive
 from tests.test_replicas import OPERATOR, ROOT, Replica, _env, _ok, _stop, _wait_healthy
 from tests.waiting import wait_until
 from tornado_app.embedded.children import die_with_parent
@@ -113,14 +114,11 @@ def _job(replica: Replica, job_id: str) -> dict[str, Any]:
 
 
 def _wait(replica: Replica, job_id: str, until: Any, timeout: float = 90) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    state: dict[str, Any] = {}
-    while time.monotonic() < deadline:
+    def reached() -> dict[str, Any]:
         state = _job(replica, job_id)
-        if until(state):
-            return state
-        time.sleep(0.02)
-    raise AssertionError(f"job never reached the wanted state: {state}")
+        return state if until(state) else {}
+
+    return wait_until(reached, timeout, what=f"job {job_id} in the wanted state")
 
 
 def _pid_of(consumer: str) -> int:
@@ -133,11 +131,7 @@ def _sigkill(replica: Replica) -> None:
     children = psutil.Process(replica.process.pid).children(recursive=True)
     replica.process.send_signal(signal.SIGKILL)
     replica.process.wait(10)
-    deadline = time.monotonic() + 10
-    alive = children
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.1)
-        alive = [c for c in alive if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    alive = still_alive([c.pid for c in children], timeout=10)
     assert not alive, f"left behind by the killed {replica.name}: {alive}"
 
 
@@ -167,12 +161,9 @@ def test_sigkill_of_the_consumer_mid_job_another_finishes_it(infra):
             infra.store.config.bucket, recursive=True)]
         stored = [k for k in keys if "/crash/" in f"/{k}"]
         assert len(stored) == documents + images, sorted(stored)
-        deadline = time.monotonic() + 10  # the input is dropped once the job has ended
-        while any("/_staging/" in f"/{k}" for k in keys) and time.monotonic() < deadline:
-            time.sleep(0.1)
-            keys = [o.object_name for o in infra.store.client.list_objects(
-                infra.store.config.bucket, recursive=True)]
-        assert not [k for k in keys if "/_staging/" in f"/{k}"]
+        wait_until(lambda: not [o for o in infra.store.client.list_objects(  # the input is
+            infra.store.config.bucket, recursive=True)  # dropped once the job has ended
+            if "/_staging/" in f"/{o.object_name}"], timeout=10, what="the staged input gone")
         with urllib.request.urlopen(files[0]["storage_presigned_url"], timeout=10) as r:
             text = r.read().decode()
         link = files[0]["mappings"][0]["to"]

@@ -146,13 +146,11 @@ async def _submit(api, archive: bytes, *, headers: dict[str, str] | None = None,
 
 async def _wait_ended(api, job_id: str, timeout: float = 60, token: str | None = None
                       ) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    async def ended() -> dict[str, Any]:
         r = await api.call("GET", f"/api/jobs/{job_id}", token=token)
-        if r.body["data"]["state"] in ("done", "failed", "cancelled"):
-            return r.body["data"]
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"job {job_id} did not end")
+        return r.body["data"] if r.body["data"]["state"] in ("done", "failed", "cancelled") else {}
+
+    return await eventually(ended, timeout, interval=0.05, what=f"job {job_id} ended")
 
 
 async def test_async_archive_runs_as_a_job_listed_newest_first(api, consumer):
@@ -205,13 +203,11 @@ async def test_cancel_a_queued_job_it_never_runs(api, job_services):
 
 async def test_cancel_a_running_job_leaves_no_result(api, consumer):
     job_id = (await _submit(api, slow_archive()))["data"]["job_id"]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    async def running() -> dict[str, Any]:
         state = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
-        if state["state"] == "running" and state["done"] >= 1:
-            break
-        await asyncio.sleep(0.02)
-    assert state["state"] == "running", state
+        return state if state["state"] == "running" and state["done"] >= 1 else {}
+
+    await eventually(running, 60, what="the job running")
     r = await api.call("POST", f"/api/jobs/{job_id}/cancel")
     assert r.body["data"]["state"] == "cancelled"
     follow = (await _submit(api, small_archive("c")))["data"]["job_id"]
@@ -265,13 +261,11 @@ async def test_webhook_is_signed_and_retried_after_a_500(api, consumer):
         secret = (await api.call("POST", "/api/webhook-secret", raw=b"")).body["data"]["secret"]
         job_id = (await _submit(api, small_archive(),
                                 callback_url=f"http://127.0.0.1:{port}/hook"))["data"]["job_id"]
-        deadline = time.monotonic() + 30
-        state: dict[str, Any] = {}
-        while time.monotonic() < deadline:
+        async def two_deliveries() -> dict[str, Any]:
             state = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
-            if len(state.get("deliveries", [])) >= 2:
-                break
-            await asyncio.sleep(0.05)
+            return state if len(state.get("deliveries", [])) >= 2 else {}
+
+        state = await eventually(two_deliveries, 30, interval=0.05, what="two deliveries")
     finally:
         server.stop()
     assert [d["status"] for d in state["deliveries"]] == [500, 200]

@@ -21,7 +21,7 @@ import pytest
 
 from render_pool import archives
 from tests.conftest import DOCS_CALLER_COMPANY, docs_caller_company, post_form
-from tests.processes import stop_process
+from tests.processes import stop_process, wait_healthy
 from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,14 +41,7 @@ def served(redis_server, mongo_server, tmp_path):
                              "--services", "auth"], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None and time.monotonic() < deadline, "service did not start"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
-                    break
-            except OSError:
-                time.sleep(0.2)
+        wait_healthy(proc, f"http://127.0.0.1:{port}/health")
         yield proc, port
     finally:
         stop_process(proc)

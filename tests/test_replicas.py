@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -27,7 +26,7 @@ from store.objects import ObjectStore
 from tests.archive_fixtures import tgz_of
 from tests.conftest import multipart
 from tests.pdf_fixtures import tiny_png
-from tests.processes import stop_process
+from tests.processes import stop_process, wait_healthy
 from tests.waiting import wait_until
 from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
@@ -115,17 +114,8 @@ def _spawn(base: Path, name: str, seed: Path, urls: dict[str, str]) -> Replica:
 
 
 def _wait_healthy(replica: Replica, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert replica.process.poll() is None, replica.log_tail()
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{replica.port}/health",
-                                        timeout=1) as r:
-                if json.load(r) == {"status": "ok"}:
-                    return
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
-    raise AssertionError(f"replica {replica.name} did not answer /health\n{replica.log_tail()}")
+    wait_healthy(replica.process, f"http://127.0.0.1:{replica.port}/health", timeout,
+                 output=replica.log_tail)
 
 
 def _stop(replica: Replica) -> int:
