@@ -100,12 +100,12 @@ async def test_operator_values_never_reach_a_query(db):
     are the test: these calls are ill-typed on purpose)."""
     c = await _company(db)
     with pytest.raises(TypeError):
-        await users.find_by_username(db, c.id, {"$ne": None})  # type: ignore[arg-type]
+        await users.find_by_username(db, c.id, {"$ne": None})  # type: ignore[arg-type]  # on purpose
     with pytest.raises(TypeError):
-        await users.list_users(db, c.id, role={"$gt": ""},  # type: ignore[arg-type]
+        await users.list_users(db, c.id, role={"$gt": ""},  # type: ignore[arg-type]  # on purpose
                                status=None, page=1, page_size=1)
     with pytest.raises(TypeError):
-        await users.get_user(db, str(c.id), 1)  # type: ignore[arg-type]
+        await users.get_user(db, str(c.id), 1)  # type: ignore[arg-type]  # on purpose
 
 
 async def test_update_and_admin_count(db):
