@@ -38,6 +38,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 CATEGORIES = ("headings", "heading levels", "list items", "table cells", "links", "images",
               "emphasis")
@@ -63,18 +64,18 @@ def _markdown_to_html(markdown: str) -> str:
     return marko.Markdown(extensions=["gfm"]).convert(_DATA_URI.sub("data:,", markdown))
 
 
-def _own_text(el: object) -> str:
+def _own_text(el: Any) -> str:  # an lxml element (lxml has no type stubs here)
     """Text of ``el`` without the text of nested lists (for list items)."""
-    parts: list[str] = [el.text or ""]  # type: ignore[attr-defined]
-    for child in el:  # type: ignore[attr-defined]
+    parts: list[str] = [el.text or ""]
+    for child in el:
         if isinstance(child.tag, str) and child.tag not in ("ul", "ol"):
             parts.append(_own_text(child))
         parts.append(child.tail or "")
     return " ".join(parts)
 
 
-def _in_cell(el: object) -> bool:
-    return any(a.tag in ("td", "th") for a in el.iterancestors())  # type: ignore[attr-defined]
+def _in_cell(el: Any) -> bool:  # an lxml element
+    return any(a.tag in ("td", "th") for a in el.iterancestors())
 
 
 def elements(markdown: str) -> dict[str, Counter[object]]:

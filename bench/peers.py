@@ -133,14 +133,14 @@ def run_peer(tool: str, paths: list[Path], passes: int, out_dir: Path,
 # ------------------------------------------------------------------ inside the peer venv
 def _converter(tool: str) -> Any:
     if tool == "mammoth":
-        import mammoth  # type: ignore[import-not-found]
+        import mammoth  # type: ignore[import-not-found]  # only in the peer venv
 
         def convert(path: str) -> str:
             with open(path, "rb") as fh:
                 return mammoth.convert_to_markdown(fh).value
         return convert
     if tool == "markitdown":
-        from markitdown import MarkItDown  # type: ignore[import-not-found]
+        from markitdown import MarkItDown  # type: ignore[import-not-found]  # peer venv only
 
         engine = MarkItDown()
 
@@ -148,7 +148,7 @@ def _converter(tool: str) -> Any:
             return engine.convert(path).text_content
         return convert
     if tool in ("pymupdf4llm", "pymupdf4llm-legacy"):
-        import pymupdf4llm  # type: ignore[import-not-found]
+        import pymupdf4llm  # type: ignore[import-not-found]  # only in the peer venv
 
         pymupdf4llm.use_layout(tool == "pymupdf4llm")  # the GNN layout model, or not
 

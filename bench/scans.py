@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import random
+from typing import Any
 
 import pypdfium2 as pdfium
 from PIL import Image
@@ -56,6 +57,6 @@ def image_only_pdf(images: list[Image.Image], dpi: float = 200.0) -> bytes:
     return out.getvalue()
 
 
-def scanned_copy(pdf_bytes: bytes, dpi: float = 200.0, **kwargs: object) -> bytes:
+def scanned_copy(pdf_bytes: bytes, dpi: float = 200.0, **kwargs: Any) -> bytes:
     """A scanned (image-only) copy of ``pdf_bytes``; see :func:`scan_pages`."""
-    return image_only_pdf(scan_pages(pdf_bytes, dpi, **kwargs), dpi)  # type: ignore[arg-type]
+    return image_only_pdf(scan_pages(pdf_bytes, dpi, **kwargs), dpi)

@@ -32,6 +32,16 @@ def need_corpus() -> Path:
     return CORPUS
 
 
+@pytest.fixture
+def counting_server() -> Iterator[tuple[str, list[str]]]:
+    """A loopback server answering every GET: its base URL and the paths requested, for
+    tests that must fetch nothing (:func:`tests.local_http.counting_server`)."""
+    from tests import local_http
+
+    with local_http.counting_server() as served:
+        yield served
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Child]:
     child = start_redis(tmp_path_factory.mktemp("redis"), persistent=False)

@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-import uno  # type: ignore[import-not-found]
-from com.sun.star.beans import PropertyValue  # type: ignore[import-not-found]
+import uno  # type: ignore[import-not-found]  # LibreOffice's own Python bridge
+from com.sun.star.beans import PropertyValue  # type: ignore[import-not-found]  # ditto
 
 
 def _prop(name: str, value: object) -> PropertyValue:

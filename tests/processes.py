@@ -3,12 +3,16 @@ wait, and SIGKILL only when it does not exit in time, so a test never leaves one
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterable
+import urllib.request
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from tests.waiting import wait_until
 
 
 def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 30.0,
@@ -23,6 +27,37 @@ def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: flo
             proc.kill()
             proc.wait(kill_timeout)
     return proc.returncode
+
+
+def stop_with_output(proc: subprocess.Popen[str], sig: int = signal.SIGTERM,
+                     timeout: float = 30.0) -> str:
+    """Like :func:`stop_process` for a child whose output is piped: send ``sig``, read its
+    output to the end (up to ``timeout`` seconds, then SIGKILL) and return it."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate(timeout=10)
+    return out or ""
+
+
+def wait_healthy(proc: subprocess.Popen, url: str, timeout: float = 60.0,
+                 output: Callable[[], str] = lambda: "") -> None:
+    """Poll ``url`` (a service's ``/health``) until it answers ``{"status": "ok"}``;
+    AssertionError (with ``output()``, e.g. the log's tail) as soon as ``proc`` exits, or once
+    ``timeout`` seconds have passed."""
+
+    def healthy() -> bool:
+        assert proc.poll() is None, f"the service exited during start-up\n{output()}"
+        try:
+            with urllib.request.urlopen(url, timeout=1) as r:
+                return bool(json.load(r) == {"status": "ok"})
+        except (OSError, ValueError):  # not listening yet (URLError is an OSError)
+            return False
+
+    wait_until(healthy, timeout, interval=0.1, what=f"{url} answering")
 
 
 def is_alive(pid: int) -> bool:

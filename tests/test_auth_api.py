@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from tests.conftest import PASSWORD, add_user, login
+from tests.waiting import eventually
 
 
 async def test_login_me_logout_cycle(api, services):
@@ -480,7 +481,6 @@ async def test_login_warns_before_pausing_and_pauses_grow(api, services, monkeyp
     """A person who mistypes is told how many tries are left, then paused for a short,
     growing time (not 15 minutes at once); the right password works once the pause ends."""
     import dataclasses
-    import time
 
     monkeypatch.setattr(services, "settings", dataclasses.replace(
         services.settings, account_lock_first_seconds=1))
@@ -504,13 +504,11 @@ async def test_login_warns_before_pausing_and_pauses_grow(api, services, monkeyp
     assert "1 minute" in r.body["message"] and "second" not in r.body["message"]
 
     async def after_pause(body):
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        async def answered():
             r = await api.call("POST", "/api/auth/login", body)
-            if r.status != 429:
-                return r
-            await asyncio.sleep(0.1)
-        raise AssertionError("the pause did not end")
+            return r if r.status != 429 else None
+
+        return await eventually(answered, 10, interval=0.1, what="the pause ended")
 
     r = await after_pause(wrong)  # one more wrong try after the pause: a longer pause
     assert r.status == 401 and (r.body["attemptsLeft"], r.body["retryAfter"]) == (0, 2)

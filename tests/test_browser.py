@@ -15,7 +15,7 @@ import pytest
 from render_pool import browser
 from render_pool.browser import find_chromium
 from render_pool.errors import ConversionFailed
-from tests import local_http
+from tests.processes import still_alive
 
 pytestmark = [pytest.mark.skipif(find_chromium() is None, reason="no chromium"),
               pytest.mark.slow]  # Chromium
@@ -44,12 +44,6 @@ def _default_limits():
 def _close_at_end():
     yield
     browser.close_browser()
-
-
-@pytest.fixture
-def counting_server():
-    with local_http.counting_server() as served:
-        yield served
 
 
 def big_html(paragraphs: int = 2500) -> str:
@@ -127,7 +121,7 @@ def test_browser_killed_between_jobs_restarts_transparently():
     old = browser.browser_pids()
     for pid in old:
         os.kill(pid, signal.SIGKILL)
-    time.sleep(0.2)
+    assert not still_alive(old), "the killed Chromium processes are still there"
     data = render("<p>after a crash</p>")
     assert "after a crash" in pdf_text(data)
     assert not set(old) & set(browser.browser_pids())

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import urllib3
 
-from tests.processes import still_alive, stop_process
+from tests.processes import still_alive, stop_process, stop_with_output, wait_healthy
+from tests.waiting import wait_until
 from tornado_app.embedded.servers import free_port
 
 pytestmark = pytest.mark.slow  # each test starts the service in subprocesses
@@ -45,17 +46,13 @@ def _start(data_dir: Path | None, *args: str, cwd: Path = ROOT,
         [sys.executable, "-m", "tornado_app", "serve", "--port", str(port), *args],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
-                assert json.load(r) == {"status": "ok"}
-                return proc, port
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError("service did not answer /health")
+    try:
+        wait_healthy(proc, f"http://127.0.0.1:{port}/health",
+                     output=lambda: proc.stdout.read() if proc.stdout else "")
+    except AssertionError:
+        proc.kill()
+        raise
+    return proc, port
 
 
 def _post(port: int, path: str, body: dict) -> tuple[int, dict]:
@@ -69,8 +66,7 @@ def _post(port: int, path: str, body: dict) -> tuple[int, dict]:
 
 
 def _stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> list[int]:
-    proc.send_signal(sig)
-    out, _ = proc.communicate(timeout=30)
+    out = stop_with_output(proc, sig)
     assert proc.returncode == 0, out
     pids = []
     for line in out.splitlines():
@@ -168,7 +164,10 @@ def test_sigterm_during_conversion_finishes_it_then_exits(tmp_path):
 
     worker = threading.Thread(target=convert)
     worker.start()
-    time.sleep(0.5)  # the request is in flight (the first render launches Chromium)
+    # the request is in flight: its render holds a pool worker (the first one launches Chromium)
+    wait_until(lambda: b"render_pool_busy_workers 1.0" in _get(
+        f"http://127.0.0.1:{port}/metrics", OPERATOR_TOKEN)[1], timeout=60,
+        what="the render running")
     pids = _stop(proc, signal.SIGTERM)
     worker.join(60)
     assert result.get("status") == 200, result.get("error")
@@ -299,9 +298,7 @@ def test_first_run_prints_a_setup_address_that_works_once(tmp_path):
 
 
 def _stop_output(proc: subprocess.Popen[str]) -> list[str]:
-    proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=30)
-    return out.splitlines()
+    return stop_with_output(proc).splitlines()
 
 
 def test_create_admin_reads_the_password_from_stdin_and_console_logs(tmp_path):
@@ -371,8 +368,7 @@ def test_event_loop_is_uvloop_by_default_and_asyncio_on_request(tmp_path):
                                                            "username": "x", "password": "y"})
             assert status == 401 and body["code"] == "USER_NOT_FOUND"
         finally:
-            proc.send_signal(signal.SIGTERM)
-            out, _ = proc.communicate(timeout=30)
+            out = stop_with_output(proc)
         serving = [json.loads(line) for line in out.splitlines()
                    if line.startswith("{") and '"serving"' in line]
         assert serving and serving[0]["event_loop"].split(".")[0] == expected, out

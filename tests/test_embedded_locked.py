@@ -18,7 +18,6 @@ import ssl
 import stat
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ import pytest
 from minio import Minio
 from pymongo.errors import OperationFailure, PyMongoError
 
-from tests.processes import stop_process
+from tests.processes import stop_process, wait_healthy
 from tornado_app.embedded.servers import free_port
 
 pytestmark = pytest.mark.slow  # starts the embedded servers
@@ -104,17 +103,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             text=True, cwd=ROOT)
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, "serve exited during start-up"
-            try:
-                with urllib.request.urlopen(f"http://{HOST}:{port}/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError):
-                pass
-            assert time.monotonic() < deadline, "serve did not answer /health"
-            time.sleep(0.1)
+        wait_healthy(proc, f"http://{HOST}:{port}/health", timeout=90)
         svc = Service(proc, data)
         access, secret = svc.s3_keys()
         s3 = Minio(f"{HOST}:{svc.weed_ports['s3.port']}", access_key=access, secret_key=secret,

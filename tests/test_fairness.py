@@ -31,6 +31,7 @@ from tests import pool_jobs
 from tests.archive_fixtures import tgz_of
 from tests.conftest import docs_caller_company, post_form
 from tests.pdf_fixtures import tiny_png
+from tests.waiting import eventually, wait_until
 from tornado_app.seed import ensure_company
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # pools and processes
@@ -39,10 +40,7 @@ SLOW_SECONDS = 0.4
 
 
 async def _until(check: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.01)
+    await eventually(check, timeout, interval=0.01)
 
 
 # -- the render pool ---------------------------------------------------------------------
@@ -189,13 +187,11 @@ async def _job(api: Any, job_id: str, token: str | None = None) -> dict[str, Any
 
 async def _wait_ended(api: Any, job_id: str, token: str | None = None,
                       timeout: float = 120) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    async def ended() -> dict[str, Any]:
         state = await _job(api, job_id, token)
-        if state["state"] in ("done", "failed", "cancelled"):
-            return state
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"job {job_id} did not end")
+        return state if state["state"] in ("done", "failed", "cancelled") else {}
+
+    return await eventually(ended, timeout, what=f"job {job_id} ended")
 
 
 @pytest.fixture
@@ -218,10 +214,10 @@ async def test_a_backlog_of_async_jobs_delays_another_company_by_about_one_job(
         assert r.body["code"] == 0, r.body
         backlog.append(r.body["data"]["job_id"])
     try:
-        deadline = time.monotonic() + 60
-        while (await _job(api, backlog[0]))["state"] != "running":
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.02)
+        async def first_running() -> bool:
+            return (await _job(api, backlog[0]))["state"] == "running"
+
+        await eventually(first_running, 60, what="A's first job running")
         began = time.monotonic()
         quick = (await _submit(api, _small_archive("b"), token=other)).body["data"]["job_id"]
         done = await _wait_ended(api, quick, token=other)
@@ -389,11 +385,11 @@ def test_a_worker_process_serves_companies_in_turn(service_processes):
         return dict(r.body["data"])
 
     def wait(job_id: str, token: str, until: Any, timeout: float = 120) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while not until(state := job(job_id, token)):
-            assert time.monotonic() < deadline, state
-            time.sleep(0.02)
-        return state
+        def reached() -> dict[str, Any]:
+            state = job(job_id, token)
+            return state if until(state) else {}
+
+        return wait_until(reached, timeout, what=f"job {job_id} in the wanted state")
 
     ended = ("done", "failed", "cancelled")
     slow_archive = _slow_archive(12)
@@ -430,7 +426,7 @@ def test_the_limits_are_settings_and_reach_the_pool():
     with pytest.raises(SystemExit, match="JOB_QUEUE_LIMIT_PER_COMPANY"):
         Settings.from_env({"JOB_QUEUE_LIMIT_PER_COMPANY": "lots"})
     holder = type("Svc", (), {"settings": settings, "pool": None})()
-    pool = open_pool(holder)  # type: ignore[arg-type]
+    pool = open_pool(holder)  # type: ignore[arg-type]  # a stub of what open_pool reads
     try:
         assert pool.tenant_queue_limit == 3 and pool.workers == 1
     finally:

@@ -38,12 +38,16 @@ import psutil
 import pytest
 import redis
 
-from store.job_queue import ACTIVE, STREAM
+from store.job_queue import ACTIVE, OUTBOX, STREAM
 from store.objects import ObjectStore
 from tests.archive_fixtures import tgz_of
+from tests.processes import still_alive
 from tests.test_replicas import OPERATOR, ROOT, Replica, _env, _ok, _stop, _wait_healthy
+from tests.waiting import wait_until
 from tornado_app.embedded.children import die_with_parent
 from tornado_app.embedded.servers import free_port, start_redis, start_secantus
+
+CONSUMER_STARTED = "job consumer started"  # logged by a process that runs one
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # processes
 
@@ -110,14 +114,11 @@ def _job(replica: Replica, job_id: str) -> dict[str, Any]:
 
 
 def _wait(replica: Replica, job_id: str, until: Any, timeout: float = 90) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    state: dict[str, Any] = {}
-    while time.monotonic() < deadline:
+    def reached() -> dict[str, Any]:
         state = _job(replica, job_id)
-        if until(state):
-            return state
-        time.sleep(0.02)
-    raise AssertionError(f"job never reached the wanted state: {state}")
+        return state if until(state) else {}
+
+    return wait_until(reached, timeout, what=f"job {job_id} in the wanted state")
 
 
 def _pid_of(consumer: str) -> int:
@@ -130,11 +131,7 @@ def _sigkill(replica: Replica) -> None:
     children = psutil.Process(replica.process.pid).children(recursive=True)
     replica.process.send_signal(signal.SIGKILL)
     replica.process.wait(10)
-    deadline = time.monotonic() + 10
-    alive = children
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.1)
-        alive = [c for c in alive if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    alive = still_alive([c.pid for c in children], timeout=10)
     assert not alive, f"left behind by the killed {replica.name}: {alive}"
 
 
@@ -164,12 +161,9 @@ def test_sigkill_of_the_consumer_mid_job_another_finishes_it(infra):
             infra.store.config.bucket, recursive=True)]
         stored = [k for k in keys if "/crash/" in f"/{k}"]
         assert len(stored) == documents + images, sorted(stored)
-        deadline = time.monotonic() + 10  # the input is dropped once the job has ended
-        while any("/_staging/" in f"/{k}" for k in keys) and time.monotonic() < deadline:
-            time.sleep(0.1)
-            keys = [o.object_name for o in infra.store.client.list_objects(
-                infra.store.config.bucket, recursive=True)]
-        assert not [k for k in keys if "/_staging/" in f"/{k}"]
+        wait_until(lambda: not [o for o in infra.store.client.list_objects(  # the input is
+            infra.store.config.bucket, recursive=True)  # dropped once the job has ended
+            if "/_staging/" in f"/{o.object_name}"], timeout=10, what="the staged input gone")
         with urllib.request.urlopen(files[0]["storage_presigned_url"], timeout=10) as r:
             text = r.read().decode()
         link = files[0]["mappings"][0]["to"]
@@ -190,10 +184,13 @@ def test_api_node_enqueues_and_a_worker_runs_and_sigterm_lets_the_job_finish(inf
     try:
         job_id = _ok(api.call("POST", "/api/upload-archive", form={"async": "true"},
                               files={"file": ("w.tgz", _archive(40, 2))}))["job_id"]
-        time.sleep(1.5)
-        assert _job(api, job_id)["state"] == "queued"  # the API node runs nothing
+        # the API node runs nothing: its start-up, over once it answered /health, started no
+        # job consumer (a `worker` logs that it did, below), and the job waits
+        assert CONSUMER_STARTED not in api.log_path.read_text()
+        assert _job(api, job_id)["state"] == "queued"
         worker = _spawn(infra, "worker", "worker")
         try:
+            assert CONSUMER_STARTED in worker.log_path.read_text()
             running = _wait(api, job_id, lambda s: s["state"] == "running" and s["done"] >= 1)
             assert _pid_of(running["consumer"]) == worker.process.pid
             worker.process.send_signal(signal.SIGTERM)  # mid-job: it finishes first
@@ -272,8 +269,19 @@ def test_a_killed_workers_webhook_retries_are_made_by_another_worker(infra):
         assert _pid_of(failing["consumer"]) == first.process.pid
         tried = len(receiver.seen)
         receiver.status = 200
-        time.sleep(1.5)  # the retry is due; no live process to make it yet
-        assert len(receiver.seen) == tried
+        # no live process runs a sender (the API node started no consumer, the first worker
+        # is reaped): once the retry is due it waits in the outbox, untaken (a sender taking
+        # it would lease it, moving its score), and nothing more arrives
+        due = _job(api, job_id)["webhook"]["next_attempt"]
+        wait_until(lambda: time.time() > due, what="the retry's due time")
+        assert CONSUMER_STARTED not in api.log_path.read_text()
+        client = redis.Redis.from_url(infra.urls["REDIS_URL"], decode_responses=True)
+        try:
+            held = [(m, s) for m, s in client.zrange(OUTBOX, 0, -1, withscores=True)
+                    if m.endswith(f":{job_id}")]
+        finally:
+            client.close()
+        assert held == [(held[0][0], due)] and len(receiver.seen) == tried
         second = _spawn(infra, "hook-w2", "worker", env=hooks)
         done = _wait(api, job_id, lambda s: s["webhook"]["state"] == "delivered")
     finally:
@@ -316,18 +324,18 @@ def test_a_job_whose_consumer_is_killed_three_times_ends_failed_with_a_reason(in
         assert ended["code"] == 50001
         assert "started 3 times" in ended["msg"] and "stopped" in ended["msg"], ended["msg"]
         assert ended["done"] < 60 and "result" not in ended  # no half-done result
-        # not run a fourth time: still the third consumer's attempt, and no entry left
-        time.sleep(3 * float(infra.urls["JOB_CLAIM_IDLE_SECONDS"]))
+        # not run a fourth time: its queue entry is gone (acknowledged with the failure), so
+        # nothing can claim it again, and the record is still the third consumer's attempt
+        client = redis.Redis.from_url(infra.urls["REDIS_URL"], decode_responses=True)
+        try:
+            wait_until(lambda: not [e for stream in [*client.smembers(ACTIVE), STREAM]
+                                    for e in client.xrange(stream) if e[1].get("job") == job_id],
+                       what="the job's queue entry removed")
+        finally:
+            client.close()
         final = _job(api, job_id)
         assert final["state"] == "failed" and final["attempts"] == 3, final
         assert _pid_of(final["consumer"]) == consumers[2].process.pid
-        client = redis.Redis.from_url(infra.urls["REDIS_URL"], decode_responses=True)
-        try:
-            entries = [e for stream in [*client.smembers(ACTIVE), STREAM]
-                       for e in client.xrange(stream)]
-        finally:
-            client.close()
-        assert not [e for e in entries if e[1].get("job") == job_id]
         with urllib.request.urlopen(f"http://127.0.0.1:{last.port}/metrics", timeout=5) as r:
             text = r.read().decode()
         assert "job_claims_total 1.0" in text  # it took the entry over ...

@@ -24,6 +24,7 @@ from store.job_queue import ACTIVE, STREAM, JobQueue, stream_key
 from tests.archive_fixtures import tgz_of
 from tests.conftest import DOCS_CALLER_COMPANY, post_form
 from tests.pdf_fixtures import tiny_png
+from tests.waiting import eventually
 from tornado_app.embedded.servers import free_port
 from tornado_app.seed import ensure_company
 
@@ -57,16 +58,15 @@ def test_dead_consumers_job_is_claimed_and_fails_after_three_starts(redis_server
         assert (await queue.start(first, "c1"))["state"] == "running"
         # c1 "dies": nothing for c2 until the entry has been idle long enough
         assert await queue.next("c2", block_ms=50) is None
-        await asyncio.sleep(0.2)
-        for n, name in ((2, "c2"), (3, "c3")):
-            again = await queue.next(name, block_ms=50)
-            assert again is not None and again.claimed and again.job_id == record["id"]
+        for n, name in ((2, "c2"), (3, "c3")):  # each taken once idle past the limit
+            again = await eventually(lambda name=name: queue.next(name, block_ms=50),
+                                     what="a claimable entry")
+            assert again.claimed and again.job_id == record["id"]
             started = await queue.start(again, name)
             assert started["attempts"] == n and started["consumer"] == name
             assert started["claims"] == n - 1
-            await asyncio.sleep(0.2)
-        last = await queue.next("c4", block_ms=50)
-        assert last is not None and last.claimed
+        last = await eventually(lambda: queue.next("c4", block_ms=50), what="a claimable entry")
+        assert last.claimed
         assert await queue.start(last, "c4") is None  # not run a fourth time
         ended = await queue.get("co1", record["id"])
         assert ended["state"] == "failed" and "started 3 times" in ended["msg"]
@@ -86,10 +86,10 @@ def test_a_live_consumer_keeps_its_job_and_a_handed_back_job_moves_at_once(redis
         record = await queue.submit("co1", "archive", {"key": "k", "name": "a.tgz"})
         mine = await queue.next("c1", block_ms=100)
         await queue.start(mine, "c1")
-        for _ in range(4):  # alive: touches more often than the idle limit
-            await asyncio.sleep(0.1)
-            await queue.touch("c1", mine)
-            assert await queue.next("c2", block_ms=10) is None
+        began = time.monotonic()
+        while time.monotonic() - began < 2 * 0.2:  # alive past the idle limit twice over:
+            await queue.touch("c1", mine)  # it touches more often than the limit
+            assert await queue.next("c2", block_ms=50) is None
         await queue.hand_back("c1", mine)  # shutdown: no waiting for the idle limit
         taken = await queue.next("c2", block_ms=10)
         assert taken is not None and taken.job_id == record["id"]
@@ -146,13 +146,11 @@ async def _submit(api, archive: bytes, *, headers: dict[str, str] | None = None,
 
 async def _wait_ended(api, job_id: str, timeout: float = 60, token: str | None = None
                       ) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    async def ended() -> dict[str, Any]:
         r = await api.call("GET", f"/api/jobs/{job_id}", token=token)
-        if r.body["data"]["state"] in ("done", "failed", "cancelled"):
-            return r.body["data"]
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"job {job_id} did not end")
+        return r.body["data"] if r.body["data"]["state"] in ("done", "failed", "cancelled") else {}
+
+    return await eventually(ended, timeout, interval=0.05, what=f"job {job_id} ended")
 
 
 async def test_async_archive_runs_as_a_job_listed_newest_first(api, consumer):
@@ -205,13 +203,11 @@ async def test_cancel_a_queued_job_it_never_runs(api, job_services):
 
 async def test_cancel_a_running_job_leaves_no_result(api, consumer):
     job_id = (await _submit(api, slow_archive()))["data"]["job_id"]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    async def running() -> dict[str, Any]:
         state = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
-        if state["state"] == "running" and state["done"] >= 1:
-            break
-        await asyncio.sleep(0.02)
-    assert state["state"] == "running", state
+        return state if state["state"] == "running" and state["done"] >= 1 else {}
+
+    await eventually(running, 60, what="the job running")
     r = await api.call("POST", f"/api/jobs/{job_id}/cancel")
     assert r.body["data"]["state"] == "cancelled"
     follow = (await _submit(api, small_archive("c")))["data"]["job_id"]
@@ -265,13 +261,11 @@ async def test_webhook_is_signed_and_retried_after_a_500(api, consumer):
         secret = (await api.call("POST", "/api/webhook-secret", raw=b"")).body["data"]["secret"]
         job_id = (await _submit(api, small_archive(),
                                 callback_url=f"http://127.0.0.1:{port}/hook"))["data"]["job_id"]
-        deadline = time.monotonic() + 30
-        state: dict[str, Any] = {}
-        while time.monotonic() < deadline:
+        async def two_deliveries() -> dict[str, Any]:
             state = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
-            if len(state.get("deliveries", [])) >= 2:
-                break
-            await asyncio.sleep(0.05)
+            return state if len(state.get("deliveries", [])) >= 2 else {}
+
+        state = await eventually(two_deliveries, 30, interval=0.05, what="two deliveries")
     finally:
         server.stop()
     assert [d["status"] for d in state["deliveries"]] == [500, 200]

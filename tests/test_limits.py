@@ -21,7 +21,7 @@ import pytest
 
 from render_pool import archives
 from tests.conftest import DOCS_CALLER_COMPANY, docs_caller_company, post_form
-from tests.processes import stop_process
+from tests.processes import stop_process, wait_healthy
 from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,14 +41,7 @@ def served(redis_server, mongo_server, tmp_path):
                              "--services", "auth"], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None and time.monotonic() < deadline, "service did not start"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
-                    break
-            except OSError:
-                time.sleep(0.2)
+        wait_healthy(proc, f"http://127.0.0.1:{port}/health")
         yield proc, port
     finally:
         stop_process(proc)
@@ -153,9 +146,9 @@ async def test_file_swapped_for_a_link_after_listing_is_not_uploaded(
     secret.write_text("TOP SECRET outside the root")
     monkeypatch.setattr(storage_services, "settings", dataclasses.replace(
         storage_services.settings, company_folder_roots={DOCS_CALLER_COMPANY: (root,)}))
-    from tornado_app.documents import batches
+    from tornado_app.documents.batches import batch_service
 
-    planned = batches._document_links  # runs once the pool has listed and planned the tree
+    planned = batch_service._document_links  # runs once the pool has listed and planned the tree
 
     def plan_then_swap(*args):
         for name in ("pic.png", "b.md"):  # after the listing, before the reading
@@ -163,7 +156,7 @@ async def test_file_swapped_for_a_link_after_listing_is_not_uploaded(
             (root / "book" / name).symlink_to(secret)
         return planned(*args)
 
-    monkeypatch.setattr(batches, "_document_links", plan_then_swap)
+    monkeypatch.setattr(batch_service, "_document_links", plan_then_swap)
     reply = await post_form(api, "/md/convert-folder", {"folder_path": str(root / "book")})
     assert reply.status == 200 and reply.body["ok"] is True, reply.body
     sources = [f["source"] for f in reply.body["files"]]

@@ -49,6 +49,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import hypothesis
 import jsonschema_rs
@@ -191,7 +192,7 @@ def implemented_methods(handler: type) -> set[str]:
 def build_app() -> tornado.web.Application:
     """The app as ``serve`` builds it (every route set), without opening services."""
     stub = types.SimpleNamespace(settings=Settings(), pool=None, storage=None)
-    return make_app(stub)  # type: ignore[arg-type]
+    return make_app(stub)  # type: ignore[arg-type]  # a stub: no services are opened
 
 
 def routed_handler(app: tornado.web.Application, path: str) -> type | None:
@@ -278,15 +279,10 @@ def loopback_only() -> Iterator[None]:
         check(self, address)
         return real_connect_ex(self, address)
 
-    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
-    try:
+    with (mock.patch.object(socket, "getaddrinfo", getaddrinfo),
+          mock.patch.object(socket.socket, "connect", connect),
+          mock.patch.object(socket.socket, "connect_ex", connect_ex)):
         yield
-    finally:
-        socket.getaddrinfo = real_getaddrinfo  # type: ignore[assignment]
-        socket.socket.connect = real_connect  # type: ignore[method-assign]
-        socket.socket.connect_ex = real_connect_ex  # type: ignore[method-assign]
 
 
 # ----------------------------------------------------------------------- the live service

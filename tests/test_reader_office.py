@@ -27,6 +27,7 @@ from tests.office_fixtures import (
     zip_bytes,
 )
 from tests.pdf_office_set import _png
+from tests.waiting import wait_until
 
 NATIVE = ("pptx", "xlsx", "csv", "html", "epub", "docx")
 VIA_LIBREOFFICE = ("odt", "doc", "rtf", "odp", "ods")
@@ -254,10 +255,7 @@ def test_libreoffice_past_its_time_limit_is_killed_with_its_profile(office_set, 
                 found.append(p)
         return found
 
-    deadline = time.monotonic() + 10
-    while ours() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not ours()
+    wait_until(lambda: not ours(), timeout=10, what="LibreOffice's processes gone")
 
 
 def _uno_python() -> str | None:

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -27,7 +26,8 @@ from store.objects import ObjectStore
 from tests.archive_fixtures import tgz_of
 from tests.conftest import multipart
 from tests.pdf_fixtures import tiny_png
-from tests.processes import stop_process
+from tests.processes import stop_process, wait_healthy
+from tests.waiting import wait_until
 from tornado_app.embedded.servers import free_port, start_redis, start_secantus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,17 +114,8 @@ def _spawn(base: Path, name: str, seed: Path, urls: dict[str, str]) -> Replica:
 
 
 def _wait_healthy(replica: Replica, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert replica.process.poll() is None, replica.log_tail()
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{replica.port}/health",
-                                        timeout=1) as r:
-                if json.load(r) == {"status": "ok"}:
-                    return
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
-    raise AssertionError(f"replica {replica.name} did not answer /health\n{replica.log_tail()}")
+    wait_healthy(replica.process, f"http://127.0.0.1:{replica.port}/health", timeout,
+                 output=replica.log_tail)
 
 
 def _stop(replica: Replica) -> int:
@@ -321,12 +312,11 @@ def test_archive_staged_on_one_is_processed_on_other(cluster):
     # an async job started on A is polled on B (job state lives in Redis)
     job = _ok(cluster.a.call("POST", "/api/archive/process",
                              form={"id": staged["id"], "async": "true"}))
-    state: dict[str, Any] = {}
-    for _ in range(200):
+    def ended() -> dict[str, Any]:
         state = _ok(cluster.b.call("GET", job["status_url"]))
-        if state["state"] not in ("queued", "running"):
-            break
-        time.sleep(0.05)
+        return state if state["state"] not in ("queued", "running") else {}
+
+    state = wait_until(ended, timeout=10, what="the job ended")
     assert state["state"] == "done" and state["result"]["count"] == 1, state
     # an id neither replica staged is unknown to both
     for replica in (cluster.a, cluster.b):

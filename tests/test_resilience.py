@@ -65,7 +65,10 @@ async def test_shutdown_wait_wakes_when_the_last_request_ends():
     assert await inflight.wait_idle(0.05) is False  # still busy when the grace ends
     waiter = asyncio.ensure_future(inflight.wait_idle(5))
     inflight.ended()
-    await asyncio.sleep(0)
+    # loop turns, not time: a wake-up by that first ended() (the waiter's wait_for and its
+    # inner wait) would have completed the waiter within these turns
+    for _ in range(5):
+        await asyncio.sleep(0)
     assert not waiter.done()
     inflight.ended()
     assert await waiter is True and inflight.count == 0

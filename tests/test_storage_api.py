@@ -3,7 +3,6 @@ against a real SeaweedFS S3 server driven through the MinIO SDK."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import dataclasses
 import io
@@ -19,6 +18,7 @@ from tests.conftest import DOCS_CALLER_COMPANY, docs_caller_company, post_form
 from tests.docx_fixtures import build_feature_docx
 from tests.local_http import download
 from tests.pdf_fixtures import tiny_png
+from tests.waiting import eventually
 from tornado_app.app import make_app
 
 
@@ -126,11 +126,11 @@ async def test_stage_then_process_with_version_and_job_polling(api, job_consumer
                                {"id": staged["id"], "prefix": "rel", "versionId": "v2"}))
     assert done["files"][0]["storage_url"].endswith("/rel/v2/a.md")
     job = _ok(await post_form(api, "/api/archive/process", {"id": staged["id"], "async": "true"}))
-    for _ in range(100):
+    async def ended() -> dict:
         state = _ok(await api.call("GET", job["status_url"]))
-        if state["state"] not in ("queued", "running"):
-            break
-        await asyncio.sleep(0.1)
+        return state if state["state"] not in ("queued", "running") else {}
+
+    state = await eventually(ended, timeout=10, what="the job ended")
     assert state["state"] == "done" and state["done"] == state["total"] == 1
     assert state["result"]["files"][0]["asset_ok"] == 1
     missing = await post_form(api, "/api/archive/process", {"id": "0" * 32})

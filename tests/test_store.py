@@ -96,14 +96,16 @@ async def test_list_filters_paging_and_count(db):
 
 
 async def test_operator_values_never_reach_a_query(db):
+    """A query operator or a wrong type where a value belongs is refused (the ignores below
+    are the test: these calls are ill-typed on purpose)."""
     c = await _company(db)
     with pytest.raises(TypeError):
-        await users.find_by_username(db, c.id, {"$ne": None})  # type: ignore[arg-type]
+        await users.find_by_username(db, c.id, {"$ne": None})  # type: ignore[arg-type]  # on purpose
     with pytest.raises(TypeError):
-        await users.list_users(db, c.id, role={"$gt": ""}, status=None, page=1,  # type: ignore
-                               page_size=1)
+        await users.list_users(db, c.id, role={"$gt": ""},  # type: ignore[arg-type]  # on purpose
+                               status=None, page=1, page_size=1)
     with pytest.raises(TypeError):
-        await users.get_user(db, str(c.id), 1)  # type: ignore[arg-type]
+        await users.get_user(db, str(c.id), 1)  # type: ignore[arg-type]  # on purpose
 
 
 async def test_update_and_admin_count(db):

@@ -4,7 +4,6 @@ company's id or key answers like a missing one; saved results sit at unguessable
 
 from __future__ import annotations
 
-import asyncio
 import re
 import urllib.parse
 
@@ -13,6 +12,7 @@ import pytest
 from tests.archive_fixtures import zip_of
 from tests.conftest import add_user, login, post_form
 from tests.docx_fixtures import build_feature_docx
+from tests.waiting import eventually
 from tornado_app.seed import ensure_company
 
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00"
@@ -82,11 +82,11 @@ async def test_staged_archives_and_jobs_belong_to_their_company(api, tenants, jo
     job = _ok(await post_form(api, "/api/archive/process", {"id": staged["id"], "async": "true"},
                               token=a))
     assert (await api.call("GET", job["status_url"], token=b)).body["code"] == 40401
-    for _ in range(100):
+    async def ended() -> dict:
         state = _ok(await api.call("GET", job["status_url"], token=a))
-        if state["state"] not in ("queued", "running"):
-            break
-        await asyncio.sleep(0.1)
+        return state if state["state"] not in ("queued", "running") else {}
+
+    state = await eventually(ended, timeout=10, what="the job ended")
     assert state["state"] == "done"
     assert "/t/" in state["result"]["files"][0]["storage_url"]
 

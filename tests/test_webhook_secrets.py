@@ -6,12 +6,10 @@ operator token's jobs."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import hashlib
 import hmac
 import json
-import time
 from typing import Any
 
 import pytest
@@ -19,6 +17,7 @@ import tornado.httpserver
 import tornado.web
 
 from tests.conftest import add_user, login, post_form
+from tests.waiting import eventually
 from tornado_app.app import make_app
 from tornado_app.embedded.servers import free_port
 
@@ -66,13 +65,10 @@ async def _job(api, token: str, url: str) -> Any:
 
 
 async def _delivered(seen: list[dict[str, Any]], job_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        for hit in seen:
-            if json.loads(hit["body"])["id"] == job_id:
-                return hit
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no delivery of job {job_id}")
+    def found() -> dict[str, Any] | None:
+        return next((hit for hit in seen if json.loads(hit["body"])["id"] == job_id), None)
+
+    return await eventually(found, 60, interval=0.05, what=f"a delivery of job {job_id}")
 
 
 async def test_a_company_signs_its_webhooks_with_its_own_secret(api, storage_services,

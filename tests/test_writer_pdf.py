@@ -35,7 +35,6 @@ from render_pool.writers.options import WriterOptions
 from render_pool.writers.pdf import list_themes, write_pdf
 from render_pool.writers.pdf_layout import collect_headings
 from render_pool.writers.pdf_style import check_css, highlight_code
-from tests import local_http
 
 pytestmark = [pytest.mark.skipif(find_chromium() is None, reason="no chromium"),
               pytest.mark.slow]  # Chromium
@@ -343,12 +342,6 @@ def test_css_text_applies_after_theme_and_cannot_escape_style():
     pdf = pdfium.PdfDocument(data)
     assert "INJECTED" not in texts(pdf)[0]
     assert "DejaVuSerif" in first_font(pdf, 0)
-
-
-@pytest.fixture
-def counting_server():
-    with local_http.counting_server() as served:
-        yield served
 
 
 def test_raw_html_script_does_not_run_and_nothing_is_fetched(counting_server):

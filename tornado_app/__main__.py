@@ -16,6 +16,7 @@ import contextlib
 import logging
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import tornado.httpserver
@@ -47,7 +48,9 @@ def start_embedded(settings: Settings, embedded: Embedded) -> tuple[str, str]:
     return mongo_url, redis_url
 
 
-async def _with_services(settings: Settings, embedded: Embedded, fn):  # type: ignore[no-untyped-def]
+async def _with_services(settings: Settings, embedded: Embedded,
+                         fn: Callable[[Services], Awaitable[int]]) -> int:
+    """``fn`` with the services open on the embedded (or configured) servers; closed after."""
     mongo_url, redis_url = start_embedded(settings, embedded)
     svc = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
     try:

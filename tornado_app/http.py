@@ -11,6 +11,7 @@ import json
 import logging
 import re
 import uuid
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import tornado.web
@@ -156,7 +157,7 @@ class BaseHandler(tornado.web.RequestHandler):
             return handler_received(chunk)
 
         # wraps the subclass's own data_received (an instance attribute shadows the method)
-        self.data_received = counted  # type: ignore[method-assign]
+        self.data_received = counted  # type: ignore[method-assign]  # per instance, on purpose
 
     def _body_too_slow(self, rate: float) -> None:
         """The body fell below the minimum rate: answer 408 (in this handler's shape) and
@@ -224,7 +225,9 @@ class BaseHandler(tornado.web.RequestHandler):
             raise validation_error("request body must be a JSON object")
         return data
 
-    def prepare(self) -> None:
+    def prepare(self) -> Awaitable[None] | None:
+        """Origin and declared body size checked before any handler code. Typed as Tornado
+        types it, so a subclass may make ``prepare`` a coroutine (the docs face does)."""
         self.check_origin()
         length = self.request.headers.get("Content-Length")
         if (
@@ -235,6 +238,7 @@ class BaseHandler(tornado.web.RequestHandler):
         ):
             raise ApiError(413, "PAYLOAD_TOO_LARGE",
                            f"request body is larger than {self.body_limit()} bytes")
+        return None
 
     def check_origin(self) -> None:
         """403 for a state-changing request from another site (see ``tornado_app.guards``)."""

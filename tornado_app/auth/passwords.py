@@ -18,10 +18,14 @@ import ctypes
 import os
 import secrets
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from argon2 import PasswordHasher, Type
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+_R = TypeVar("_R")
 
 
 def _lower_priority(increment: int) -> None:
@@ -74,7 +78,9 @@ class PasswordService:
         self._slots: asyncio.Semaphore | None = None
         self.dummy_hash = self.hasher.hash(secrets.token_urlsafe(16))
 
-    async def _run(self, fn, *args):  # type: ignore[no-untyped-def]
+    async def _run(self, fn: Callable[..., _R], *args: Any) -> _R:
+        """``fn(*args)`` in the hashing threads: at most ``workers`` at once, ``queue_limit``
+        waiting (HasherBusy past that, or after ``wait_seconds`` in the queue)."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.workers)
         if self._active >= self.workers + self.queue_limit:

@@ -112,7 +112,7 @@ class DocsHandler(BaseHandler):
             return
         super().log_exception(typ, value, tb)
 
-    async def prepare(self) -> None:  # type: ignore[override]
+    async def prepare(self) -> None:
         await self.check_caller()
 
     async def check_caller(self) -> None:
@@ -149,7 +149,7 @@ class UploadHandler(DocsHandler):
         reads a 41301 answer instead of a reset connection."""
         return max(self.upload_limit() * 8, 1 << 30)
 
-    async def prepare(self) -> None:  # type: ignore[override]
+    async def prepare(self) -> None:
         await self.check_caller()
         self._chunks: list[bytes] = []
         self._received = 0

@@ -64,7 +64,7 @@ def is_public_address(address: str) -> bool:
 class GuardedResolver(Resolver):
     """Resolves names and drops every address that is not public."""
 
-    def initialize(self, allow_private: bool = False) -> None:  # type: ignore[override]
+    def initialize(self, allow_private: bool = False) -> None:
         self.inner = DefaultExecutorResolver()
         self.allow_private = allow_private
 

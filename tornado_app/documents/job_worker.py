@@ -176,7 +176,7 @@ class JobWorker:
         from pathlib import Path
 
         from tornado_app.documents.base import DocsError
-        from tornado_app.documents.batches import process_tree
+        from tornado_app.documents.batches.batch_service import process_tree
         from tornado_app.documents.folder_roots import allowed_folder
 
         folder = await allowed_folder(self.svc, company_id, Path(job_input["folder"]))
@@ -191,7 +191,10 @@ class JobWorker:
                        ) -> dict[str, Any]:
         """Run the job; the record changes that end it (raises :class:`JobCancelled`)."""
         from tornado_app.documents.base import DocsError, docs_error_for
-        from tornado_app.documents.batches import BatchStorageFailed, process_archive
+        from tornado_app.documents.batches.batch_service import (
+            BatchStorageFailed,
+            process_archive,
+        )
 
         async def progress(done: int, total: int, current: str) -> None:
             if await self.queue.update(company_id, job_id, {

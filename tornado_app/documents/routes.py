@@ -4,23 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tornado_app.documents.batches import (
-    ConvertFolderHandler,
+from tornado_app.documents.batches.archive_handlers import (
     ProcessArchiveHandler,
     StageArchiveHandler,
     UploadArchiveHandler,
 )
-from tornado_app.documents.config import (
-    ConfigSnapshotHandler,
-    LinkMapHandler,
-    LoadProfileHandler,
-    ProfilesHandler,
-    ProxyDownloadHandler,
-    SaveProfileHandler,
-    StorageConfigHandler,
-    StorageTestHandler,
-    TimeCheckHandler,
-)
+from tornado_app.documents.batches.folder_handlers import ConvertFolderHandler
 from tornado_app.documents.convert import ConvertHandler
 from tornado_app.documents.jobs import (
     JobCancelHandler,
@@ -29,6 +18,19 @@ from tornado_app.documents.jobs import (
     JobsListHandler,
 )
 from tornado_app.documents.markdown import MarkdownConvertHandler, ThemesHandler
+from tornado_app.documents.storage.config_handlers import (
+    ConfigSnapshotHandler,
+    StorageConfigHandler,
+    StorageTestHandler,
+    TimeCheckHandler,
+)
+from tornado_app.documents.storage.linkmap_handlers import LinkMapHandler
+from tornado_app.documents.storage.profile_handlers import (
+    LoadProfileHandler,
+    ProfilesHandler,
+    SaveProfileHandler,
+)
+from tornado_app.documents.storage.proxy_handlers import ProxyDownloadHandler
 from tornado_app.documents.webhook_secret import WebhookSecretHandler
 
 

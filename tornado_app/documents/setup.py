@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from render_pool.pool import RenderPool
@@ -80,7 +81,8 @@ async def open_storage(svc: Services, embedded: Embedded | None) -> StorageIO:
     return manager
 
 
-def _closer(manager: StorageIO):  # type: ignore[no-untyped-def]
+def _closer(manager: StorageIO) -> Callable[[], Awaitable[None]]:
+    """A closer for ``svc.extras["closers"]``: stops the storage threads."""
     async def close() -> None:
         manager.close()
 

@@ -23,7 +23,7 @@ from typing import Protocol, TypeVar
 from tornado_app.embedded.children import die_with_parent
 
 log = logging.getLogger("tornado_app.embedded.servers")
-T = TypeVar("T")
+S = TypeVar("S", bound="Stoppable")  # what Embedded.add hands back: its argument's type
 
 
 class EmbeddedServerError(RuntimeError):
@@ -72,15 +72,11 @@ class Child:
 
 
 def _spawn(name: str, argv: list[str], log_path: Path | None) -> subprocess.Popen[bytes]:
-    out = open(log_path, "ab") if log_path else subprocess.DEVNULL
-    try:
+    with open(log_path, "ab") if log_path else contextlib.nullcontext(subprocess.DEVNULL) as out:
         return subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             preexec_fn=die_with_parent, start_new_session=True,
         )
-    finally:
-        if log_path:
-            out.close()  # type: ignore[union-attr]
 
 
 def _wait_ready(child: Child, probe: tuple[int, str | int], timeout: float = 30.0) -> None:
@@ -144,9 +140,9 @@ class Embedded:
 
     children: list[tuple[str, Stoppable]] = field(default_factory=list)
 
-    def add(self, child: T, name: str | None = None) -> T:
-        label = name or getattr(child, "name", type(child).__name__)
-        self.children.append((label, child))  # type: ignore[arg-type]
+    def add(self, child: S, name: str | None = None) -> S:
+        label = name or str(getattr(child, "name", type(child).__name__))
+        self.children.append((label, child))
         process = getattr(child, "process", None)
         log.info("embedded server started",
                  extra={"server": label, "pid": getattr(process, "pid", None)})

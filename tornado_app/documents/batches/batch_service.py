@@ -1,6 +1,8 @@
-"""Folders and archives of Markdown/HTML: assets uploaded to object storage, links
-rewritten, results reported per document (``/md/convert-folder``, ``/api/upload-archive``,
-``/api/archive/stage``, ``/api/archive/process``, ``GET /api/jobs/{id}``).
+"""Folders and archives of Markdown/HTML, apart from HTTP: assets uploaded to object
+storage, links rewritten, results reported per document. The handlers
+(:mod:`.archive_handlers`, :mod:`.folder_handlers`) and the job worker
+(:mod:`tornado_app.documents.job_worker`, ``GET /api/jobs/{id}``) call :func:`process_tree`,
+:func:`process_archive` and the staging functions here.
 
 Every pass over uploaded content (planning, data-URI extraction, rewriting, HTML to
 Markdown) runs in the process pool (``render_pool.batch_jobs``), never on the event loop;
@@ -23,19 +25,17 @@ from typing import Any
 from render_pool import archives, batch_jobs
 from render_pool.batch import DocumentPlan
 from render_pool.batch_jobs import Lookups, final_name
+from render_pool.pool import RenderPool
 from store.object_keys import clean_prefix, object_key
 from store.objects import ObjectStore, StoredAsset
-from store.staging import StagedArchives, purge_expired
+from store.staging import StagedArchive, StagedArchives, purge_expired
 from store.storage_errors import StorageConfigError, StorageError
-from store.storage_io import link_for_documents
-from tornado_app.documents.base import DocsError, UploadHandler, bool_field
-from tornado_app.documents.config import PlainError, PlainHandler
-from tornado_app.documents.folder_roots import NOT_A_FOLDER, allowed_folder
+from store.storage_io import StorageIO, link_for_documents
+from tornado_app.documents.base import DocsError
 from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], Awaitable[None]]
-
 
 
 class BatchStorageFailed(Exception):
@@ -48,7 +48,9 @@ class BatchStorageFailed(Exception):
 
 @dataclass
 class _Context:
-    svc: Services
+    storage: StorageIO
+    render_pool: RenderPool
+    upload_concurrency: int
     store: ObjectStore
     root: str
     base: str
@@ -58,10 +60,10 @@ class _Context:
     company_id: str  # the tenant whose turn the pool jobs take
 
     async def io(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await self.svc.storage.io(fn, *args)
+        return await self.storage.io(fn, *args)
 
     async def pool(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await self.svc.pool.run(fn, *args, tenant=self.company_id)
+        return await self.render_pool.run(fn, *args, tenant=self.company_id)
 
 
 def _upload_inside(store: ObjectStore, prefix: str, root: str, rel: str) -> StoredAsset:
@@ -81,7 +83,7 @@ def _put_document(store: ObjectStore, key: str, path: str) -> dict[str, str]:
 
 
 async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
-    slots = asyncio.Semaphore(ctx.svc.settings.upload_concurrency)
+    slots = asyncio.Semaphore(ctx.upload_concurrency)
 
     async def one(rel: str) -> None:
         async with slots:
@@ -159,19 +161,21 @@ async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: st
                        progress: Progress | None = None) -> list[dict[str, Any]]:
     """Process every Markdown/HTML document under ``root``; returns the result entries.
     Raises :class:`BatchStorageFailed` with the entries done so far when storage fails."""
-    store = await svc.storage.store(company_id)
+    storage, render_pool = storage_for_batches(svc), _pool_of(svc)
+    store = await storage.store(company_id)
     base = "/".join(clean_prefix(p) for p in (store.config.prefix, prefix, version_id) if p)
-    linkmap = await svc.storage.linkmap.get(company_id)
-    tree = await svc.pool.run(batch_jobs.plan_tree, str(root), linkmap, tenant=company_id)
-    scratch = await svc.storage.io(tempfile.mkdtemp, "", "batch-")
+    linkmap = await storage.linkmap.get(company_id)
+    tree = await render_pool.run(batch_jobs.plan_tree, str(root), linkmap, tenant=company_id)
+    scratch = await storage.io(tempfile.mkdtemp, "", "batch-")
     try:
-        doc_links = await svc.storage.io(_document_links, store, base,
-                                         [d.source for d in tree.documents])
-        ctx = _Context(svc, store, str(root), base, tree.files, scratch,
+        doc_links = await storage.io(_document_links, store, base,
+                                     [d.source for d in tree.documents])
+        ctx = _Context(storage, render_pool, svc.settings.upload_concurrency, store, str(root),
+                       base, tree.files, scratch,
                        Lookups(linkmap=linkmap, doc_links=doc_links), company_id)
         return await _run(ctx, tree, progress)
     finally:
-        await svc.storage.io(shutil.rmtree, scratch, True)
+        await storage.io(shutil.rmtree, scratch, True)
 
 
 async def _run(ctx: _Context, tree: batch_jobs.TreePlan, progress: Progress | None
@@ -202,18 +206,20 @@ async def process_archive(svc: Services, company_id: str, data: bytes, filename:
     """Unpack safely into a temporary directory (always removed) and process it."""
     if archives.detect_archive_kind(filename, data) is None:
         raise DocsError(40002, "not a zip, tar.gz or tgz archive")
+    storage = storage_for_batches(svc)
     limits = archives.ArchiveLimits(svc.settings.archive_max_entries,
                                     svc.settings.archive_max_unpacked_bytes)
     context = archives.unpacked(data, filename, encoding=encoding or None, limits=limits)
-    root = await svc.storage.io(context.__enter__)
+    root = await storage.io(context.__enter__)
     try:
         return await process_tree(svc, company_id, root, prefix=prefix, version_id=version_id,
                                   progress=progress)
     finally:
-        await svc.storage.io(context.__exit__, None, None, None)
+        await storage.io(context.__exit__, None, None, None)
 
 
-def _params(fields: dict[str, str]) -> tuple[str, str]:
+def batch_params(fields: dict[str, str]) -> tuple[str, str]:
+    """``prefix`` and ``versionId`` of a batch form, each a valid key prefix (40001 if not)."""
     prefix = (fields.get("prefix") or "").strip().strip("/")
     version = (fields.get("versionId") or "").strip().strip("/")
     for value, name in ((prefix, "prefix"), (version, "versionId")):
@@ -226,124 +232,51 @@ def _params(fields: dict[str, str]) -> tuple[str, str]:
     return prefix, version
 
 
-class ArchiveRunner(UploadHandler):
-    """Shared by upload-archive and archive/process: run now, or as a polled job."""
-
-    async def run_archive(self, data: bytes, filename: str, fields: dict[str, str],
-                          staged_key: str = "") -> None:
-        prefix, version = _params(fields)
-        encoding = (fields.get("encoding") or "").strip() or None
-        svc = self.services
-        if self.services.storage is None:
-            raise DocsError(50201, "storage not configured")
-        await svc.storage.store(self.company_id)  # 50201 before any work without storage
-        if bool_field(fields, "async"):
-            await self.enqueue_archive(data, filename, fields, prefix, version, encoding,
-                                       staged_key)
-            return
-        try:
-            files = await process_archive(svc, self.company_id, data, filename, prefix=prefix,
-                                          version_id=version, encoding=encoding)
-        except BatchStorageFailed as exc:
-            self.write_json(200, {"code": 50201, "msg": exc.message,
-                                  "data": {"count": len(exc.files), "total": exc.total,
-                                           "files": exc.files}})
-            return
-        self.success({"count": len(files), "files": files})
-
-    async def enqueue_archive(self, data: bytes, filename: str, fields: dict[str, str],
-                              prefix: str, version: str, encoding: str | None,
-                              staged_key: str = "") -> None:
-        """Store the input (unless already staged) and queue a job; answers its id."""
-        from tornado_app.documents.async_requests import answer, submit
-
-        if archives.detect_archive_kind(filename, data) is None:
-            raise DocsError(40002, "not a zip, tar.gz or tgz archive")
-        job_input = {"key": staged_key, "owned": False, "name": filename, "prefix": prefix,
-                     "versionId": version, "encoding": encoding or ""}
-        answer(self, await submit(self, "archive", fields, {"file": (filename, data)},
-                                  None if staged_key else data, job_input))
 
 
-class UploadArchiveHandler(ArchiveRunner):
-    async def post(self) -> None:
-        fields, files = self.form()
-        upload = files.get("file")
-        if not upload:
-            raise DocsError(40001, "file (zip, tar.gz or tgz) is required")
-        await self.run_archive(upload[1], upload[0], fields)
+def _pool_of(svc: Services) -> RenderPool:
+    """The render pool (open wherever the docs face or the job worker runs)."""
+    if svc.pool is None:
+        raise RuntimeError("the render pool is not open in this process")
+    return svc.pool
 
 
-class StageArchiveHandler(UploadHandler):
-    async def post(self) -> None:
-        _, files = self.form()
-        upload = files.get("file")
-        if not upload:
-            raise DocsError(40001, "file (zip, tar.gz or tgz) is required")
-        name, data = upload
-        if archives.detect_archive_kind(name, data) is None:
-            raise DocsError(40002, "not a zip, tar.gz or tgz archive")
-        if self.services.storage is None:
-            raise DocsError(50201, "storage not configured")
-        store = await self.services.storage.store(self.company_id)
-        staged = StagedArchives.new(store.config.prefix, name, len(data))
-        await self.services.storage.put(store, staged.key, data, "application/octet-stream")
-        await StagedArchives(self.services.redis).save(self.company_id, staged)
-        self.success({"id": staged.id, "name": name, "size": len(data)})
-        try:  # staging is a good moment to drop what expired; a failure here is harmless
-            await self.services.storage.io(purge_expired, store)
-        except StorageError:
-            pass
+def storage_for_batches(svc: Services) -> StorageIO:
+    """The storage layer batches upload into (50201 on a server without one)."""
+    if svc.storage is None:
+        raise DocsError(50201, "storage not configured")
+    return svc.storage
 
 
-class ProcessArchiveHandler(ArchiveRunner):
-    async def post(self) -> None:
-        fields, _ = self.form()
-        stage_id = (fields.get("id") or "").strip()
-        if not stage_id:
-            raise DocsError(40001, "id of a staged archive is required")
-        staged = await StagedArchives(self.services.redis).get(self.company_id, stage_id)
-        if staged is None:
-            raise DocsError(40401, "no staged archive with this id (it may have expired)")
-        storage = self.services.storage
-        store = await storage.store(self.company_id)
-        try:
-            data = await storage.io(store.get_bytes, staged.key)
-        except StorageError as exc:
-            raise DocsError(40401, f"staged archive is gone: {exc.message}") from exc
-        await self.run_archive(data, staged.name, fields, staged.key)
+async def stage_archive(svc: Services, company_id: str, name: str, data: bytes
+                        ) -> StagedArchive:
+    """Keep an archive in the company's storage under ``_staging/`` for a later
+    ``/api/archive/process``; drops the company's expired staged archives on the way (a
+    failure there is harmless)."""
+    if archives.detect_archive_kind(name, data) is None:
+        raise DocsError(40002, "not a zip, tar.gz or tgz archive")
+    storage = storage_for_batches(svc)
+    store = await storage.store(company_id)
+    staged = StagedArchives.new(store.config.prefix, name, len(data))
+    await storage.put(store, staged.key, data, "application/octet-stream")
+    await StagedArchives(svc.redis).save(company_id, staged)
+    try:
+        await storage.io(purge_expired, store)
+    except StorageError:
+        pass
+    return staged
 
 
-class ConvertFolderHandler(PlainHandler):
-    """``/md/convert-folder`` (ADMIN): a folder under the caller's company's ``FOLDER_ROOTS``
-    (:mod:`tornado_app.documents.folder_roots`; plain response)."""
-
-    admin_methods = frozenset({"POST"})
-
-    async def post(self) -> None:
-        fields, _ = self.form()
-        raw = (fields.get("folder_path") or "").strip()
-        if not raw:
-            raise PlainError(400, "folder_path is required")
-        folder = Path(raw)
-        if not folder.is_absolute():
-            raise PlainError(400, "folder_path must be an absolute path")
-        real = await allowed_folder(self.services, self.company_id, folder)
-        if real is None:  # outside the company's roots answers like a missing folder
-            raise PlainError(404, NOT_A_FOLDER)
-        prefix, version = _params(fields)
-        if bool_field(fields, "async"):
-            from tornado_app.documents.async_requests import submit
-
-            job_id = await submit(self, "folder", fields, {}, None, {
-                "folder": str(real), "name": real.name, "prefix": prefix, "versionId": version})
-            self.reply({"ok": True, "job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
-            return
-        try:
-            files = await process_tree(self.services, self.company_id, real, prefix=prefix,
-                                       version_id=version)
-        except BatchStorageFailed as exc:
-            self.write_json(502, {"ok": False, "error": exc.message, "hint": "",
-                                  "count": len(exc.files), "files": exc.files})
-            return
-        self.reply({"ok": True, "count": len(files), "files": files})
+async def staged_archive(svc: Services, company_id: str, stage_id: str
+                         ) -> tuple[StagedArchive, bytes]:
+    """A staged archive of the company and its bytes (40401 when expired or gone)."""
+    staged = await StagedArchives(svc.redis).get(company_id, stage_id)
+    if staged is None:
+        raise DocsError(40401, "no staged archive with this id (it may have expired)")
+    storage = storage_for_batches(svc)
+    store = await storage.store(company_id)
+    try:
+        data = await storage.io(store.get_bytes, staged.key)
+    except StorageError as exc:
+        raise DocsError(40401, f"staged archive is gone: {exc.message}") from exc
+    return staged, data
