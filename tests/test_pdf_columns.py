@@ -156,6 +156,7 @@ def _similarity(path: Path, markdown: str) -> tuple[float, float]:
     return 2 * same / (min(len(ours), 3 * len(ref)) + len(ref)), len(ours) / len(ref)
 
 
+@pytest.mark.slow  # the reference text comes from pdftotext, a process
 @pytest.mark.parametrize("name,floor", [
     ("pdfjs__tracemonkey.pdf", 0.88), ("pypdf__multicolumn.pdf", 0.88),
     ("unstructured__multi-column-2p.pdf", 0.88)])
