@@ -28,8 +28,9 @@ test *ARGS: setup axe
     {{py}} -m pytest {{ARGS}}
     @[ -n "{{ARGS}}" ] || {{just_executable()}} _image-test-if-possible
 
-# Tests marked `slow` (real servers, the render pool's processes, Chromium, subprocesses; see
-# tests/conftest.py) are left out: engines, model, writers, settings and units in about a minute.
+# Tests marked `slow` (real servers, the render pool's processes, Chromium, any other process
+# such as LibreOffice, Tesseract or pandoc; see tests/conftest.py, which fails a test that starts
+# a process unmarked) are left out: engines, model, writers, settings and units in under a minute.
 # Run the fast test subset (ruff, the layer contract, mypy, pytest -m "not slow").
 test-fast *ARGS: setup axe
     {{venv}}/bin/ruff check .

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing.process
+import subprocess
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -251,8 +253,10 @@ def job_consumer(io_loop, storage_services):
 
 
 # `just test-fast` runs `-m "not slow"`. A test is slow when it needs a real server, the render
-# pool's processes or Chromium: classified here by fixture so new tests need no mark; modules
-# that start processes themselves set `pytestmark = pytest.mark.slow`.
+# pool's processes, Chromium or any other process (LibreOffice, Tesseract, pandoc, pdftotext):
+# classified here by fixture so new tests need no mark; tests that start processes themselves
+# carry `pytest.mark.slow` (a module: `pytestmark = pytest.mark.slow`). The guard below holds
+# the line: a test not marked slow that starts a process fails, naming the program.
 SLOW_FIXTURES = frozenset({
     "redis_server", "mongo_server", "render_pool", "s3",
     "office_set",  # tests/test_reader_office.py: converted by LibreOffice
@@ -283,3 +287,44 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite tests/golden/ from the current output (then review the diff)")
+
+
+# The node id of the test now running when it is not marked slow (None otherwise): read by the
+# process guard from any thread, so a module global rather than a context variable.
+_fast_test: str | None = None
+_popen_init = subprocess.Popen.__init__
+_process_start = multiprocessing.process.BaseProcess.start
+
+
+def _refuse_in_fast_test(program: str) -> None:
+    """Fail the running fast test: it starts ``program``, so by the definition above it is
+    slow (and would make `just test-fast` slow without anyone noticing)."""
+    if _fast_test is not None:
+        pytest.fail(f"{_fast_test} starts a process ({program}) but is not marked slow: add "
+                    "`@pytest.mark.slow` (see SLOW_FIXTURES in tests/conftest.py)", pytrace=False)
+
+
+def _guarded_popen_init(self: subprocess.Popen, args: Any, *rest: Any, **kw: Any) -> None:
+    program = args if isinstance(args, str | bytes) else next(iter(args), "?")
+    _refuse_in_fast_test(Path(str(program)).name)
+    _popen_init(self, args, *rest, **kw)
+
+
+def _guarded_process_start(self: multiprocessing.process.BaseProcess) -> None:
+    _refuse_in_fast_test(f"multiprocessing {self.name}")
+    _process_start(self)
+
+
+subprocess.Popen.__init__ = _guarded_popen_init  # type: ignore[method-assign]
+multiprocessing.process.BaseProcess.start = _guarded_process_start  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Arm the process guard around a fast test's setup, call and teardown."""
+    global _fast_test
+    _fast_test = None if item.get_closest_marker("slow") else item.nodeid
+    try:
+        yield
+    finally:
+        _fast_test = None

@@ -330,6 +330,54 @@ def test_create_admin_reads_the_password_from_stdin_and_console_logs(tmp_path):
     assert not any("First run" in x for x in out)
 
 
+def test_create_commands_work_while_the_service_runs_and_a_second_serve_is_refused(tmp_path):
+    """`just create-admin` while `serve` runs on the same data directory (the first-run line
+    suggests it): it uses the service's embedded servers (SecantusDB refuses a second process
+    on its store, and a second redis-server took over the service's socket), and a second
+    `serve` stops with one line instead of a SecantusDB traceback."""
+    import redis
+
+    data = tmp_path / "data"
+    env = _env(data)
+
+    def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tornado_app", *args], input=stdin,
+                              env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+    proc, port = _start(data, "--services", "auth")
+    try:
+        r = cli("create-admin", "--company", "RUN", "--name", "Running Co", "--username",
+                "boss", stdin="boss password\n")
+        assert r.returncode == 0, r.stderr
+        assert "ADMIN boss created in company RUN" in r.stdout
+        r = cli("create-company", "--code", "TWO", "--name", "Second Co")
+        assert r.returncode == 0, r.stderr
+        r = cli("create-user", "--company", "TWO", "--username", "clerk", "--password",
+                "clerk password")
+        assert r.returncode == 0 and "user created" in r.stdout, r.stderr
+        for company, user in (("RUN", "boss"), ("TWO", "clerk")):  # the running service sees them
+            status, body = _post(port, "/api/auth/login", {
+                "companyCode": company, "username": user, "password": f"{user} password"})
+            assert status == 200, body
+        # the service's own Redis still answers on its socket (a new connection)
+        assert redis.Redis(unix_socket_path=str(data / "redis" / "redis.sock")).ping()
+
+        second = cli("serve", "--port", str(free_port()), "--services", "auth")
+        assert second.returncode == 2
+        said = [x for x in second.stderr.splitlines() if x.strip() and not x.startswith("{")]
+        assert said == [f"error: the embedded servers of {data} are run by serve, pid "
+                        f"{proc.pid}: stop it first, or give this serve another DATA_DIR"]
+        status, _ = _post(port, "/api/auth/login", {"companyCode": "RUN", "username": "boss",
+                                                    "password": "boss password"})
+        assert status == 200  # the refused second serve took nothing from the first
+    finally:
+        pids = _stop(proc)
+    assert not still_alive(pids)
+    r = cli("create-user", "--company", "RUN", "--username", "later", "--password",
+            "later password")  # no service now: the command starts the servers itself
+    assert r.returncode == 0 and "user created" in r.stdout, r.stderr
+
+
 def test_a_killed_service_leaves_no_child_process_behind(tmp_path):
     import psutil
 

@@ -25,6 +25,7 @@ from tornado_app.app import make_app
 
 GEN = Path(__file__).parent / "data" / "pdf" / "generated"
 REALWORLD = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "realworld" / "pdf"
+TESSERACT = pytest.mark.slow  # the test runs Tesseract, a process (`just test-fast` skips it)
 
 
 def _markdown(doc) -> str:
@@ -48,6 +49,7 @@ def _top_of_report(fraction: float = 0.3) -> Image.Image:
     return page.crop((0, 0, page.width, int(page.height * fraction)))
 
 
+@TESSERACT
 def test_scanned_pdf_reads_headings_lists_and_table(lists_scan_doc) -> None:
     md = _markdown(lists_scan_doc)
     assert md.startswith("# Lists and Tables\n")
@@ -61,6 +63,7 @@ def test_scanned_pdf_reads_headings_lists_and_table(lists_scan_doc) -> None:
     assert "data:image" not in md  # the scan itself is not kept as a picture
 
 
+@TESSERACT
 def test_warnings_name_ocr_pages_confidence_and_rotation(lists_scan_doc) -> None:
     warnings = " ".join(lists_scan_doc.warnings)
     assert "page 1: turned 90 degrees for OCR" in warnings
@@ -74,11 +77,13 @@ def test_ocr_off_keeps_the_refusal(lists_scan) -> None:
     assert err.value.code == 40003
 
 
+@TESSERACT
 def test_scan_without_any_text_is_a_clear_refusal() -> None:
     with pytest.raises(CorruptDocument, match="OCR found no text"):
         read_pdf(scanned_pdf(1))
 
 
+@TESSERACT
 def test_mixed_document_ocrs_only_the_image_page() -> None:
     born = pdfium.PdfDocument((GEN / "report.pdf").read_bytes())
     scan = pdfium.PdfDocument(image_only_pdf([_top_of_report()]))
@@ -94,6 +99,7 @@ def test_mixed_document_ocrs_only_the_image_page() -> None:
     assert md.count("This report summarises the state of the widget market") == 2
 
 
+@TESSERACT
 def test_force_reads_a_text_page_by_ocr() -> None:
     doc = read_pdf((GEN / "lists_tables.pdf").read_bytes(), ocr="force")
     assert any(w.startswith("OCR read page(s) 1 (") for w in doc.warnings)
@@ -111,6 +117,7 @@ def _image(fmt: str) -> bytes:
     return out.getvalue()
 
 
+@TESSERACT
 @pytest.mark.parametrize("fmt", ["PNG", "JPEG", "WEBP"])
 def test_image_reader_reads_each_format(fmt: str) -> None:
     doc = registry.read(_image(fmt))
@@ -154,6 +161,7 @@ CORPUS_SCANS = ["kreuzberg__image_only_german_pdf.pdf",
                 "unstructured__table-multi-row-column-cells.pdf"]
 
 
+@TESSERACT
 @pytest.mark.parametrize("name", CORPUS_SCANS)
 def test_realworld_scans_read_with_text(name: str) -> None:
     path = REALWORLD / name
@@ -165,6 +173,7 @@ def test_realworld_scans_read_with_text(name: str) -> None:
     assert any(w.startswith("OCR read page(s)") for w in doc.warnings)
 
 
+@TESSERACT
 def test_realworld_tiny_images_are_a_clear_refusal_not_an_empty_success() -> None:
     """Six 16x16-pixel images whose only text lies outside the page: nothing to read."""
     path = REALWORLD / "pypdf__imagemagick-images.pdf"

@@ -231,6 +231,7 @@ def test_image_extracted_as_png_in_place(lists_tables: Document) -> None:
 
 
 # ------------------------------------------------------------------ bad input
+@pytest.mark.slow  # OCR runs Tesseract, a process
 def test_scanned_pdf_is_refused_with_reason() -> None:
     with pytest.raises(CorruptDocument, match=r"no text layer.*OCR found no text"):
         read_pdf(pdf_fixtures.scanned_pdf())
@@ -263,7 +264,13 @@ def _corpus_pdfs() -> list[Path]:
         (CORPUS / "markitdown").glob("*.pdf"))
 
 
-@pytest.mark.parametrize("path", _corpus_pdfs() or [None], ids=lambda p: p.name if p else "none")
+def _corpus_params() -> list:
+    """The corpus PDFs, scans marked slow (OCR runs Tesseract, a process)."""
+    return [pytest.param(p, marks=pytest.mark.slow if "scan" in p.name else ())
+            for p in _corpus_pdfs()] or [None]
+
+
+@pytest.mark.parametrize("path", _corpus_params(), ids=lambda p: p.name if p else "none")
 def test_corpus_pdf_reads(path: Path | None) -> None:
     if path is None:
         pytest.skip("../shared/corpus not present (a user's clone has none)")

@@ -580,6 +580,7 @@ def test_list_inside_table_inside_list():
 
 
 # ------------------------------------------------------------------ other readers of the file
+@pytest.mark.slow  # pandoc is a process
 @pytest.mark.skipif(shutil.which("pandoc") is None, reason="pandoc not installed")
 def test_pandoc_reads_the_file_back():
     data = write_docx(full_document(), WriterOptions(toc=True, header_text="h",

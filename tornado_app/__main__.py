@@ -5,7 +5,10 @@ setup screen creates the first company and its ADMIN); ``create-admin`` does the
 a terminal.
 
 ``serve`` with no ``MONGO_URL``/``REDIS_URL`` starts private SecantusDB and redis-server
-children under ``DATA_DIR`` and stops them on exit (also on Ctrl-C and SIGTERM).
+children under ``DATA_DIR`` and stops them on exit (also on Ctrl-C and SIGTERM). One process
+runs them (:mod:`tornado_app.embedded.datadir`): ``create-admin``, ``create-company`` and
+``create-user`` use those of the service running on ``DATA_DIR``, or start their own while
+none runs; a second ``serve`` on the same ``DATA_DIR`` stops with one line saying so.
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import tornado.httpserver
 
 from tornado_app.app import make_app, parse_services
+from tornado_app.embedded.datadir import DataDirBusy, DataDirLock, Holder
+from tornado_app.embedded.secantus import login_url
 from tornado_app.embedded.servers import (
     Embedded,
     EmbeddedServerError,
@@ -37,21 +43,79 @@ from tornado_app.settings import Settings
 log = logging.getLogger("tornado_app")
 
 
-def start_embedded(settings: Settings, embedded: Embedded) -> tuple[str, str]:
-    """Start what is not configured; returns the MongoDB and Redis URLs to use."""
+def _holder_text(holder: Holder) -> str:
+    return f"{holder.command or 'another process'}, pid {holder.pid}" if holder.pid else \
+        "another process"
+
+
+def start_embedded(settings: Settings, embedded: Embedded, command: str) -> tuple[str, str]:
+    """Start what is not configured, holding the data directory's lock
+    (:mod:`tornado_app.embedded.datadir`); returns the MongoDB and Redis URLs to use."""
     mongo_url, redis_url = settings.mongo_url, settings.redis_url
+    if mongo_url and redis_url:
+        return mongo_url, redis_url
     data = ensure_dir(settings.data_dir)
+    lock = DataDirLock(data)
+    if not lock.try_acquire(command):
+        holder = lock.holder()
+        who = _holder_text(holder) if holder else "another process"
+        raise DataDirBusy(
+            f"the embedded servers of {data} are run by {who}: stop it first, or give "
+            f"this {command} another DATA_DIR")
+    embedded.lock = lock
+    own_redis = not redis_url
     if not redis_url:
         redis_url = embedded.add(start_redis(data / "redis", persistent=True)).url
+    mongo_port = None
     if not mongo_url:
         mongo_url = embedded.add(start_secantus(data / "mongo", data / "logs")).url
+        mongo_port = urlsplit(mongo_url).port
+    lock.publish(mongo_port=mongo_port, redis_url=redis_url if own_redis else None)
     return mongo_url, redis_url
 
 
-async def _with_services(settings: Settings, embedded: Embedded,
+def reach_embedded(settings: Settings, embedded: Embedded, command: str) -> tuple[str, str]:
+    """For a terminal command (``create-admin``...): the servers of the service running on
+    the data directory, reached with the service's own login; when none runs, its own
+    (:func:`start_embedded`). Returns the MongoDB and Redis URLs to use."""
+    if settings.mongo_url and settings.redis_url:
+        return settings.mongo_url, settings.redis_url
+    data = ensure_dir(settings.data_dir)
+    lock = DataDirLock(data)
+    for _attempt in range(3):  # a service may take or let go of the lock meanwhile
+        holder = lock.wait_for_holder(timeout=60)
+        if holder is None:
+            with contextlib.suppress(DataDirBusy):
+                return start_embedded(settings, embedded, command)
+            continue
+        if not holder.is_service:
+            raise EmbeddedServerError(
+                f"{_holder_text(holder)} is using the embedded servers of {data}; run "
+                f"{command} again once it has ended")
+        if not holder.ready:
+            raise EmbeddedServerError(
+                f"the service on {data} ({_holder_text(holder)}) is still starting; run "
+                f"{command} again once it serves")
+        mongo_url = settings.mongo_url or (
+            login_url(data / "mongo", holder.mongo_port) if holder.mongo_port else None)
+        redis_url = settings.redis_url or holder.redis_url
+        if not mongo_url or not redis_url:
+            missing = " and ".join(name for name, url in (("MONGO_URL", mongo_url),
+                                                          ("REDIS_URL", redis_url)) if not url)
+            raise EmbeddedServerError(
+                f"the service on {data} ({_holder_text(holder)}) is configured with "
+                f"{missing}: run {command} with the same settings")
+        log.info("using the embedded servers of the running service",
+                 extra={"data_dir": str(data), "pid": holder.pid})
+        return mongo_url, redis_url
+    raise EmbeddedServerError(f"the embedded servers of {data} keep changing hands; "
+                              f"run {command} again")
+
+
+async def _with_services(settings: Settings, embedded: Embedded, command: str,
                          fn: Callable[[Services], Awaitable[int]]) -> int:
     """``fn`` with the services open on the embedded (or configured) servers; closed after."""
-    mongo_url, redis_url = start_embedded(settings, embedded)
+    mongo_url, redis_url = reach_embedded(settings, embedded, command)
     svc = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
     try:
         return await fn(svc)
@@ -75,7 +139,7 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
 
     check_listen_address(settings, host)  # DOCS_AUTH=none: loopback only
     parse_address(settings.metrics_address)  # a malformed METRICS_ADDRESS stops start-up
-    mongo_url, redis_url = start_embedded(settings, embedded)
+    mongo_url, redis_url = start_embedded(settings, embedded, "serve")
     svc: Services = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
     if "docs" in services:
         from tornado_app.documents.setup import open_docs_services
@@ -128,7 +192,7 @@ async def work(settings: Settings, port: int, host: str, embedded: Embedded) -> 
     from tornado_app.documents.setup import open_docs_services
     from tornado_app.ops import make_metrics_app
 
-    mongo_url, redis_url = start_embedded(settings, embedded)
+    mongo_url, redis_url = start_embedded(settings, embedded, "worker")
     svc: Services = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
     await open_docs_services(svc, embedded)
     consumer = JobWorker(svc)
@@ -165,7 +229,7 @@ async def announce_first_run(svc: Services, host: str, port: int) -> None:
     minutes = max(1, svc.settings.setup_token_ttl_seconds // 60)
     print(f"First run: no company yet. Open {setup_address(host, port, token)} within "
           f"{minutes} minutes to create the first company and its administrator "
-          f"(or run: just create-admin).", flush=True)
+          f"(or, while this runs, in another terminal here: just create-admin).", flush=True)
     log.info("first run: setup address printed on stdout (valid once)")
 
 
@@ -286,12 +350,14 @@ def main(argv: list[str] | None = None) -> int:
             run(work(settings, args.port, args.host, embedded), settings.event_loop)
             return 0
         if args.command == "create-admin":
-            return asyncio.run(_with_services(settings, embedded,
+            return asyncio.run(_with_services(settings, embedded, args.command,
                                               lambda s: _create_admin(s, args)))
         if args.command == "create-company":
             return asyncio.run(_with_services(
-                settings, embedded, lambda s: _create_company(s, args.code, args.name)))
-        return asyncio.run(_with_services(settings, embedded, lambda s: _create_user(s, args)))
+                settings, embedded, args.command,
+                lambda s: _create_company(s, args.code, args.name)))
+        return asyncio.run(_with_services(settings, embedded, args.command,
+                                          lambda s: _create_user(s, args)))
     except (EmbeddedServerError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

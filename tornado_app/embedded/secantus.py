@@ -66,6 +66,14 @@ def _load(path: Path) -> Credentials | None:
     return creds if creds.user and creds.password else None
 
 
+def login_url(storage: Path, port: int) -> str | None:
+    """The URL, with the service's login, of the SecantusDB serving the store at ``storage``
+    on ``port`` (started by another process of this service: see
+    :mod:`tornado_app.embedded.datadir`); None when the store has no saved login."""
+    creds = _load(credentials_path(storage))
+    return creds.url(port) if creds else None
+
+
 def _save(path: Path, creds: Credentials) -> None:
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -157,6 +165,19 @@ def start_secantus(storage: Path | None, log_dir: Path) -> Child:
     config.write_text("# no settings: flags only (the file stops the config search)\n")
     auth_path = credentials_path(store)
     creds = _load(auth_path)
+    try:
+        return _start(binary, config, store, auth_path, creds, log_dir, scratch)
+    except EmbeddedServerError as exc:
+        if "already being managed by another process" in str(exc):  # WiredTiger's own lock
+            raise EmbeddedServerError(
+                f"the SecantusDB store {store} is open in another process (a service still "
+                "running on this DATA_DIR?): stop it first") from None
+        raise
+
+
+def _start(binary: str, config: Path, store: Path, auth_path: Path, creds: Credentials | None,
+           log_dir: Path, scratch: Path | None) -> Child:
+    """:func:`start_secantus` once its files are in place."""
     try:
         for _attempt in range(2):
             if creds is None:

@@ -139,6 +139,9 @@ class Embedded:
     """The set of private servers one service process runs."""
 
     children: list[tuple[str, Stoppable]] = field(default_factory=list)
+    # the data directory's lock (tornado_app.embedded.datadir) while this process runs its
+    # servers: let go only after the last of them has stopped
+    lock: Stoppable | None = None
 
     def add(self, child: S, name: str | None = None) -> S:
         label = name or str(getattr(child, "name", type(child).__name__))
@@ -157,6 +160,9 @@ class Embedded:
                 log.exception("stopping embedded server failed", extra={"server": label})
             log.info("embedded server stopped", extra={"server": label})
         self.children.clear()
+        if self.lock is not None:
+            self.lock.stop()
+            self.lock = None
 
 
 def ensure_dir(path: Path) -> Path:
