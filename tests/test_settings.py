@@ -155,7 +155,7 @@ def test_archive_limits_are_settings():
     import zipfile
 
     from render_pool.errors import UnsafeArchive
-    from tornado_app.documents.batches import process_archive
+    from tornado_app.documents.batches.batch_service import process_archive
 
     async def run(fn, *args):  # the storage's worker thread, inline
         return fn(*args)
