@@ -6,8 +6,12 @@ skewed, speckled, one page fed sideways) so the expected text is known.
 
 from __future__ import annotations
 
+import asyncio
 import io
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pypdfium2 as pdfium
 import pytest
@@ -24,7 +28,11 @@ from tests.pdf_fixtures import scanned_pdf
 from tornado_app.app import make_app
 
 GEN = Path(__file__).parent / "data" / "pdf" / "generated"
-REALWORLD = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "realworld" / "pdf"
+# the shared corpus beside the checkout (/work/main) or beside the worktrees (/work/wt/X)
+REALWORLD = next((p / "shared" / "corpus" / "realworld" / "pdf"
+                  for p in Path(__file__).resolve().parents[2:4]
+                  if (p / "shared" / "corpus").is_dir()),
+                 Path(__file__).resolve().parents[2] / "shared" / "corpus" / "realworld" / "pdf")
 
 
 def _markdown(doc) -> str:
@@ -173,3 +181,44 @@ def test_realworld_tiny_images_are_a_clear_refusal_not_an_empty_success() -> Non
     with pytest.raises(CorruptDocument, match="no readable text") as err:
         read_pdf(path.read_bytes())
     assert err.value.code == 40003
+
+
+async def test_pages_of_a_scan_spread_over_the_pool_and_let_another_company_in(io_loop):
+    """One worker; company A's three-page scan is recognised page by page in pool jobs of
+    their own, so company B's conversion, sent while A's scan is under way, is done before
+    A's (as one job, A's scan held the only worker until its last page)."""
+    from types import SimpleNamespace
+
+    from render_pool.pool import RenderPool
+    from tornado_app.documents.conversion import _convert_job
+
+    top = _top_of_report(0.25)
+    scan = image_only_pdf([top, top.rotate(180), top], 200.0)
+    pool = RenderPool(1, queue_limit=4, tenant_queue_limit=1, job_timeout=120,
+                      memory_limit_mb=2000)
+    svc = SimpleNamespace(pool=pool)
+    options = {"ocr": "auto", "ocr_languages": "eng"}
+    finished: list[str] = []
+
+    async def convert(company: str, data: bytes) -> Any:
+        result = await _convert_job(svc, company, data, "markdown", "word2markdown",
+                                    options, False)
+        finished.append(company)
+        return result
+
+    try:
+        await pool.run(os.getpid, tenant="warm-up")
+        a = asyncio.ensure_future(convert("A", scan))
+        deadline = time.monotonic() + 30
+        while pool.in_flight < 1:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
+        b = await convert("B", (GEN / "report.pdf").read_bytes())
+        assert "Widget" in b.content and finished == ["B"]
+        result = await a
+    finally:
+        pool.close(wait=False)
+    assert finished == ["B", "A"]
+    assert result.content.count("This report summarises the state") == 3
+    assert any(w.startswith("OCR read page(s) 1, 2, 3 (") for w in result.warnings)
+    assert "page 2: turned 180 degrees for OCR" in result.warnings

@@ -25,7 +25,7 @@ import logging
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from render_pool.errors import CorruptDocument, TooLarge
+from render_pool.errors import CorruptDocument, OcrPending, TooLarge
 from render_pool.model import Block, Document, Heading, Image, Paragraph, Resource
 from render_pool.readers.pdf.blocks import build_blocks
 from render_pool.readers.pdf.bombs import check_pdf_streams
@@ -37,7 +37,7 @@ from render_pool.readers.pdf.layout import Item, order_page
 from render_pool.readers.pdf.links import attach_links, page_links, resolve_internal_links
 from render_pool.readers.pdf.notes import place_notes, take_notes
 from render_pool.readers.pdf.ocr import MODES as OCR_MODES
-from render_pool.readers.pdf.ocr import PageOcr, needs_ocr
+from render_pool.readers.pdf.ocr import OcrPages, PageOcr, needs_ocr
 from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
 from render_pool.readers.pdf.tables import build_grid_table, find_grids
 from render_pool.readers.pdf.tagged import PageImageRef, dedent_code, join_pages, tagged_page
@@ -240,13 +240,16 @@ def _apply_ocr(runner: PageOcr, targets: dict[int, _PageResult], doc: Document) 
                  f"(mean confidence {confidence / len(done):.0f}%)")
 
 
-def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "") -> Document:
+def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
+             ocr_fanout: bool = False, ocr_pages: OcrPages | None = None) -> Document:
     """Read a PDF's text layer into a Document (headings, paragraphs, lists, tables, images).
 
     ``ocr`` ("auto", "force", "off") says which pages are read by OCR (ocr) in
-    ``ocr_languages`` (Tesseract names joined by "+"). Raises CorruptDocument for empty,
-    non-PDF, corrupt or encrypted input and for scans without text that OCR could read,
-    and TooLarge above ``MAX_PAGES`` pages.
+    ``ocr_languages`` (Tesseract names joined by "+"). With ``ocr_fanout`` and several pages
+    to OCR, raises :class:`OcrPending` naming them instead (the caller recognises them in
+    the pool and reads again with ``ocr_pages``, see ocr); otherwise they are recognised
+    here. Raises CorruptDocument for empty, non-PDF, corrupt or encrypted input and for scans
+    without text that OCR could read, and TooLarge above ``MAX_PAGES`` pages.
     """
     if ocr not in OCR_MODES:
         ocr = "auto"
@@ -261,16 +264,25 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "") -> Documen
         pages: list[_PageResult] = []
         runner = PageOcr(ocr_languages)
         targets: dict[int, _PageResult] = {}
+        later = ocr_fanout or ocr_pages is not None  # no rendering while reading the layer
         try:
             for index in range(count):
                 try:
                     pages.append(_read_page(pdf, index, doc, budget))
                     if needs_ocr(pdf, index, pages[-1].text_chars, pages[-1].image_count, ocr):
                         targets[index] = pages[-1]
-                        runner.submit(pdf, index)
+                        if not later:
+                            runner.submit(pdf, index)
                 except pdfium.PdfiumError as exc:
                     log.info("page %d unreadable: %s", index + 1, exc)
                     doc.warn(f"page {index + 1} could not be read and was skipped")
+            if ocr_pages is None and ocr_fanout and len(targets) > 1:
+                raise OcrPending(sorted(targets))
+            for index in targets if later else ():
+                if ocr_pages is not None and index in ocr_pages:
+                    runner.given(index, ocr_pages[index])
+                else:
+                    runner.submit(pdf, index)
         finally:
             _apply_ocr(runner, targets, doc)
     finally:
