@@ -102,6 +102,25 @@ def test_mixed_document_ocrs_only_the_image_page() -> None:
     assert md.count("This report summarises the state of the widget market") == 2
 
 
+def test_a_page_whose_ocr_fails_keeps_its_picture(monkeypatch) -> None:
+    """The scanned page's picture is not extracted while OCR is to read the page; when its
+    OCR fails (here: past a time limit too short for any page), the page is read without
+    OCR and its picture is kept, with a warning."""
+    import render_pool.readers.pdf.ocr as pdf_ocr
+
+    born = pdfium.PdfDocument((GEN / "report.pdf").read_bytes())
+    born.import_pages(pdfium.PdfDocument(image_only_pdf([_top_of_report()])))
+    out = io.BytesIO()
+    born.save(out)
+    count = len(born)
+    monkeypatch.setattr(pdf_ocr, "PAGE_TIMEOUT", 0.01)
+    doc = read_pdf(out.getvalue())
+    assert any(w.startswith(f"page {count}: OCR failed (") for w in doc.warnings), doc.warnings
+    assert not any(w.startswith("OCR read") for w in doc.warnings)
+    assert f"page{count}-img1.png" in doc.resources
+    assert "Method and Wording" in _markdown(doc)
+
+
 def test_force_reads_a_text_page_by_ocr() -> None:
     doc = read_pdf((GEN / "lists_tables.pdf").read_bytes(), ocr="force")
     assert any(w.startswith("OCR read page(s) 1 (") for w in doc.warnings)
@@ -171,6 +190,34 @@ def test_realworld_scans_read_with_text(name: str) -> None:
     words = _markdown(doc).split()
     assert len(words) >= 20, words
     assert any(w.startswith("OCR read page(s)") for w in doc.warnings)
+
+
+def test_realworld_scan_with_one_word_reads_that_word() -> None:
+    """pdf.js's scan-bad.pdf: a scanned page whose only text is "pdf.js" (and a hidden text
+    layer of 6 characters, too few to count as one): OCR reads it, nothing more."""
+    path = REALWORLD / "pdfjs__scan-bad.pdf"
+    if not path.is_file():
+        pytest.skip(f"{path} absent (the shared corpus is not on this machine)")
+    doc = read_pdf(path.read_bytes())
+    assert _markdown(doc).strip() == "pdf.js"
+    assert any(w.startswith("OCR read page(s) 1 (") for w in doc.warnings)
+
+
+def test_the_command_line_engine_reads_as_the_api_does(monkeypatch) -> None:
+    """Both ways into Tesseract (its API through tesserocr, its command line) give the same
+    words for the same page, so a machine without tesserocr reads scans as well."""
+    from render_pool.ocr import tesseract
+
+    if tesseract.engine_name() != "tesserocr":
+        pytest.skip("tesserocr is not installed: the command line is the only engine here")
+    page = _top_of_report(0.3)
+    api = [w.text for w in tesseract.recognise(page, "eng").words]
+    monkeypatch.setattr(tesseract, "_API", None)
+    assert tesseract.engine_name() == "cli"
+    cli = [w.text for w in tesseract.recognise(page, "eng").words]
+    assert len(api) >= 20
+    same = sum(1 for a, b in zip(api, cli, strict=False) if a == b)
+    assert same >= 0.95 * max(len(api), len(cli)), (api, cli)
 
 
 def test_realworld_tiny_images_are_a_clear_refusal_not_an_empty_success() -> None:

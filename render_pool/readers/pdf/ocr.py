@@ -89,34 +89,34 @@ def _invisible_poor_layer(page: pdfium.PdfPage, text: str) -> bool:
     return good < 0.6 * len(tokens)
 
 
-def needs_ocr(pdf: pdfium.PdfDocument, index: int, text_chars: int, image_count: int,
-              mode: str) -> bool:
-    """Whether page ``index`` should be read by OCR under ``mode`` (see the module doc)."""
+def image_objects(page: pdfium.PdfPage) -> int:
+    """How many image objects the page draws (in form XObjects too)."""
+    return sum(1 for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4))
+
+
+def needs_ocr(page: pdfium.PdfPage, text_chars: int, image_count: int, mode: str) -> bool:
+    """Whether the open ``page`` should be read by OCR under ``mode`` (see the module doc),
+    given its visible characters and image objects."""
     if mode == "off":
         return False
     if mode == "force":
         return True
     if text_chars >= MIN_TEXT_CHARS and not image_count:
         return False  # the common born-digital page: no second look
-    page = pdf[index]
-    try:
-        if text_chars < MIN_TEXT_CHARS:
-            if image_count or any(True for _ in page.get_objects(
-                    filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4)):
-                return True
-            textpage = page.get_textpage()  # glyphs there but none mapped to Unicode?
-            try:
-                return textpage.count_chars() >= MIN_TEXT_CHARS
-            finally:
-                textpage.close()
-        textpage = page.get_textpage()
+    if text_chars < MIN_TEXT_CHARS:
+        if image_count:
+            return True
+        textpage = page.get_textpage()  # glyphs there but none mapped to Unicode?
         try:
-            text = textpage.get_text_range()
+            return textpage.count_chars() >= MIN_TEXT_CHARS
         finally:
             textpage.close()
-        return _invisible_poor_layer(page, text)
+    textpage = page.get_textpage()
+    try:
+        text = textpage.get_text_range()
     finally:
-        page.close()
+        textpage.close()
+    return _invisible_poor_layer(page, text)
 
 
 def render_page(pdf: pdfium.PdfDocument, index: int) -> tuple[Image.Image, float]:
