@@ -36,15 +36,36 @@ class Doc:
 
 @dataclass
 class HttpResult:
-    """Latencies (s), wall time (s) and failed requests at one client count."""
+    """Latencies (s), wall time (s) and failed requests at one client count, and the CPU
+    seconds the service spent meanwhile (its process tree: pool workers and their children)."""
 
     clients: int
     latencies: list[float]
     seconds: float
     errors: int
+    cpu: float = 0.0
 
 
-async def _http(base: str, docs: list[Doc], passes: int) -> list[HttpResult]:
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of ``pid`` and its descendants so far, with the children
+    they have waited for (a pool worker's finished ``tesseract`` runs); 0 when it is gone."""
+    import psutil
+
+    total = 0.0
+    try:
+        tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    for proc in tree:
+        try:
+            t = proc.cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+async def _http(base: str, docs: list[Doc], passes: int, pid: int = 0) -> list[HttpResult]:
     from tornado.httpclient import AsyncHTTPClient
 
     client = AsyncHTTPClient(max_clients=max(HTTP_CLIENTS))
@@ -74,9 +95,10 @@ async def _http(base: str, docs: list[Doc], passes: int) -> list[HttpResult]:
                 ok = await post(i)
                 latencies.append(time.perf_counter() - t0)
                 errors += not ok
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), tree_cpu(pid) if pid else 0.0
         await asyncio.gather(*(worker() for _ in range(clients)))
-        return HttpResult(clients, latencies, time.perf_counter() - t0, errors)
+        return HttpResult(clients, latencies, time.perf_counter() - t0, errors,
+                          tree_cpu(pid) - c0 if pid else 0.0)
 
     results = {c: HttpResult(c, [], 0.0, 0) for c in HTTP_CLIENTS}
     try:
@@ -88,6 +110,7 @@ async def _http(base: str, docs: list[Doc], passes: int) -> list[HttpResult]:
                 total.latencies += one.latencies
                 total.seconds += one.seconds
                 total.errors += one.errors
+                total.cpu += one.cpu
         return list(results.values())
     finally:
         client.close()
@@ -102,7 +125,7 @@ def time_http(docs: list[Doc], passes: int, tmp: Path) -> tuple[list[HttpResult]
     except (RuntimeError, OSError) as exc:
         return [], f"service did not start: {exc}"[:300]
     try:
-        return asyncio.run(_http(svc.base, docs, passes)), ""
+        return asyncio.run(_http(svc.base, docs, passes, svc.proc.pid)), ""
     finally:
         svc.stop()
 

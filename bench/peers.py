@@ -32,6 +32,7 @@ MAMMOTH_VERSION = "1.13.0"
 # 0.1.9 needs certifi>=2026.10.19, which the package index here does not have yet
 MARKITDOWN_VERSION = "0.1.8"
 PYMUPDF4LLM_VERSION = "1.28.2"  # 2.0 on the index is an empty placeholder
+OCRMYPDF_VERSION = "17.13.0"  # the OCR bench's peer (it runs Debian's tesseract)
 # tool -> source kinds it reads (pandoc has no PDF reader; mammoth reads DOCX only)
 KINDS = {"pandoc": ("docx",), "mammoth": ("docx",), "markitdown": ("docx", "pdf"),
          "pymupdf4llm": ("pdf",), "pymupdf4llm-legacy": ("pdf",)}
@@ -41,6 +42,7 @@ PINS = {"mammoth": [f"mammoth=={MAMMOTH_VERSION}"],
         "markitdown": [f"markitdown[docx,pdf,pptx,xlsx]=={MARKITDOWN_VERSION}"],
         "pymupdf4llm": [f"pymupdf4llm=={PYMUPDF4LLM_VERSION}",
                         f"pymupdf-layout=={PYMUPDF4LLM_VERSION}"]}
+OCR_PINS = {"ocrmypdf": [f"ocrmypdf=={OCRMYPDF_VERSION}"]}  # installed by the OCR bench only
 VENV_OF = {"pymupdf4llm-legacy": "pymupdf4llm"}  # tools that share another tool's venv
 
 
@@ -55,7 +57,8 @@ def peer_python(tool: str) -> Path:
 
 def _install(tool: str) -> str:
     venv = PEERS_DIR / tool
-    stamp = venv / (".ok-" + "-".join(PINS[tool]))
+    pins = PINS.get(tool) or OCR_PINS[tool]
+    stamp = venv / (".ok-" + "-".join(pins))
     if stamp.exists() and peer_python(tool).exists():
         return "ok"
     log = PEERS_DIR / f"{tool}-install.log"
@@ -66,14 +69,14 @@ def _install(tool: str) -> str:
                            capture_output=True, timeout=300)
         with log.open("wb") as fh:
             done = subprocess.run([str(peer_python(tool)), "-m", "pip", "install", "-q",
-                                   "--disable-pip-version-check", *PINS[tool]],
+                                   "--disable-pip-version-check", *pins],
                                   stdout=fh, stderr=subprocess.STDOUT, timeout=1200)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"cannot set up {venv}: {exc}"
     if done.returncode != 0:
         errors = [line for line in log.read_text(errors="replace").splitlines()
                   if line.startswith("ERROR")]
-        return f"pip install {' '.join(PINS[tool])} failed: {(errors or ['?'])[-1][:160]}"
+        return f"pip install {' '.join(pins)} failed: {(errors or ['?'])[-1][:160]}"
     stamp.touch()
     return "ok"
 
@@ -111,7 +114,8 @@ def run_peer(tool: str, paths: list[Path], passes: int, out_dir: Path,
              timeout: float = 900) -> dict[str, Any]:
     """Run ``tool`` over ``paths`` in one subprocess of the peer venv's Python.
 
-    Returns the runner's JSON (``docs``: per path ``seconds`` list, ``error``, ``markdown``),
+    Returns the runner's JSON (``docs``: per path ``seconds`` and ``cpu`` (seconds of CPU)
+    lists, ``error``, ``markdown``),
     or ``{"error": ...}`` when the runner itself failed.
     """
     manifest = out_dir / f"{tool}-manifest.json"
@@ -173,20 +177,21 @@ def _main(tool: str, manifest: str, out: str) -> int:
     paths: list[str] = spec["paths"]
     passes = int(spec.get("passes", 1))
     convert = _converter(tool)
-    docs: dict[str, dict[str, Any]] = {p: {"seconds": [], "error": None, "markdown": None}
-                                       for p in paths}
+    docs: dict[str, dict[str, Any]] = {p: {"seconds": [], "cpu": [], "error": None,
+                                           "markdown": None} for p in paths}
     with open(os.devnull, "w") as devnull:
         for n in range(-1, passes):  # pass -1: warm-up (lazy imports, caches), not timed
             for path in paths:
                 entry = docs[path]
                 stderr, sys.stderr = sys.stderr, devnull  # peers warn loudly
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 try:
                     text = convert(path)
                 except Exception as exc:  # a peer's crash is a data point
                     if n < 0:
                         continue
                     entry["seconds"].append(time.perf_counter() - t0)
+                    entry["cpu"].append(time.process_time() - c0)
                     if entry["error"] is None:
                         tb = traceback.format_exception_only(type(exc), exc)
                         entry["error"] = "".join(tb).strip()[-300:]
@@ -196,6 +201,7 @@ def _main(tool: str, manifest: str, out: str) -> int:
                 if n < 0:
                     continue
                 entry["seconds"].append(time.perf_counter() - t0)
+                entry["cpu"].append(time.process_time() - c0)
                 if n == 0:
                     entry["markdown"] = text
     Path(out).write_text(json.dumps({"tool": tool, "passes": passes, "docs": docs}))

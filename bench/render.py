@@ -150,7 +150,9 @@ class Service:
                if not k.startswith(("MONGO_", "REDIS_", "S3_", "DOCS_API_TOKEN"))}
         # Recycling after N jobs would hide growth in the memory figure: turn it off here
         # (the memory bound, CHROMIUM_MAX_RSS_MB, stays at its default).
-        env.update(DATA_DIR=str(tmp / "data"), LOG_LEVEL="WARNING", PYTHONPATH=str(ROOT),
+        # this tree first; the caller's PYTHONPATH after it (packages installed beside the venv)
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        env.update(DATA_DIR=str(tmp / "data"), LOG_LEVEL="WARNING", PYTHONPATH=path,
                    CHROMIUM_MAX_JOBS="1000000", **SERVICE_ENV)
         self.port = free_port()
         self.log = tmp / "service.log"

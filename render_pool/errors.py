@@ -53,3 +53,17 @@ class ConversionTimeout(ConversionFailed):
     """The conversion ran past its time limit (50401)."""
 
     code = 50401
+
+
+class OcrPending(Exception):
+    """Raised by a reader instead of returning a Document, when it was allowed to hand its
+    OCR to the caller (``ocr_fanout``) and several pages need it: the 0-based ``pages`` to
+    recognise (``render_pool.jobs.ocr_page``, one pool job each) in ``pdf`` (the PDF the
+    reader made of an image upload; None: the bytes the caller sent). The caller then reads
+    the document again with the results (``ocr_pages``). Not a ConversionError: it never
+    reaches a client."""
+
+    def __init__(self, pages: list[int], pdf: bytes | None = None) -> None:
+        super().__init__(pages, pdf)
+        self.pages = pages
+        self.pdf = pdf

@@ -70,6 +70,14 @@ def convert_document(data: bytes, export: str, engine: str = registry.DEFAULT_EN
     return Converted(content, entry.media_type, list(doc.warnings), export, images)
 
 
+def ocr_page(data: bytes, index: int, languages: str) -> tuple[Any, float]:
+    """One page of a scan recognised, as a pool job of its own: page ``index`` of the PDF
+    ``data`` (see ``render_pool.errors.OcrPending``); the engine's reading and its scale."""
+    from render_pool.readers.pdf.ocr import recognise_pdf_page
+
+    return recognise_pdf_page(data, index, languages)
+
+
 def fill_image_links(converted: Converted, links: dict[str, str]) -> str:
     """The content with each uploaded image's link (by token) quoted for its export."""
     return fill_links(converted.content, links, registry.WRITERS[converted.export].quote_link)

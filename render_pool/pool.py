@@ -309,13 +309,16 @@ class RenderPool:
 
     # ------------------------------------------------------------ jobs
     async def run(self, fn: Callable[..., T], *args: Any, tenant: str | None,
-                  timeout: float | None = None, **kwargs: Any) -> T:
+                  timeout: float | None = None, admitted: bool = False, **kwargs: Any) -> T:
         """Run ``fn(*args, **kwargs)`` in a worker for ``tenant`` (the caller's company id;
         None: a caller without one); raises PoolBusy, JobTimeout, WorkerCrashed or whatever
         ConversionError the engine raised. ``timeout`` (default: the pool's) counts from the
-        moment a worker starts the job."""
+        moment a worker starts the job. ``admitted``: a part of a request whose first job was
+        admitted already (the pages of a scan, a few at a time): it waits its tenant's turn
+        like any job but is never refused as busy halfway through the request."""
         queue = tenant or NO_TENANT
-        self._check_admission(queue)
+        if not admitted:
+            self._check_admission(queue)
         limit = timeout or self.job_timeout
         self.in_flight += 1
         try:

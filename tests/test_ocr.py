@@ -6,8 +6,12 @@ skewed, speckled, one page fed sideways) so the expected text is known.
 
 from __future__ import annotations
 
+import asyncio
 import io
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pypdfium2 as pdfium
 import pytest
@@ -24,7 +28,11 @@ from tests.pdf_fixtures import scanned_pdf
 from tornado_app.app import make_app
 
 GEN = Path(__file__).parent / "data" / "pdf" / "generated"
-REALWORLD = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "realworld" / "pdf"
+# the shared corpus beside the checkout (/work/main) or beside the worktrees (/work/wt/X)
+REALWORLD = next((p / "shared" / "corpus" / "realworld" / "pdf"
+                  for p in Path(__file__).resolve().parents[2:4]
+                  if (p / "shared" / "corpus").is_dir()),
+                 Path(__file__).resolve().parents[2] / "shared" / "corpus" / "realworld" / "pdf")
 TESSERACT = pytest.mark.slow  # the test runs Tesseract, a process (`just test-fast` skips it)
 
 
@@ -97,6 +105,26 @@ def test_mixed_document_ocrs_only_the_image_page() -> None:
     md = _markdown(doc)
     assert "Method and Wording" in md  # born-digital page, text layer
     assert md.count("This report summarises the state of the widget market") == 2
+
+
+@TESSERACT
+def test_a_page_whose_ocr_fails_keeps_its_picture(monkeypatch) -> None:
+    """The scanned page's picture is not extracted while OCR is to read the page; when its
+    OCR fails (here: past a time limit too short for any page), the page is read without
+    OCR and its picture is kept, with a warning."""
+    import render_pool.readers.pdf.ocr as pdf_ocr
+
+    born = pdfium.PdfDocument((GEN / "report.pdf").read_bytes())
+    born.import_pages(pdfium.PdfDocument(image_only_pdf([_top_of_report()])))
+    out = io.BytesIO()
+    born.save(out)
+    count = len(born)
+    monkeypatch.setattr(pdf_ocr, "PAGE_TIMEOUT", 0.01)
+    doc = read_pdf(out.getvalue())
+    assert any(w.startswith(f"page {count}: OCR failed (") for w in doc.warnings), doc.warnings
+    assert not any(w.startswith("OCR read") for w in doc.warnings)
+    assert f"page{count}-img1.png" in doc.resources
+    assert "Method and Wording" in _markdown(doc)
 
 
 @TESSERACT
@@ -174,6 +202,36 @@ def test_realworld_scans_read_with_text(name: str) -> None:
 
 
 @TESSERACT
+def test_realworld_scan_with_one_word_reads_that_word() -> None:
+    """pdf.js's scan-bad.pdf: a scanned page whose only text is "pdf.js" (and a hidden text
+    layer of 6 characters, too few to count as one): OCR reads it, nothing more."""
+    path = REALWORLD / "pdfjs__scan-bad.pdf"
+    if not path.is_file():
+        pytest.skip(f"{path} absent (the shared corpus is not on this machine)")
+    doc = read_pdf(path.read_bytes())
+    assert _markdown(doc).strip() == "pdf.js"
+    assert any(w.startswith("OCR read page(s) 1 (") for w in doc.warnings)
+
+
+@TESSERACT
+def test_the_command_line_engine_reads_as_the_api_does(monkeypatch) -> None:
+    """Both ways into Tesseract (its API through tesserocr, its command line) give the same
+    words for the same page, so a machine without tesserocr reads scans as well."""
+    from render_pool.ocr import tesseract
+
+    if tesseract.engine_name() != "tesserocr":
+        pytest.skip("tesserocr is not installed: the command line is the only engine here")
+    page = _top_of_report(0.3)
+    api = [w.text for w in tesseract.recognise(page, "eng").words]
+    monkeypatch.setattr(tesseract, "_API", None)
+    assert tesseract.engine_name() == "cli"
+    cli = [w.text for w in tesseract.recognise(page, "eng").words]
+    assert len(api) >= 20
+    same = sum(1 for a, b in zip(api, cli, strict=False) if a == b)
+    assert same >= 0.95 * max(len(api), len(cli)), (api, cli)
+
+
+@TESSERACT
 def test_realworld_tiny_images_are_a_clear_refusal_not_an_empty_success() -> None:
     """Six 16x16-pixel images whose only text lies outside the page: nothing to read."""
     path = REALWORLD / "pypdf__imagemagick-images.pdf"
@@ -182,3 +240,45 @@ def test_realworld_tiny_images_are_a_clear_refusal_not_an_empty_success() -> Non
     with pytest.raises(CorruptDocument, match="no readable text") as err:
         read_pdf(path.read_bytes())
     assert err.value.code == 40003
+
+
+@pytest.mark.slow  # the render pool's processes and Tesseract
+async def test_pages_of_a_scan_spread_over_the_pool_and_let_another_company_in(io_loop):
+    """One worker; company A's three-page scan is recognised page by page in pool jobs of
+    their own, so company B's conversion, sent while A's scan is under way, is done before
+    A's (as one job, A's scan held the only worker until its last page)."""
+    from types import SimpleNamespace
+
+    from render_pool.pool import RenderPool
+    from tornado_app.documents.conversion import _convert_job
+
+    top = _top_of_report(0.25)
+    scan = image_only_pdf([top, top.rotate(180), top], 200.0)
+    pool = RenderPool(1, queue_limit=4, tenant_queue_limit=1, job_timeout=120,
+                      memory_limit_mb=2000)
+    svc = SimpleNamespace(pool=pool)
+    options = {"ocr": "auto", "ocr_languages": "eng"}
+    finished: list[str] = []
+
+    async def convert(company: str, data: bytes) -> Any:
+        result = await _convert_job(svc, company, data, "markdown", "word2markdown",
+                                    options, False)
+        finished.append(company)
+        return result
+
+    try:
+        await pool.run(os.getpid, tenant="warm-up")
+        a = asyncio.ensure_future(convert("A", scan))
+        deadline = time.monotonic() + 30
+        while pool.in_flight < 1:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
+        b = await convert("B", (GEN / "report.pdf").read_bytes())
+        assert "Widget" in b.content and finished == ["B"]
+        result = await a
+    finally:
+        pool.close(wait=False)
+    assert finished == ["B", "A"]
+    assert result.content.count("This report summarises the state") == 3
+    assert any(w.startswith("OCR read page(s) 1, 2, 3 (") for w in result.warnings)
+    assert "page 2: turned 180 degrees for OCR" in result.warnings

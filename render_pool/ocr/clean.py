@@ -21,17 +21,23 @@ Segment = tuple[bool, int, int, int]  # (horizontal, position, start, end) in pi
 
 
 def _runs(mask: np.ndarray, length: int) -> np.ndarray:
-    """Pixels of ``mask`` (2-D, rows) lying in a horizontal run of at least ``length``."""
+    """Pixels of ``mask`` (2-D, rows) lying in a horizontal run of at least ``length``.
+
+    Runs are found from where each row switches between ink and paper (one pass over the
+    page), and only the long ones, few on a page, are painted back."""
     h, w = mask.shape
+    out = np.zeros_like(mask)
     if w < length:
-        return np.zeros_like(mask)
-    csum = np.zeros((h, w + 1), dtype=np.int32)
-    np.cumsum(mask, axis=1, out=csum[:, 1:])
-    full = (csum[:, length:] - csum[:, :-length]) == length  # window [i, i+length) all ink
-    # pixel p is covered when a full window starts in [p - length + 1, p]
-    starts = np.zeros((h, w + length), dtype=np.int32)
-    np.cumsum(np.pad(full, ((0, 0), (0, length - 1))), axis=1, out=starts[:, length:])
-    return (starts[:, length:] - starts[:, :w]) > 0
+        return out
+    edges = np.zeros((h, w + 2), dtype=np.int8)
+    edges[:, 1:-1] = mask
+    steps = np.diff(edges, axis=1)  # +1 where a run starts, -1 just past where it ends
+    rows, starts = np.nonzero(steps == 1)
+    _, ends = np.nonzero(steps == -1)  # row-major: the n-th end closes the n-th start
+    for r, a, b in zip(*(x[ends - starts >= length].tolist() for x in (rows, starts, ends)),
+                       strict=True):
+        out[r, a:b] = True
+    return out
 
 
 def _segments(line_mask: np.ndarray, horizontal: bool, length: int) -> list[Segment]:
@@ -89,6 +95,28 @@ def skew_angle(image: Image.Image, limit: float = 4.0) -> float:
     best = max((a / 2 for a in range(int(-limit * 2), int(limit * 2) + 1)), key=sharpness)
     best = max((best + a / 10 for a in range(-5, 6)), key=sharpness)
     return best if abs(best) >= 0.1 else 0.0
+
+
+def sideways(image: Image.Image) -> bool:
+    """True when the text lines of ``image`` seem to run up or down the page (turned 90 or
+    270 degrees), so orientation detection should run before reading, not after a wasted read.
+
+    Between its first and last line of ink an upright page of text has empty rows (the gaps
+    between lines) and hardly an empty column; a sideways page the other way round. On a
+    copy about 600 pixels across, where a row or column with a speck or two counts as
+    empty. A page that says neither (a picture, strong skew) is read upright first."""
+    small = image.reduce(max(1, round(min(image.size) / 600)))
+    ink = np.asarray(small) < DARK
+
+    def empty_share(counts: np.ndarray) -> float:
+        line = counts > max(1, counts.size // 200)  # a speck or two is no ink
+        used = np.nonzero(line)[0]
+        if used.size < 2:
+            return 0.0
+        return float((~line[used[0]:used[-1] + 1]).mean())
+
+    rows, cols = empty_share(ink.sum(axis=1)), empty_share(ink.sum(axis=0))
+    return cols >= 0.12 and cols >= 3 * rows
 
 
 def clean_page(image: Image.Image) -> tuple[Image.Image, list[Segment]]:

@@ -1,17 +1,23 @@
-"""Tesseract 5 through its command line: a page image in, words with boxes out.
+"""Tesseract 5: a page image in, words with boxes out.
 
-Why the CLI and not a binding: Debian's ``tesseract-ocr`` and its language packs are the
-whole install (no wheel to build against libtesseract), a run is a separate process that a
-time limit can kill outright, and several pages can be recognised at once on several cores
-without the GIL. Each run gets ``OMP_THREAD_LIMIT=1`` so parallel pages do not oversubscribe
-the cores.
+Two ways in, one result: through its C++ API in this process (``tesserocr``, when it is
+installed: the recommended set-up) or through the ``tesseract`` command line (one process per
+call). The API keeps each language set's engine loaded in the worker between pages and jobs:
+loading ``eng+deu+fra+spa`` costs about 0.5 s of CPU, which the command line pays on every
+call (with process start-up, about 1 s for those four packs, as much as recognising an English
+page). Either way the language packs come from Debian's ``tesseract-ocr-*`` packages (the
+``tessdata`` folder is found from ``TESSDATA_PREFIX`` or asked of the command line), each
+recognition runs on one thread (``OMP_THREAD_LIMIT=1``: parallel pages must not oversubscribe
+the cores) and has a time limit.
 
 A page is recognised as hOCR, which gives per line the baseline and Tesseract's size
 estimate (``x_size``) and per word its box and confidence. Rotation (0/90/180/270) is
-detected with Tesseract's orientation script detection (``--psm 0``) only when the upright
-reading is poor, so upright pages pay nothing for it. Before recognition the page is
-deskewed (projection profile) and cleaned (:mod:`render_pool.ocr.clean`: specks, shading
-and ruling lines removed; the rules are returned for table grids).
+detected with Tesseract's orientation and script detection (OSD, about 0.6 s of CPU a page) only
+when needed: when the page looks sideways (its empty rows and columns of ink say the lines run
+up the page) before reading it, or when the upright reading is poor (upside down) after,
+so upright pages pay nothing for it. Before recognition the page is deskewed (projection
+profile) and cleaned (:mod:`render_pool.ocr.clean`: specks, shading and ruling lines removed;
+the rules are returned for table grids).
 """
 
 from __future__ import annotations
@@ -20,16 +26,19 @@ import io
 import os
 import re
 import subprocess
+import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
 from render_pool.errors import ConversionError
-from render_pool.ocr.clean import Segment, bullet_left_of, clean_page, skew_angle
+from render_pool.ocr.clean import Segment, bullet_left_of, clean_page, sideways, skew_angle
 
 TESSERACT = "tesseract"
 MIN_WORD_CONFIDENCE = 10  # below this a "word" is mostly speckle or a picture read as text
@@ -93,14 +102,39 @@ class OcrPage:
 
 
 @lru_cache(maxsize=1)
-def available_languages() -> frozenset[str]:
-    """The language packs Tesseract has installed (empty when Tesseract is missing)."""
+def _list_langs() -> tuple[str, frozenset[str]]:
+    """(tessdata folder, installed packs) as the command line reports them; ("", {}) when
+    the ``tesseract`` command is missing."""
     try:
         out = subprocess.run([TESSERACT, "--list-langs"], capture_output=True, timeout=30,
                              check=False).stdout.decode("utf-8", "replace")
     except (OSError, subprocess.TimeoutExpired):
-        return frozenset()
-    return frozenset(x.strip() for x in out.splitlines()[1:] if x.strip() and x != "osd")
+        return "", frozenset()
+    lines = out.splitlines()
+    folder = re.search(r'"(.+)"', lines[0]) if lines else None
+    langs = frozenset(x.strip() for x in lines[1:] if x.strip())
+    return (folder.group(1) if folder else ""), langs
+
+
+@lru_cache(maxsize=1)
+def tessdata_dir() -> str:
+    """The folder of the language packs: ``TESSDATA_PREFIX`` (Tesseract 5's meaning: the
+    folder holding the ``.traineddata`` files), else where the command line finds them."""
+    env = os.environ.get("TESSDATA_PREFIX", "").strip()
+    if env and Path(env).is_dir():
+        return env.rstrip("/") + "/"
+    return _list_langs()[0]
+
+
+@lru_cache(maxsize=1)
+def available_languages() -> frozenset[str]:
+    """The language packs installed (empty when Tesseract is missing); ``osd`` is not one."""
+    folder = tessdata_dir()
+    if folder and Path(folder).is_dir():
+        packs = frozenset(p.stem for p in Path(folder).glob("*.traineddata"))
+    else:
+        packs = _list_langs()[1]
+    return packs - {"osd"}
 
 
 def _languages(wanted: str) -> str:
@@ -108,11 +142,80 @@ def _languages(wanted: str) -> str:
     have = available_languages()
     keep = [x for x in wanted.replace(",", "+").split("+") if x.strip() in have]
     if not have:
-        raise ConversionError("OCR is not available: the tesseract command is not installed")
+        raise ConversionError("OCR is not available: Tesseract or its language packs are "
+                              "not installed")
     return "+".join(dict.fromkeys(x.strip() for x in keep)) or (
         "eng" if "eng" in have else sorted(have)[0])
 
 
+# ------------------------------------------------------------------ engine: C++ API
+def _tesserocr() -> Any:
+    """The ``tesserocr`` module, or None when it is not installed (the CLI is used)."""
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # before the library starts OpenMP
+    try:
+        import tesserocr  # optional; OMP_THREAD_LIMIT must be set first
+    except ImportError:
+        return None
+    return tesserocr
+
+
+_API = _tesserocr() if os.environ.get("OCR_ENGINE", "").lower() != "cli" else None
+_MAX_LANGUAGE_SETS = 3  # engines kept loaded per worker (each set: 40-60 MB)
+_idle: dict[str, list[Any]] = {}  # language set -> loaded engines not in use
+_idle_lock = threading.Lock()
+
+
+def engine_name() -> str:
+    """"tesserocr" (the API in this process) or "cli" (one process per call)."""
+    return "tesserocr" if _API is not None else "cli"
+
+
+def _take(langs: str, psm: int) -> Any:
+    """A loaded engine for ``langs`` (reused from earlier pages when one is idle)."""
+    key = f"{langs}/{psm}"
+    with _idle_lock:
+        ready = _idle.get(key)
+        if ready:
+            return ready.pop()
+    return _API.PyTessBaseAPI(path=tessdata_dir(), lang=langs, psm=psm)
+
+
+def _give_back(langs: str, psm: int, api: Any) -> None:
+    """Keep ``api`` loaded for the next page; the least recently used sets are dropped."""
+    key = f"{langs}/{psm}"
+    api.Clear()
+    with _idle_lock:
+        _idle[key] = [*_idle.pop(key, []), api]
+        while len(_idle) > _MAX_LANGUAGE_SETS:
+            for old in _idle.pop(next(iter(_idle))):
+                old.End()
+
+
+def _api_hocr(image: Image.Image, langs: str, timeout: float) -> str:
+    api = _take(langs, _API.PSM.AUTO)
+    try:
+        api.SetImage(image)
+        if not api.Recognize(timeout=max(1, int(timeout * 1000))):
+            raise TimeoutError(f"OCR took longer than {timeout:.0f} s")
+        body = api.GetHOCRText(0)
+    finally:
+        _give_back(langs, _API.PSM.AUTO, api)
+    return f'<html xmlns="http://www.w3.org/1999/xhtml"><body>{body}</body></html>'
+
+
+def _api_osd(image: Image.Image) -> tuple[int, float]:
+    api = _take("osd", _API.PSM.OSD_ONLY)
+    try:
+        api.SetImage(image)
+        got = api.DetectOrientationScript()
+    finally:
+        _give_back("osd", _API.PSM.OSD_ONLY, api)
+    if not got:
+        return 0, 0.0
+    return (360 - int(got["orient_deg"])) % 360, float(got["orient_conf"])
+
+
+# ------------------------------------------------------------------ engine: command line
 def _run(image: Image.Image, args: list[str], timeout: float) -> str:
     """Run tesseract on ``image`` (fed as PGM on stdin) and return its standard output."""
     buf = io.BytesIO()
@@ -124,6 +227,13 @@ def _run(image: Image.Image, args: list[str], timeout: float) -> str:
     except subprocess.TimeoutExpired:
         raise TimeoutError(f"OCR took longer than {timeout:.0f} s") from None
     return done.stdout.decode("utf-8", "replace")
+
+
+def _hocr(image: Image.Image, langs: str, timeout: float) -> str:
+    """Tesseract's hOCR of ``image`` read in ``langs`` (page segmentation: automatic)."""
+    if _API is not None:
+        return _api_hocr(image, langs, timeout)
+    return _run(image, ["-l", langs, "--psm", "3", "hocr"], timeout)
 
 
 def _parse_hocr(text: str) -> list[OcrLine]:
@@ -169,24 +279,28 @@ def _parse_hocr(text: str) -> list[OcrLine]:
 
 
 def _rotation(image: Image.Image, timeout: float) -> int:
-    """Degrees to turn ``image`` clockwise so its text stands upright (0 when unsure)."""
-    small = image
-    if max(image.size) > 2000:  # orientation needs no fine detail
-        small = image.reduce(2)
-    out = _run(small, ["--psm", "0"], timeout)
-    rotate, conf = _ROTATE.search(out), _ORIENT_CONF.search(out)
-    if rotate is None or conf is None or float(conf.group(1)) < 1.5:
-        return 0
-    return int(rotate.group(1)) % 360
+    """Degrees to turn ``image`` clockwise so its text stands upright (0 when unsure).
+
+    On half the resolution: OSD needs no fine detail (a quarter was too coarse: it misread
+    the bench's sideways pages)."""
+    small = image.reduce(2) if max(image.size) > 2000 else image
+    if _API is not None:
+        rotate, conf = _api_osd(small)
+    else:
+        out = _run(small, ["--psm", "0"], timeout)
+        found, sure = _ROTATE.search(out), _ORIENT_CONF.search(out)
+        rotate = int(found.group(1)) if found else 0
+        conf = float(sure.group(1)) if sure else 0.0
+    return rotate % 360 if conf >= 1.5 else 0
 
 
-def _read(image: Image.Image, args: list[str], timeout: float, rotation: int) -> OcrPage:
+def _read(image: Image.Image, langs: str, timeout: float, rotation: int) -> OcrPage:
     """Deskew, clean and recognise one upright candidate of the page."""
     skew = skew_angle(image)
     if skew:
         image = image.rotate(skew, resample=Image.Resampling.BILINEAR, fillcolor=255)
     cleaned, rules = clean_page(image)
-    lines = _parse_hocr(_run(cleaned, args, timeout))
+    lines = _parse_hocr(_hocr(cleaned, langs, timeout))
     pixels = np.asarray(image)  # before the clean-up, which may thin a bullet away
     for line in lines:
         first = line.words[0]
@@ -205,21 +319,27 @@ def _read(image: Image.Image, args: list[str], timeout: float, rotation: int) ->
 def recognise(image: Image.Image, languages: str = "eng", timeout: float = 60.0) -> OcrPage:
     """Words, lines and rules of a page image; the image is turned upright first when needed.
 
-    Raises TimeoutError when Tesseract takes longer than ``timeout`` seconds in all.
+    A page that looks sideways is turned by OSD before it is read; a page read poorly
+    upright is checked by OSD after (upside down), and read again turned when that reads
+    better. Raises TimeoutError when Tesseract takes longer than ``timeout`` seconds in all.
     """
     deadline = time.monotonic() + timeout
-    args = ["-l", _languages(languages), "--psm", "3", "hocr"]
+    langs = _languages(languages)
     image = image.convert("L")
-    page = _read(image, args, timeout, 0)
+    turn, asked = 0, False
+    if sideways(image):
+        turn, asked = _rotation(image, timeout), True
+    page = _read(image.rotate(-turn, expand=True) if turn else image, langs,
+                 deadline - time.monotonic(), turn)  # PIL turns anticlockwise
     words = page.words
-    if len(words) >= _MIN_WORDS and page.confidence >= _GOOD_CONFIDENCE:
+    if asked or (len(words) >= _MIN_WORDS and page.confidence >= _GOOD_CONFIDENCE):
         return page
     left = deadline - time.monotonic()
     turn = _rotation(image, left) if left > 1 else 0
     left = deadline - time.monotonic()
     if not turn or left <= 1:
         return page
-    again = _read(image.rotate(-turn, expand=True), args, left, turn)  # PIL turns anticlockwise
+    again = _read(image.rotate(-turn, expand=True), langs, left, turn)
     if len(again.words) * max(again.confidence, 1) > len(words) * max(page.confidence, 1):
         return again
     return page

@@ -13,8 +13,9 @@ import warnings
 
 from PIL import Image, ImageSequence
 
-from render_pool.errors import CorruptDocument, TooLarge
+from render_pool.errors import CorruptDocument, OcrPending, TooLarge
 from render_pool.model import Document
+from render_pool.readers.pdf.ocr import OcrPages
 from render_pool.readers.pdf.reader import read_pdf
 
 # Not settings: JOB_TIMEOUT_SECONDS and POOL_WORKER_MEMORY_MB bound every job; these only
@@ -84,14 +85,21 @@ def image_pdf(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def read_image(data: bytes, ocr: str = "auto", ocr_languages: str = "") -> Document:
-    """Read an image upload by OCR into a Document; ``ocr="off"`` refuses it (40003)."""
+def read_image(data: bytes, ocr: str = "auto", ocr_languages: str = "",
+               ocr_fanout: bool = False, ocr_pages: OcrPages | None = None) -> Document:
+    """Read an image upload by OCR into a Document; ``ocr="off"`` refuses it (40003).
+
+    ``ocr_fanout``/``ocr_pages`` as for :func:`read_pdf`; the :class:`OcrPending` raised for
+    a TIFF of several pages carries the PDF made of it, which the page jobs read."""
     if ocr == "off":
         raise CorruptDocument("An image can only be read by OCR, and OCR is turned off "
                               "(ocr=off)")
+    pdf = image_pdf(data)
     try:
-        doc = read_pdf(image_pdf(data), ocr="force" if ocr == "force" else "auto",
-                       ocr_languages=ocr_languages)
+        doc = read_pdf(pdf, ocr="force" if ocr == "force" else "auto",
+                       ocr_languages=ocr_languages, ocr_fanout=ocr_fanout, ocr_pages=ocr_pages)
+    except OcrPending as pending:
+        raise OcrPending(pending.pages, pdf) from None
     except CorruptDocument as exc:
         if "no text layer" in exc.message:
             raise CorruptDocument("OCR found no text in the image") from None

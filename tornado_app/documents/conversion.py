@@ -4,19 +4,66 @@
 ``/api/convert`` reads and writes the document in ONE pool job; when the output is saved,
 that job also returns the document's images with placeholder tokens where their links go,
 and this module uploads them beside the output, fills in their links and uploads the output.
+A scan with several pages to OCR is the exception: the reading job names those pages
+(``OcrPending``), each page is recognised as a pool job of its own, at most one per pool
+worker of this request at a time (so the pages spread over the pool while the pool's
+per-company turns still let other callers in between them, each page with the pool's time
+limit and memory bound), and the document is read again with the results.
 ``/md/convert`` renders in the pool and, when saved, uploads the file here too.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 from render_pool import jobs
+from render_pool.errors import ConversionError, OcrPending
 from store.object_keys import asset_key, result_key
 from store.objects import ObjectStore
 from store.storage_io import link_for_documents
 from tornado_app.documents.base import DocsError
 from tornado_app.services import Services
+
+log = logging.getLogger(__name__)
+
+
+async def _ocr_pages(svc: Services, company_id: str, pending: OcrPending, data: bytes,
+                     languages: str) -> dict[int, Any]:
+    """Each page ``pending`` names recognised in a pool job of its own: its reading, or the
+    message of the failure it met (the document is read without that page's OCR)."""
+    pdf = pending.pdf if pending.pdf is not None else data
+    window = asyncio.Semaphore(max(1, svc.pool.workers))
+    out: dict[int, Any] = {}
+
+    async def one(index: int) -> None:
+        async with window:
+            try:
+                out[index] = await svc.pool.run(jobs.ocr_page, pdf, index, languages,
+                                                tenant=company_id, admitted=True)
+            except ConversionError as exc:
+                log.info("OCR of a page failed", extra={"page": index + 1,
+                                                         "error": exc.message})
+                out[index] = exc.message
+
+    await asyncio.gather(*(one(i) for i in pending.pages))
+    return out
+
+
+async def _convert_job(svc: Services, company_id: str, data: bytes, export: str, engine: str,
+                       options: dict[str, Any], for_upload: bool) -> jobs.Converted:
+    """The conversion's pool job; a scan's OCR pages spread over the pool in between."""
+    try:
+        return await svc.pool.run(jobs.convert_document, data, export, engine,
+                                  {**options, "ocr_fanout": True}, for_upload=for_upload,
+                                  tenant=company_id)
+    except OcrPending as pending:
+        pages = await _ocr_pages(svc, company_id, pending, data,
+                                 str(options.get("ocr_languages", "")))
+    return await svc.pool.run(jobs.convert_document, data, export, engine,
+                              {**options, "ocr_pages": pages}, for_upload=for_upload,
+                              tenant=company_id, admitted=True)
 
 
 async def _store(svc: Services, company_id: str) -> ObjectStore:
@@ -34,14 +81,12 @@ async def convert(svc: Services, company_id: str, data: bytes, *, export: str, e
     a re-run of the job write the same key) and answer their links, else answer the content
     (images inline as data URIs)."""
     if not save:
-        result: jobs.Converted = await svc.pool.run(jobs.convert_document, data, export, engine,
-                                                    options, tenant=company_id)
+        result = await _convert_job(svc, company_id, data, export, engine, options, False)
         return {"content": result.content, "media_type": result.media_type,
                 "warnings": result.warnings}
     store = await _store(svc, company_id)
     prefix = store.config.prefix
-    result = await svc.pool.run(jobs.convert_document, data, export, engine, options,
-                                for_upload=True, tenant=company_id)
+    result = await _convert_job(svc, company_id, data, export, engine, options, True)
     links: dict[str, str] = {}
     for image in result.images:
         stored = await svc.storage.put(store, asset_key(prefix, image.data, image.name),

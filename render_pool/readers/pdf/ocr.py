@@ -4,8 +4,15 @@ Which pages: ``ocr="auto"`` reads a page by OCR when it has no usable text (no t
 but images, glyphs that do not map to Unicode, or only an invisible OCR layer of poor
 quality), ``"force"`` reads every page by OCR, ``"off"`` never. A page is rendered with
 pdfium at about 300 dpi (capped by pixel count) and recognised by the engine behind
-:mod:`render_pool.ocr`; pages are recognised in parallel (one Tesseract process each, up to
-the number of cores) while the next pages render, each page with its own time limit.
+:mod:`render_pool.ocr`, each page with its own time limit. Where the pages are recognised:
+
+- spread over the render pool (the service's ``/api/convert``): the reader, called with
+  ``ocr_fanout``, stops at :class:`OcrPending` naming the pages when there are several; the
+  caller runs :func:`recognise_pdf_page` for each as a pool job of its own (so the pool's
+  per-company turns, time limit and memory bound apply per page) and reads the document again
+  with the results (``ocr_pages``);
+- inside the reading job otherwise (batches, in-process use, a single page): in parallel
+  threads, up to the number of cores, while the next pages render.
 
 The recognised words become :class:`Char` objects in page points (top-down) with a size
 from the engine's line size estimate and a baseline shared by the whole line, then
@@ -46,6 +53,11 @@ _WORDLIKE = re.compile(r"^[^\W\d_]{2,}$|^\d[\d.,:/%-]*$")
 _VOWELS = set("aeiouyäöüéèêáàíóúâôîûAEIOUYÄÖÜÉÈÁÀÍÓÚ")
 
 
+# what the caller recognised: per page index, (engine reading, pixels per point) or the
+# message of the failure that page met (time limit, crash...)
+OcrPages = dict[int, "tuple[OcrPage, float] | str"]
+
+
 @dataclass(slots=True)
 class OcrResult:
     """What OCR made of one page: its chars in points, the page size in points (after
@@ -77,34 +89,34 @@ def _invisible_poor_layer(page: pdfium.PdfPage, text: str) -> bool:
     return good < 0.6 * len(tokens)
 
 
-def needs_ocr(pdf: pdfium.PdfDocument, index: int, text_chars: int, image_count: int,
-              mode: str) -> bool:
-    """Whether page ``index`` should be read by OCR under ``mode`` (see the module doc)."""
+def image_objects(page: pdfium.PdfPage) -> int:
+    """How many image objects the page draws (in form XObjects too)."""
+    return sum(1 for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4))
+
+
+def needs_ocr(page: pdfium.PdfPage, text_chars: int, image_count: int, mode: str) -> bool:
+    """Whether the open ``page`` should be read by OCR under ``mode`` (see the module doc),
+    given its visible characters and image objects."""
     if mode == "off":
         return False
     if mode == "force":
         return True
     if text_chars >= MIN_TEXT_CHARS and not image_count:
         return False  # the common born-digital page: no second look
-    page = pdf[index]
-    try:
-        if text_chars < MIN_TEXT_CHARS:
-            if image_count or any(True for _ in page.get_objects(
-                    filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4)):
-                return True
-            textpage = page.get_textpage()  # glyphs there but none mapped to Unicode?
-            try:
-                return textpage.count_chars() >= MIN_TEXT_CHARS
-            finally:
-                textpage.close()
-        textpage = page.get_textpage()
+    if text_chars < MIN_TEXT_CHARS:
+        if image_count:
+            return True
+        textpage = page.get_textpage()  # glyphs there but none mapped to Unicode?
         try:
-            text = textpage.get_text_range()
+            return textpage.count_chars() >= MIN_TEXT_CHARS
         finally:
             textpage.close()
-        return _invisible_poor_layer(page, text)
+    textpage = page.get_textpage()
+    try:
+        text = textpage.get_text_range()
     finally:
-        page.close()
+        textpage.close()
+    return _invisible_poor_layer(page, text)
 
 
 def render_page(pdf: pdfium.PdfDocument, index: int) -> tuple[Image.Image, float]:
@@ -223,6 +235,19 @@ def _recognise_page(image: Image.Image, scale: float, index: int, languages: str
     return page_from_ocr(recognise(image, languages, PAGE_TIMEOUT), scale, index)
 
 
+def recognise_pdf_page(data: bytes, index: int, languages: str = DEFAULT_LANGUAGES
+                       ) -> tuple[OcrPage, float]:
+    """Render page ``index`` of the PDF ``data`` and recognise it: the engine's reading and
+    the scale (pixels per point). One page's work, for a pool job of its own; the PDF was
+    checked (bombs, page count) by the reading job that asked for it."""
+    pdf = pdfium.PdfDocument(data)
+    try:
+        image, scale = render_page(pdf, index)
+    finally:
+        pdf.close()
+    return recognise(image, languages or DEFAULT_LANGUAGES, PAGE_TIMEOUT), scale
+
+
 class PageOcr:
     """Recognises pages in parallel while the caller goes on reading the document.
 
@@ -235,6 +260,15 @@ class PageOcr:
         self.workers = workers or max(1, min(os.cpu_count() or 1, 4))
         self._pool: ThreadPoolExecutor | None = None
         self._futures: dict[int, Future[OcrResult]] = {}
+        self._given: dict[int, OcrResult | Exception] = {}
+
+    def given(self, index: int, got: tuple[OcrPage, float] | str) -> None:
+        """Take page ``index`` as recognised elsewhere (a pool job): its reading and scale,
+        or the message of its failure."""
+        if isinstance(got, str):
+            self._given[index] = RuntimeError(got)
+        else:
+            self._given[index] = page_from_ocr(got[0], got[1], index)
 
     def submit(self, pdf: pdfium.PdfDocument, index: int) -> None:
         if self._pool is None:
@@ -248,7 +282,7 @@ class PageOcr:
 
     def results(self) -> dict[int, OcrResult | Exception]:
         """Each submitted page's result, or the exception its recognition raised."""
-        out: dict[int, OcrResult | Exception] = {}
+        out: dict[int, OcrResult | Exception] = dict(self._given)
         try:
             for index, future in self._futures.items():
                 try:

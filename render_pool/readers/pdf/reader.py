@@ -25,7 +25,7 @@ import logging
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from render_pool.errors import CorruptDocument, TooLarge
+from render_pool.errors import CorruptDocument, OcrPending, TooLarge
 from render_pool.model import Block, Document, Heading, Image, Paragraph, Resource
 from render_pool.readers.pdf.blocks import build_blocks
 from render_pool.readers.pdf.bombs import check_pdf_streams
@@ -37,7 +37,7 @@ from render_pool.readers.pdf.layout import Item, order_page
 from render_pool.readers.pdf.links import attach_links, page_links, resolve_internal_links
 from render_pool.readers.pdf.notes import place_notes, take_notes
 from render_pool.readers.pdf.ocr import MODES as OCR_MODES
-from render_pool.readers.pdf.ocr import PageOcr, needs_ocr
+from render_pool.readers.pdf.ocr import OcrPages, PageOcr, image_objects, needs_ocr
 from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
 from render_pool.readers.pdf.tables import build_grid_table, find_grids
 from render_pool.readers.pdf.tagged import PageImageRef, dedent_code, join_pages, tagged_page
@@ -91,7 +91,7 @@ def _metadata(pdf: pdfium.PdfDocument) -> dict[str, str]:
 
 
 class _PageResult:
-    __slots__ = ("height", "image_count", "items", "tagged", "text_chars")
+    __slots__ = ("height", "image_count", "items", "tagged", "text_chars", "wants_ocr")
 
     def __init__(self) -> None:
         self.items: list[Item] = []
@@ -99,6 +99,7 @@ class _PageResult:
         self.text_chars = 0
         self.image_count = 0
         self.tagged: set[int] = set()  # id() of the items built from the structure tree
+        self.wants_ocr = False  # the page is to be read by OCR (ocr.needs_ocr)
 
 
 def _image_block(img: PageImage, name: str) -> FlowBlock:
@@ -154,9 +155,13 @@ def _interleave(tagged: list[Item], leftover: list[Item]) -> list[Item]:
     return out
 
 
-def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
-               budget: list[int]) -> _PageResult:
-    """Ordered items (lines, tables, images) of one page; the page is closed afterwards."""
+def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[int],
+               ocr: str = "off") -> _PageResult:
+    """Ordered items (lines, tables, images) of one page; the page is closed afterwards.
+
+    A page to be read by OCR under ``ocr`` (``wants_ocr``) keeps no images: its picture is
+    the scan itself, and extracting it (decoding and re-encoding a page-sized image) cost
+    about 0.5 s of CPU a page. Should its OCR fail, the page is read again without OCR."""
     res = _PageResult()
     page = pdf[index]
     tree: list[StructNode] | None = None
@@ -175,14 +180,16 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
             doc.warn(f"page {index + 1}: the structure tree is unusable ({exc}); the page "
                      "was read by layout")
         rules, fills = page_rules(page, height)
-        images, skipped = page_images(page, height, budget)
+        res.text_chars = sum(1 for c in chars if c is not None and c.text.strip())
+        drawn = image_objects(page)
+        res.wants_ocr = needs_ocr(page, res.text_chars, drawn, ocr)
+        images, skipped = ([], 0) if res.wants_ocr else page_images(page, height, budget)
     finally:
         page.close()
     if skipped:
         doc.warn(f"page {index + 1}: {skipped} image(s) skipped (too large, too many or "
                  "unreadable)")
-    res.text_chars = sum(1 for c in chars if c is not None and c.text.strip())
-    res.image_count = len(images) + skipped
+    res.image_count = max(drawn, len(images) + skipped)
     names = [f"page{index + 1}-img{n}.png" for n in range(1, len(images) + 1)]
     for name, img in zip(names, images, strict=True):
         doc.resources[name] = Resource(img.png, "image/png")
@@ -215,10 +222,10 @@ def _join_tagged_pages(pages: list[_PageResult]) -> None:
         prev = page if page.items else prev
 
 
-def _apply_ocr(runner: PageOcr, targets: dict[int, _PageResult], doc: Document) -> None:
-    """Replace the items of the OCR'd pages by what OCR read, and say so in a warning.
-
-    The page's own images are dropped: on a scanned page they are the scan itself."""
+def _apply_ocr(runner: PageOcr, targets: dict[int, _PageResult], doc: Document,
+               pdf: pdfium.PdfDocument, budget: list[int]) -> None:
+    """Replace the items of the OCR'd pages by what OCR read, and say so in a warning; a
+    page whose OCR failed is read again without OCR (its text layer and images)."""
     done: list[int] = []
     confidence = 0.0
     for index, got in runner.results().items():
@@ -226,10 +233,10 @@ def _apply_ocr(runner: PageOcr, targets: dict[int, _PageResult], doc: Document) 
         if isinstance(got, Exception):
             log.info("page %d: OCR failed: %s", index + 1, got)
             doc.warn(f"page {index + 1}: OCR failed ({got}); the page was read without it")
+            again = _read_page(pdf, index, doc, budget)
+            for name in _PageResult.__slots__:
+                setattr(res, name, getattr(again, name))
             continue
-        prefix = f"page{index + 1}-img"
-        for name in [k for k in doc.resources if k.startswith(prefix)]:
-            del doc.resources[name]
         res.items, res.height, res.tagged = got.items, got.height, set()
         res.text_chars = got.visible
         if got.visible:
@@ -242,13 +249,16 @@ def _apply_ocr(runner: PageOcr, targets: dict[int, _PageResult], doc: Document) 
                  f"(mean confidence {confidence / len(done):.0f}%)")
 
 
-def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "") -> Document:
+def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
+             ocr_fanout: bool = False, ocr_pages: OcrPages | None = None) -> Document:
     """Read a PDF's text layer into a Document (headings, paragraphs, lists, tables, images).
 
     ``ocr`` ("auto", "force", "off") says which pages are read by OCR (ocr) in
-    ``ocr_languages`` (Tesseract names joined by "+"). Raises CorruptDocument for empty,
-    non-PDF, corrupt or encrypted input and for scans without text that OCR could read,
-    and TooLarge above ``MAX_PAGES`` pages.
+    ``ocr_languages`` (Tesseract names joined by "+"). With ``ocr_fanout`` and several pages
+    to OCR, raises :class:`OcrPending` naming them instead (the caller recognises them in
+    the pool and reads again with ``ocr_pages``, see ocr); otherwise they are recognised
+    here. Raises CorruptDocument for empty, non-PDF, corrupt or encrypted input and for scans
+    without text that OCR could read, and TooLarge above ``MAX_PAGES`` pages.
     """
     if ocr not in OCR_MODES:
         ocr = "auto"
@@ -263,18 +273,27 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "") -> Documen
         pages: list[_PageResult] = []
         runner = PageOcr(ocr_languages)
         targets: dict[int, _PageResult] = {}
+        later = ocr_fanout or ocr_pages is not None  # no rendering while reading the layer
         try:
             for index in range(count):
                 try:
-                    pages.append(_read_page(pdf, index, doc, budget))
-                    if needs_ocr(pdf, index, pages[-1].text_chars, pages[-1].image_count, ocr):
+                    pages.append(_read_page(pdf, index, doc, budget, ocr))
+                    if pages[-1].wants_ocr:
                         targets[index] = pages[-1]
-                        runner.submit(pdf, index)
+                        if not later:
+                            runner.submit(pdf, index)
                 except pdfium.PdfiumError as exc:
                     log.info("page %d unreadable: %s", index + 1, exc)
                     doc.warn(f"page {index + 1} could not be read and was skipped")
+            if ocr_pages is None and ocr_fanout and len(targets) > 1:
+                raise OcrPending(sorted(targets))
+            for index in targets if later else ():
+                if ocr_pages is not None and index in ocr_pages:
+                    runner.given(index, ocr_pages[index])
+                else:
+                    runner.submit(pdf, index)
         finally:
-            _apply_ocr(runner, targets, doc)
+            _apply_ocr(runner, targets, doc, pdf, budget)
     finally:
         pdf.close()
     text_total = sum(p.text_chars for p in pages)
