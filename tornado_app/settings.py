@@ -33,6 +33,7 @@ LogLevel = Literal["DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"]
 LogFormat = Literal["auto", "json", "console"]
 EventLoop = Literal["uvloop", "asyncio"]
 DocsAuth = Literal["required", "none"]
+OcrEngine = Literal["api", "cli"]
 
 KINDS = ("int", "duration", "size", "bool", "choice", "list", "text", "path", "custom")
 # The multiple of one size unit, in bytes; "MB" in the variable names is this binary MB.
@@ -470,6 +471,13 @@ class Settings:
                                  "not installed are skipped. The image installs `eng deu fra spa "
                                  "chi_sim jpn`; adding `chi_sim+jpn` costs little on Latin text "
                                  "but lets noise read as CJK", group=POOL, strip=True)
+    # read again by the pool's workers (render_pool/ocr/tesseract.py), which inherit the
+    # environment; declared here so a bad value stops start-up and the variable is documented
+    ocr_engine: OcrEngine = setting(
+        "api", "choice", "`api`: Tesseract through its C++ API in the pool worker (tesserocr, "
+        "engines kept loaded; its wheel bundles Tesseract 5.5.4); `cli`: the `tesseract` command, "
+        "one process per call (Debian's Tesseract, about 1.5x the CPU per page). `api` falls back "
+        "to `cli` when tesserocr is not installed", group=POOL)
     # PDF printing: one Chromium per worker (render_pool.browser)
     chromium_path: str = setting("", "text", "browser used for Markdown to PDF", group=CHROMIUM,
                                  shown="`chromium` on PATH")
