@@ -41,6 +41,8 @@ from render_pool.readers.pdf.ocr import PageOcr, needs_ocr
 from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
 from render_pool.readers.pdf.tables import build_grid_table, find_grids
 from render_pool.readers.pdf.tagged import PageImageRef, dedent_code, join_pages, tagged_page
+from render_pool.readers.pdf.turn import Page as TurnPage
+from render_pool.readers.pdf.turn import turn_page
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +188,10 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
         doc.resources[name] = Resource(img.png, "image/png")
     if tree and _tagged_items(tree, chars, images, names, index, width, height, doc, res):
         return res
+    turned = turn_page(TurnPage(chars, rules, fills, images, width, height))
+    chars, rules, fills, images = turned.chars, turned.rules, turned.fills, turned.images
+    width, height = turned.width, turned.height
+    res.height = height
     blocks: list[FlowBlock] = []
     for grid in find_grids(rules, width, height):
         inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
