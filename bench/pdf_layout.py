@@ -145,12 +145,24 @@ def tables_of(path: Path, page: int | None = None) -> list[list[list[str]]]:
     def walk(blocks: list, out: list) -> None:
         for b in blocks:
             if isinstance(b, Table):
-                rows = []
-                for row in b.rows:
-                    cells = []
+                # laid out as a grid: a spanning cell's text in its first slot, the slots
+                # it covers (right of it, and below it) empty, as camelot writes them
+                rows: list[list[str]] = []
+                below: dict[tuple[int, int], bool] = {}
+                for r, row in enumerate(b.rows):
+                    cells: list[str] = []
                     for cell in row.cells:
+                        while below.get((r, len(cells))):
+                            cells.append("")
+                        at = len(cells)
                         cells.append(" ".join(
                             text_of_para(p) for p in cell.blocks if isinstance(p, Paragraph)))
+                        cells.extend([""] * (max(cell.colspan, 1) - 1))
+                        for rr in range(r + 1, r + max(cell.rowspan, 1)):
+                            for cc in range(at, at + max(cell.colspan, 1)):
+                                below[(rr, cc)] = True
+                    while below.get((r, len(cells))):
+                        cells.append("")
                     rows.append(cells)
                 out.append(rows)
             for attr in ("blocks", "items"):

@@ -29,6 +29,7 @@ from render_pool.errors import CorruptDocument, TooLarge
 from render_pool.model import Block, Document, Heading, Image, Paragraph, Resource
 from render_pool.readers.pdf.blocks import build_blocks
 from render_pool.readers.pdf.bombs import check_pdf_streams
+from render_pool.readers.pdf.borderless import find_text_tables
 from render_pool.readers.pdf.chars import ARTIFACT, Char, page_chars, segments_of
 from render_pool.readers.pdf.furniture import remove_furniture
 from render_pool.readers.pdf.graphics import PageImage, page_images, page_rules
@@ -201,6 +202,11 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
         chars = [c for c in chars if c is None or not grid.contains(c)]
         x0, x1, top, bottom = grid.box
         blocks.append(FlowBlock(x0, x1, top, bottom, table))
+    found = find_text_tables(segments_of(chars), rules)
+    if found:
+        used = set().union(*(t.used for t in found))
+        chars = [c for c in chars if c is None or id(c) not in used]
+        blocks.extend(FlowBlock(t.x0, t.x1, t.top, t.bottom, t.table) for t in found)
     blocks.extend(_image_block(img, name) for name, img in zip(names, images, strict=True))
     res.items = order_page(segments_of(chars), blocks, index, height)
     return res
