@@ -196,8 +196,8 @@ def _is_table(body: list[_Row], bounds: list[float]) -> bool:
     first = [r.segs[0] for r in cands if r.segs[0].x0 < bounds[1]]
     if first and all(_MARKER.match(s.text.strip()) for s in first):
         return False  # bullets or numbers before text: a list
-    # two columns, one of them running text on most rows: a list or labelled paragraphs
-    long_rows = sum(1 for r in cands if max(_words(s) for s in r.segs) >= 7)
+    # two columns, the second running text on most rows: a list or labelled paragraphs
+    long_rows = sum(1 for r in cands if _words(r.segs[-1]) >= 7)
     return ncols > 2 or 2 * long_rows < len(cands)
 
 
@@ -264,8 +264,14 @@ def find_text_tables(segs: list[Segment], rules: list[Rule] | None = None) -> li
         body_idx = [k for k in run if k not in taken]
         body = [rows[k] for k in body_idx]
         cands = [r for r in body if r.multi]
-        bounds = _gap_bounds(cands, em) if len(cands) >= 3 else None
-        if bounds is None or not _is_table(body, bounds):
+        # the columns come from the data rows (those with most cells); header rows above
+        # them span columns and would close the white bands between them
+        most = max(len(r.segs) for r in cands)
+        data = [r for r in cands if len(r.segs) >= max(2, 0.6 * most)]
+        if len(data) < 3:
+            data = cands
+        bounds = _gap_bounds(data, em) if len(data) >= 3 else None
+        if bounds is None or not _is_table(data, bounds):
             i += 1
             continue
         x0 = min(s.x0 for r in cands for s in r.segs)
@@ -286,7 +292,8 @@ def find_text_tables(segs: list[Segment], rules: list[Rule] | None = None) -> li
             head_idx.insert(0, k)
             k -= 1
         all_idx = head_idx + body_idx
-        table = _assemble([rows[k] for k in all_idx], bounds, em, len(head_idx))
+        first_data = next(n for n, k in enumerate(all_idx) if any(rows[k] is r for r in data))
+        table = _assemble([rows[k] for k in all_idx], bounds, em, first_data)
         used = {id(c) for k in all_idx for s in rows[k].segs for c in s.chars}
         top = min(rows[k].top for k in all_idx)
         bottom = max(rows[k].bottom for k in all_idx)
@@ -303,12 +310,15 @@ def _grow(rows: list[_Row], start: int, em: float) -> list[int]:
     of the last, with at most three one-segment lines in between."""
     run = [start]
     singles: list[int] = []
+    gaps: list[float] = []
     k = start + 1
     while k < len(rows):
         row = rows[k]
         gap = row.top - rows[(singles or run)[-1]].bottom
-        if gap > 2.5 * em:
+        usual = sorted(gaps)[len(gaps) // 2] if len(gaps) >= 3 else 0.0
+        if gap > max(3.0 * em, 2.5 * usual):
             break
+        gaps.append(gap)
         if _candidate(row):
             run.extend(singles)
             singles = []

@@ -11,6 +11,7 @@ needs no text matrix and leaves upright and right-to-left pages untouched.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from render_pool.readers.pdf.chars import Char
@@ -60,6 +61,24 @@ def text_turn(chars: list[Char | None]) -> int:
     return 0
 
 
+def _upright_words(chars: list[Char | None]) -> set[int]:
+    """Ids of the characters of words that run across the page of a sideways page (a
+    page number, a stamp): turned with the page they would stand on end and break the
+    lines they meet, so they are left out, as page_chars leaves out a rotated minority."""
+    out: set[int] = set()
+    word: list[Char] = []
+    for c in [*chars, None]:
+        if c is not None and c.text.strip():
+            word.append(c)
+            continue
+        steps = [(b.x0 + b.x1 - a.x0 - a.x1, b.top + b.bottom - a.top - a.bottom)
+                 for a, b in itertools.pairwise(word)]
+        if steps and all(abs(dx) > 2 * abs(dy) for dx, dy in steps):
+            out.update(id(ch) for ch in word)
+        word = []
+    return out
+
+
 def _char(c: Char, x0: float, x1: float, top: float, bottom: float) -> Char:
     # the baseline of the turned glyph: near the bottom of its box in the new frame
     base = bottom - 0.2 * (bottom - top)
@@ -91,8 +110,9 @@ def turn_page(page: Page) -> Page:
             if r.horizontal:
                 return Rule(False, r.a, w - r.b1, w - r.b0)
             return Rule(True, w - r.a, r.b0, r.b1)
+    across = _upright_words(page.chars)
     chars: list[Char | None] = [None if c is None else _char(c, *box(c.x0, c.x1, c.top, c.bottom))
-                                for c in page.chars]
+                                for c in page.chars if c is None or id(c) not in across]
     fills = [FillRect(*box(f.x0, f.x1, f.top, f.bottom)) for f in page.fills]
     images = []
     for img in page.images:
