@@ -101,10 +101,26 @@ def _norm_cell(text: str) -> str:
 
 def _logical(text: str) -> str:
     """camelot's expected Arabic cells are in visual order with presentation forms: as
-    logical text (NFKC, reversed) when the cell holds right-to-left letters only."""
-    norm = _norm_cell(text)
-    rtl = [unicodedata.bidirectional(ch) in ("R", "AL") for ch in norm if ch.isalpha()]
-    return norm[::-1] if rtl and all(rtl) else norm
+    logical text. A line whose first strong letter is right-to-left is reversed whole and
+    its left-to-right runs (Latin words, numbers) turned back; in a left-to-right line only
+    the right-to-left runs are reversed. Reversed before NFKC, so that a lam-alef
+    ligature keeps its letters' order."""
+    lines = []
+    for line in " ".join(text.split()).split("\n") if "\n" in text else [" ".join(text.split())]:
+        kinds = [unicodedata.bidirectional(ch) for ch in line]
+        if not any(k in ("R", "AL") for k in kinds):
+            lines.append(line)
+            continue
+        first = next((k for k in kinds if k in ("L", "R", "AL")), "L")
+        if first == "L":
+            lines.append(re.sub(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]"
+                                r"(?:[\s\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]*"
+                                r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff])?",
+                                lambda m: m.group(0)[::-1], line))
+        else:
+            lines.append(re.sub(r"[A-Za-z0-9][A-Za-z0-9 .,:%-]*[A-Za-z0-9]|[A-Za-z0-9]",
+                                lambda m: m.group(0)[::-1], line[::-1]))
+    return _norm_cell(" ".join(lines))
 
 
 def page_bytes(path: Path, page: int | None) -> bytes:
