@@ -89,3 +89,148 @@ def test_sideways_tables_read_as_the_page_shows_them() -> None:
             tables = _tables(_sideways_table(turn, ruled))
             assert tables, (turn, ruled)
             assert tables[0] == [HEAD, *BODY], (turn, ruled, tables[0])
+
+
+def _right(x: float, y: float, text: str, size: float = 10, font: str = "F1") -> bytes:
+    """Text ending at x (right-aligned), Helvetica widths approximated for digits."""
+    width = 0.556 * size * len(text)
+    return _at(x - width, y, text, size, font)
+
+
+def _body_text(y: float, lines: int) -> bytes:
+    words = ("the reader of a report wants the numbers in their rows and the words in "
+             "their sentences so that nothing is lost on the way").split()
+    ops = bytearray()
+    for i in range(lines):
+        line = " ".join(words[(i * 3 + k) % len(words)] for k in range(12))
+        ops += _at(72, y - 14 * i, line)
+    return bytes(ops)
+
+
+def borderless_pdf() -> bytes:
+    """A paragraph, then a table with no rules at all: a left-aligned label column, three
+    right-aligned number columns under a bold header, then another paragraph. The table
+    is written column by column, as many report producers do."""
+    ops = bytearray(_body_text(720, 3))
+    y = 650
+    ops += _at(320, y + 16, "Sales", font="F2")  # spans the Units and Price columns
+    ops += _at(72, y, "Region", font="F2")
+    for r, row in enumerate(BODY, start=1):
+        ops += _at(72, y - 16 * r, row[0])
+    ops += _at(72, y - 16 * (len(BODY) + 1), "Islands")  # a group label, alone on its row
+    tail = ["Isle", "12", "3.10", "1%"]
+    ops += _at(72, y - 16 * (len(BODY) + 2), tail[0])
+    for c, x in enumerate((300, 400, 500), start=1):
+        ops += _right(x, y, HEAD[c], font="F2")
+        for r, row in enumerate([*BODY, ["", "", "", ""], tail], start=1):
+            ops += _right(x, y - 16 * r, row[c]) if row[c] else b""
+    ops += _body_text(480, 3)
+    return _page_pdf(bytes(ops))
+
+
+def test_table_without_rules_is_found_from_its_columns() -> None:
+    data = borderless_pdf()
+    doc = read_pdf(data)
+    tables = [b for b in doc.blocks if isinstance(b, Table)]
+    assert len(tables) == 1
+    # the spanning heading is one cell over the two columns it is centred on
+    assert _cells(tables[0]) == [["", "Sales", ""], HEAD, *BODY, ["Islands", "", "", ""],
+                                 ["Isle", "12", "3.10", "1%"]]
+    assert [c.colspan for c in tables[0].rows[0].cells] == [1, 2, 1]
+    assert tables[0].header_rows == 2
+    # the paragraphs around it stay paragraphs, in their places
+    kinds = [type(b).__name__ for b in doc.blocks]
+    assert kinds == ["Paragraph", "Table", "Paragraph"], kinds
+
+
+def test_label_above_its_numbers_and_cells_set_close_together() -> None:
+    # a statistical abstract's layout: a long label alone on its line, its numbers on the
+    # next; and two cells whose gap is narrower than an em (one text run in the PDF):
+    # cut at the space between them, never inside a word
+    ops = bytearray()
+    y = 700
+    rows = [("Total arrests", "11,062.6", "1,540.0"), ("Violent crime", "467.9", "69.1"),
+            ("Property crime", "1,396.4", "338.7"), ("Fraud", "173.7", "5.1")]
+    for r, (label, a, b) in enumerate(rows):
+        top = y - 24 * r
+        if r == 1:  # the label on its own line, the numbers on the next
+            ops += _at(72, top + 8, label)
+            label = ""
+        if label:
+            ops += _at(72, top, label)
+        ops += _right(300, top, a)
+        ops += _right(360, top, b)
+    # one more row whose two number cells are written as one string, 6 pt apart
+    ops += _at(72, y - 96, "Mukesh Kumar")
+    ops += _at(300 - 0.556 * 10 * 5, y - 96, "123.4 " + "   " + "56.7")
+    tables = _tables(_page_pdf(bytes(ops)))
+    assert len(tables) == 1, tables
+    got = tables[0]
+    assert ["Violent crime", "467.9", "69.1"] in got
+    assert all(len(r) == 3 for r in got)
+    assert ["Mukesh Kumar", "123.4", "56.7"] in got
+
+
+def test_lists_and_two_column_prose_stay_text() -> None:
+    # bullets beside their sentences line up like a two-column table; so do the lines of
+    # a two-column page: neither becomes a table
+    ops = bytearray()
+    for i in range(6):
+        ops += _at(72, 700 - 14 * i, "\x95" if i % 2 == 0 else "")
+        ops += _at(90, 700 - 14 * i, "an item of a list that runs on for a while here")
+    for i in range(20):
+        ops += _at(72, 560 - 14 * i, "left column words that make up a running sentence")
+        ops += _at(320, 560 - 14 * i, "right column words making up another running text")
+    assert _tables(_page_pdf(bytes(ops))) == []
+
+
+def tagged_rows_pdf() -> bytes:
+    """A tagged page whose table rows (TR) sit in a Sect without a Table element, the
+    first row one cell holding a headnote."""
+    cells = [["Headnote: in thousands."], HEAD, *BODY]
+    content = bytearray(b"BT /F1 10 Tf\n")
+    mcid = 0
+    for r, row in enumerate(cells):
+        for c, text in enumerate(row):
+            content += (b"/TD <</MCID %d>> BDC 1 0 0 1 %d %d Tm (%s) Tj EMC\n"
+                        % (mcid, 72 + c * 90, 700 - r * 16, text.encode()))
+            mcid += 1
+    content += b"ET\n"
+    objects: list[bytes] = [
+        b"<< /Type /Catalog /Pages 2 0 R /MarkInfo << /Marked true >> /StructTreeRoot 6 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /StructParents 0 "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        _stream(b"", bytes(content)),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /StructTreeRoot /K [7 0 R] /ParentTree 8 0 R >>",
+        b"",  # the Sect
+        b"",  # parent tree
+    ]
+    trs, tds = [], []
+    mcid = 0
+    for row in cells:
+        tr = len(objects) + 1
+        objects.append(b"")
+        trs.append(tr)
+        kids = []
+        for _ in row:
+            objects.append(b"<< /Type /StructElem /S /TD /P %d 0 R /Pg 3 0 R /K %d >>"
+                           % (tr, mcid))
+            mcid += 1
+            kids.append(len(objects))
+            tds.append(len(objects))
+        objects[tr - 1] = (b"<< /Type /StructElem /S /TR /P 7 0 R /K [%s] >>"
+                           % b" ".join(b"%d 0 R" % k for k in kids))
+    objects[6] = (b"<< /Type /StructElem /S /Sect /P 6 0 R /K [%s] >>"
+                  % b" ".join(b"%d 0 R" % t for t in trs))
+    objects[7] = b"<< /Nums [0 [%s]] >>" % b" ".join(b"%d 0 R" % t for t in tds)
+    return _pdf(objects)
+
+
+def test_tagged_rows_without_a_table_element_are_a_table() -> None:
+    doc = read_pdf(tagged_rows_pdf())
+    assert isinstance(doc.blocks[0], Paragraph)
+    assert _text(doc.blocks[0]) == "Headnote: in thousands."
+    tables = [b for b in doc.blocks if isinstance(b, Table)]
+    assert len(tables) == 1 and _cells(tables[0]) == [HEAD, *BODY]

@@ -164,9 +164,31 @@ def _split(seg: Segment, bounds: list[float], em: float) -> list[Segment]:
     return out
 
 
-def _cells_of(row: _Row, bounds: list[float], em: float) -> list[list[list[Char]]]:
+def _spanned(seg: Segment, bounds: list[float]) -> list[int]:
+    """The columns a header segment spans: those holding 30% of its width or more (a
+    heading centred over two columns), else the one it overlaps most."""
+    edges = [*bounds[1:], float("inf")]
+    width = max(seg.x1 - seg.x0, 0.1)
+    cols = [i for i, (lo, hi) in enumerate(zip(bounds, edges, strict=True))
+            if min(seg.x1, hi) - max(seg.x0, lo) >= 0.3 * width]
+    return cols if len(cols) >= 2 else [_column(seg, bounds)]
+
+
+def _cells_of(row: _Row, bounds: list[float], em: float,
+              spans: dict[int, int] | None = None) -> list[list[list[Char]]]:
+    """The row's characters per column (lines of characters per cell). With ``spans``
+    (header rows), a segment over several columns is not cut: it goes to the first of
+    them and ``spans`` records how many it covers."""
     cells: list[list[list[Char]]] = [[] for _ in bounds]
     for seg in row.segs:
+        if spans is not None:
+            cols = _spanned(seg, bounds)
+            if len(cols) >= 2 and not any(cells[c] for c in cols) \
+                    and not any(c in spans or any(c < k + n for k, n in spans.items()
+                                                  if k < c) for c in cols):
+                spans[cols[0]] = len(cols)
+                cells[cols[0]].append(list(seg.chars))
+                continue
         for part in _split(seg, bounds, em):
             idx = _column(part, bounds)
             if cells[idx]:
@@ -214,8 +236,10 @@ def _fits(row: _Row, bounds: list[float], x0: float, x1: float, em: float) -> bo
 def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> Table:
     grid: list[list[list[list[Char]]]] = []
     bold: list[bool] = []
+    row_spans: list[dict[int, int]] = []
     for i, row in enumerate(rows):
-        cells = _cells_of(row, bounds, em)
+        spans: dict[int, int] = {}
+        cells = _cells_of(row, bounds, em, spans if i < header else None)
         filled = [bool(c) for c in cells]
         if grid and i >= header:
             prev = [bool(c) for c in grid[-1]]
@@ -229,13 +253,26 @@ def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> 
                     into.extend(more)
                 continue
         grid.append(cells)
+        row_spans.append(spans)
         vis = [c for seg in row.segs for c in seg.chars if c.text.strip()]
         bold.append(bool(vis) and sum(c.bold for c in vis) >= 0.8 * len(vis))
-    table_rows = [TableRow([TableCell([Paragraph(to_inlines(join_lines(c)))] if c else [])
-                            for c in cells]) for cells in grid]
+    table_rows: list[TableRow] = []
+    for cells, spans in zip(grid, row_spans, strict=True):
+        out: list[TableCell] = []
+        skip = 0
+        for col, c in enumerate(cells):
+            if skip:
+                skip -= 1
+                if not c:
+                    continue
+            n = spans.get(col, 1)
+            skip = n - 1
+            out.append(TableCell([Paragraph(to_inlines(join_lines(c)))] if c else [],
+                                 colspan=n))
+        table_rows.append(TableRow(out))
     nhead = min(header, len(table_rows) - 1)
-    if nhead == 0 and bold and bold[0] and not all(bold):
-        nhead = 1
+    if nhead < len(bold) - 1 and bold[nhead] and not all(bold[nhead:]):
+        nhead += 1  # a bold row of column heads over plain rows
     for row in table_rows[:nhead]:
         for cell in row.cells:
             cell.header = True
