@@ -130,6 +130,36 @@ def _prose_grid(buckets: dict[tuple[int, int], list[Char | None]]) -> bool:
                              or 3 * sum(1 for w in filled if w > 30) >= len(filled))
 
 
+def _word_centres(chars: list[Char | None]) -> dict[int, tuple[float, float]]:
+    """The centre of the word each character belongs to (by character id): a word goes
+    to one cell whole, even where a rule of another row's grid crosses it ("Mukesh", not
+    "Mu | kesh"). A word is a run of touching glyphs on one baseline."""
+    out: dict[int, tuple[float, float]] = {}
+    word: list[Char] = []
+
+    def close() -> None:
+        if len(word) > 1:
+            centre = ((word[0].x0 + word[-1].x1) / 2,
+                      (min(c.top for c in word) + max(c.bottom for c in word)) / 2)
+            for c in word:
+                out[id(c)] = centre
+        word.clear()
+
+    for ch in chars:
+        if ch is None or not ch.text.strip():
+            close()
+            continue
+        if word:
+            last = word[-1]
+            em = max(last.size, 1.0)
+            if abs(ch.baseline - last.baseline) > 0.3 * em \
+                    or not -0.3 * em <= ch.x0 - last.x1 <= 0.15 * em:
+                close()
+        word.append(ch)
+    close()
+    return out
+
+
 def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]) -> Table | None:
     """Model table of a grid from the characters inside it; None if it holds no text."""
     nrows, ncols = len(grid.ys) - 1, len(grid.xs) - 1
@@ -155,13 +185,14 @@ def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]
                 for cc in range(c, c + cs):
                     owner[(rr, cc)] = (r, c)
     buckets: dict[tuple[int, int], list[Char | None]] = {}
+    centres = _word_centres(chars)
     for ch in chars:
         if ch is None:
             for b in buckets.values():
                 if b and b[-1] is not None:
                     b.append(None)
             continue
-        cx, cy = (ch.x0 + ch.x1) / 2, (ch.top + ch.bottom) / 2
+        cx, cy = centres.get(id(ch), ((ch.x0 + ch.x1) / 2, (ch.top + ch.bottom) / 2))
         col = next((i for i in range(ncols) if cx <= grid.xs[i + 1]), ncols - 1)
         row = next((i for i in range(nrows) if cy <= grid.ys[i + 1]), nrows - 1)
         buckets.setdefault(owner.get((row, col), (row, col)), []).append(ch)
