@@ -234,3 +234,22 @@ def test_tagged_rows_without_a_table_element_are_a_table() -> None:
     assert _text(doc.blocks[0]) == "Headnote: in thousands."
     tables = [b for b in doc.blocks if isinstance(b, Table)]
     assert len(tables) == 1 and _cells(tables[0]) == [HEAD, *BODY]
+
+
+def test_a_rule_crossing_a_word_does_not_cut_it() -> None:
+    # a ruled grid whose middle rule runs through a name (the boxes of an electoral roll
+    # are drawn a little off their text): the name stays whole, in one cell
+    ops = bytearray()
+    for y in (700, 680, 660, 640):
+        ops += b"72 %d m 372 %d l S\n" % (y, y)
+    for x in (72, 200, 372):
+        ops += b"%d 640 m %d 700 l S\n" % (x, x)
+    ops += _at(80, 686, "Name")
+    ops += _at(210, 686, "Age")
+    ops += _at(188, 666, "Mukesh Kumar")  # "Mu" left of the rule at 200, "kesh" right
+    ops += _at(80, 646, "Total")
+    ops += _at(210, 646, "55")
+    tables = _tables(_page_pdf(bytes(ops)))
+    assert len(tables) == 1
+    words = [w for row in tables[0] for cell in row for w in cell.split()]
+    assert "Mukesh" in words and "Mu" not in words and "kesh" not in words, tables[0]
