@@ -40,7 +40,7 @@ from render_pool.readers.pdf.notes import place_notes, take_notes
 from render_pool.readers.pdf.ocr import MODES as OCR_MODES
 from render_pool.readers.pdf.ocr import PageOcr, needs_ocr
 from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
-from render_pool.readers.pdf.tables import build_grid_table, find_grids
+from render_pool.readers.pdf.tables import build_grid_table, find_grids, widen_grid
 from render_pool.readers.pdf.tagged import PageImageRef, dedent_code, join_pages, tagged_page
 from render_pool.readers.pdf.turn import Page as TurnPage
 from render_pool.readers.pdf.turn import turn_page
@@ -195,6 +195,7 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
     res.height = height
     blocks: list[FlowBlock] = []
     for grid in find_grids(rules, width, height):
+        grid = widen_grid(grid, chars)
         inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
         table = build_grid_table(grid, inside, fills)
         if table is None:

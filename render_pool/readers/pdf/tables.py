@@ -11,6 +11,7 @@ x positions (column starts); it is recognised conservatively, from three rows up
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from render_pool.model import Paragraph, Table, TableCell, TableRow
@@ -98,6 +99,39 @@ def find_grids(rules: list[Rule], page_w: float, page_h: float) -> list[Grid]:
             continue  # a page frame, not a table
         grids.append(Grid(xs, ys, hs, vs))
     return grids
+
+
+def widen_grid(grid: Grid, chars: list[Char | None]) -> Grid:
+    """The grid with an unruled label column on its left added, when text stands there
+    on most of its rows, ending close to its first rule (a stub column drawn without
+    rules: the row names of a ruled block of numbers). Its rows are the grid's rows."""
+    x0, _, top, bottom = grid.box
+    left = [c for c in chars if c is not None and c.text.strip() and c.x1 <= x0 + 1
+            and top <= (c.top + c.bottom) / 2 <= bottom]
+    if not left:
+        return grid
+    em = max(1.0, sorted(c.size for c in left)[len(left) // 2])
+    near = max(c.x1 for c in left)
+    if x0 - near > 3 * em:
+        return grid
+    # the label column: the text left of the grid back to a gap wider than 3 em
+    left.sort(key=lambda c: -c.x1)
+    start = near
+    for c in left:
+        if start - c.x1 > 3 * em:
+            break
+        start = min(start, c.x0)
+    labels = [c for c in left if c.x0 >= start - 0.5]
+    heights = sorted(b - a for a, b in itertools.pairwise(grid.ys))
+    usual = heights[len(heights) // 2]
+    rows = [(a, b) for a, b in itertools.pairwise(grid.ys) if b - a >= 0.6 * usual]
+    filled = sum(1 for a, b in rows if any(a <= (c.top + c.bottom) / 2 <= b for c in labels))
+    if filled < max(2, 0.5 * len(rows)):
+        return grid
+    new_x0 = start - 1
+    h = list(grid.h) + [Rule(True, y, new_x0, x0) for y in grid.ys]
+    v = [*grid.v, Rule(False, new_x0, top, bottom)]
+    return Grid([new_x0, *grid.xs], grid.ys, h, v)
 
 
 def _has_v(grid: Grid, x: float, y: float) -> bool:
@@ -208,8 +242,18 @@ def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]
             texts += bool(blocks)
             cells.append(TableCell(blocks, rowspan=rs, colspan=cs))
         rows.append(TableRow(cells))
-    # drop rows that are entirely covered by spans from above (no cells of their own)
-    rows = [row for row in rows if row.cells] or rows
+    # drop rows that are entirely covered by spans from above (no cells of their own),
+    # and thin empty bands between double rules (cells of their own, one row high, empty)
+    heights = sorted(b - a for a, b in itertools.pairwise(grid.ys))
+    sizes = sorted(ch.size for ch in chars if ch is not None and ch.text.strip())
+    least = max(0.6 * heights[len(heights) // 2], 0.9 * sizes[len(sizes) // 2] if sizes else 0)
+    thin = {r for r in range(nrows) if grid.ys[r + 1] - grid.ys[r] < least
+            and all(owner.get((r, c), (-1, 0))[0] == r
+                    and spans.get(owner.get((r, c), (r, c)), (1, 1))[0] == 1
+                    and not any(ch is not None and ch.text.strip()
+                                for ch in buckets.get((r, c), []))
+                    for c in range(ncols))}
+    rows = [row for r, row in enumerate(rows) if row.cells and r not in thin] or rows
     if texts < 2 or _prose_grid(buckets):
         return None
     first = [ch for i in range(ncols) for ch in buckets.get((0, i), [])
