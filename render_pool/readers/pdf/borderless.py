@@ -40,6 +40,7 @@ from render_pool.readers.pdf.layout import group_lines
 
 MAX_SEGMENTS = 6000  # pages with more segments are left to the text flow (time bound)
 MAX_COLUMNS = 30
+_CAPTION = re.compile(r"^(Table|Tab\.|Figure|Fig\.|Tableau|Tabelle|Tabla)\s*[\dIVX]", re.I)
 _MARKER = re.compile(r"^([\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2023\u2043\u2013*-]"
                      r"|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\(?[ivxIVX]{1,4}[.)])$")
 
@@ -215,6 +216,17 @@ def _is_table(body: list[_Row], bounds: list[float]) -> bool:
     words = [_words(s) for r in cands for s in r.segs]
     if sum(words) > 6 * len(words):
         return False
+    # running text in a cell on many rows: a text column beside figure labels or a
+    # sidebar, not a table
+    if 5 * sum(1 for r in cands if any(_words(s) >= 7 for s in r.segs)) >= 2 * len(cands):
+        return False
+    if _prose_columns(cands, bounds):
+        return False
+    if len(cands) < 5 and any(_prose_cell(s) for r in cands for s in r.segs):
+        return False  # a few lines with running text: too little to call it a table
+    glyphs = [c for r in cands for s in r.segs for c in s.chars if c.text.strip()]
+    if sum(c.mono for c in glyphs) >= 0.8 * len(glyphs):
+        return False  # a code listing with aligned comments
     first = [r.segs[0] for r in cands if r.segs[0].x0 < bounds[1]]
     if first and all(_MARKER.match(s.text.strip()) for s in first):
         return False  # bullets or numbers before text: a list
@@ -223,11 +235,45 @@ def _is_table(body: list[_Row], bounds: list[float]) -> bool:
     return ncols > 2 or 2 * long_rows < len(cands)
 
 
+def _prose_cell(seg: Segment) -> bool:
+    """Running text: four words or more, most of them lower-case words."""
+    words = seg.text.split()
+    return len(words) >= 4 and sum(w[:1].islower() for w in words) >= 0.5 * len(words)
+
+
+def _prose_columns(cands: list[_Row], bounds: list[float]) -> bool:
+    """True when the "columns" are columns of running text (a page of two or three text
+    columns, a text column beside a figure's labels): a column whose cells are mostly
+    running text filling the column's width (justified or ragged lines), or two columns
+    of running text."""
+    edges = [*bounds[1:], float("inf")]
+    prose = wide = 0
+    em = sorted(r.size for r in cands)[len(cands) // 2]
+    for lo, hi in zip(bounds, edges, strict=True):
+        cells = [s for r in cands for s in r.segs if lo <= (s.x0 + s.x1) / 2 < hi]
+        if not cells:
+            continue
+        words = sorted(_words(s) for s in cells)
+        widths = sorted(s.x1 - s.x0 for s in cells)
+        if words[len(words) // 2] >= 3 and widths[len(widths) // 2] >= 10 * em:
+            wide += 1  # lines of text several words long, not short cells
+        running = sum(_prose_cell(s) for s in cells)
+        if 2 * running < len(cells):
+            continue
+        prose += 1
+        widest = max(s.x1 - s.x0 for s in cells)
+        if 2 * sum(s.x1 - s.x0 >= 0.8 * widest for s in cells) >= len(cells):
+            return True
+    return prose >= 2 or wide >= 2
+
+
 def _fits(row: _Row, bounds: list[float], x0: float, x1: float, em: float) -> bool:
     """A line that can be a header row of the table: inside its width, and either cells
     (two segments or more, not prose) or one short label."""
     if row.segs[0].x0 < x0 - 2 * em or row.segs[-1].x1 > x1 + 2 * em:
         return False
+    if _CAPTION.match(row.segs[0].text.strip()):
+        return False  # "Table 3:" is the table's caption, not a row
     if row.multi:
         return not _prose_line(row)
     return _words(row.segs[0]) <= 5 and row.segs[0].x1 - row.segs[0].x0 < 0.5 * (x1 - x0)
