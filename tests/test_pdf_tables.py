@@ -184,6 +184,27 @@ def test_lists_and_two_column_prose_stay_text() -> None:
     assert _tables(_page_pdf(bytes(ops))) == []
 
 
+def test_three_narrow_text_columns_stay_text() -> None:
+    # a register page: three narrow columns of running text, three to six words a line,
+    # some lines in title case, a heading in one column: lines of text, not cells
+    text = ("The Federal Aviation Administration proposes to supersede an airworthiness "
+            "directive for certain Boeing airplanes which requires installing new flight "
+            "control computer software and revising the existing flight manual to include "
+            "new procedures for the flightcrew Comments are due by the closing date and "
+            "may be sent through the Federal eRulemaking Portal or by mail to the Docket "
+            "Operations office at the address above between nine and five").split()
+    ops = bytearray()
+    for col, x in enumerate((40, 230, 420)):
+        for i in range(24):
+            n = 3 + (i + col) % 4
+            line = " ".join(text[(i * 4 + col * 7 + k) % len(text)] for k in range(n))
+            if i == 8 and col == 1:
+                line = "Examining the AD Docket"
+            ops += _at(x, 740 - 11 * i, line, size=8)
+    doc = read_pdf(_page_pdf(bytes(ops)))
+    assert not [b for b in doc.blocks if isinstance(b, Table)]
+
+
 def tagged_rows_pdf() -> bytes:
     """A tagged page whose table rows (TR) sit in a Sect without a Table element, the
     first row one cell holding a headnote."""
