@@ -41,6 +41,7 @@ from render_pool.readers.pdf.layout import group_lines
 MAX_SEGMENTS = 6000  # pages with more segments are left to the text flow (time bound)
 MAX_COLUMNS = 30
 _CAPTION = re.compile(r"^(Table|Tab\.|Figure|Fig\.|Tableau|Tabelle|Tabla)\s*[\dIVX]", re.I)
+_LOWER_WORD = re.compile(r"^[^\W\d_A-Z][^\W\d_]*[-,.;:]?$")
 _MARKER = re.compile(r"^([\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2023\u2043\u2013*-]"
                      r"|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\(?[ivxIVX]{1,4}[.)])$")
 
@@ -224,6 +225,15 @@ def _is_table(body: list[_Row], bounds: list[float]) -> bool:
         return False
     if len(cands) < 5 and any(_prose_cell(s) for r in cands for s in r.segs):
         return False  # a few lines with running text: too little to call it a table
+    if not _aligned(cands, bounds):
+        return False
+    texts = [s.text.strip() for r in cands for s in r.segs]
+    if 2 * sum(bool(_LOWER_WORD.match(t)) for t in texts) >= len(texts):
+        return False  # single lower-case words spread by justification: a paragraph
+    if 2 * sum(any(ch.isalnum() for ch in t) for t in texts) < len(texts):
+        return False  # a chart's markers or symbols, not cells
+    if 10 * sum(t.count("_") >= 5 for t in texts) >= 3 * len(texts):
+        return False  # a form's fill-in lines (signature blocks)
     glyphs = [c for r in cands for s in r.segs for c in s.chars if c.text.strip()]
     if sum(c.mono for c in glyphs) >= 0.8 * len(glyphs):
         return False  # a code listing with aligned comments
@@ -233,6 +243,30 @@ def _is_table(body: list[_Row], bounds: list[float]) -> bool:
     # two columns, the second running text on most rows: a list or labelled paragraphs
     long_rows = sum(1 for r in cands if _words(r.segs[-1]) >= 7)
     return ncols > 2 or 2 * long_rows < len(cands)
+
+
+def _aligned(cands: list[_Row], bounds: list[float]) -> bool:
+    """True when the columns are aligned, as a table's are: in two thirds of the columns
+    or more, half of the cells share a left, right or centre edge (within half an em).
+    Words spread over a justified line fall between bands of white by chance, at edges
+    all over the place."""
+    edges = [*bounds[1:], float("inf")]
+    em = sorted(r.size for r in cands)[len(cands) // 2]
+    good = 0
+    for lo, hi in zip(bounds, edges, strict=True):
+        cells = [s for r in cands for s in r.segs if lo <= (s.x0 + s.x1) / 2 < hi]
+        if len(cells) < 2:
+            continue
+        best = 0
+        for key in (lambda s: s.x0, lambda s: s.x1, lambda s: (s.x0 + s.x1) / 2):
+            xs = sorted(key(s) for s in cells)
+            j = 0
+            for i, x in enumerate(xs):  # the largest group within half an em
+                while x - xs[j] > 0.5 * em:
+                    j += 1
+                best = max(best, i - j + 1)
+        good += 2 * best >= len(cells)
+    return 3 * good >= 2 * len(bounds)
 
 
 def _prose_cell(seg: Segment) -> bool:
@@ -255,7 +289,8 @@ def _prose_columns(cands: list[_Row], bounds: list[float]) -> bool:
             continue
         words = sorted(_words(s) for s in cells)
         widths = sorted(s.x1 - s.x0 for s in cells)
-        if words[len(words) // 2] >= 3 and widths[len(widths) // 2] >= 10 * em:
+        width = widths[len(widths) // 2]
+        if (words[len(words) // 2] >= 3 and width >= 10 * em) or width >= 14 * em:
             wide += 1  # lines of text several words long, not short cells
         running = sum(_prose_cell(s) for s in cells)
         if 2 * running < len(cells):
