@@ -34,7 +34,6 @@ from dataclasses import dataclass
 
 from render_pool.model import Paragraph, Table, TableCell, TableRow
 from render_pool.readers.pdf.chars import Char, Segment
-from render_pool.readers.pdf.graphics import Rule
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
 from render_pool.readers.pdf.layout import group_lines
 
@@ -360,10 +359,11 @@ def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> 
     return Table(table_rows, header_rows=nhead)
 
 
-def find_text_tables(segs: list[Segment], rules: list[Rule] | None = None) -> list[TextTable]:
+def find_text_tables(segs: list[Segment]) -> list[TextTable]:
     """Tables without rules on one page, top to bottom; the segments they use are
-    reported by their characters' ids so the caller can take them out of the text."""
-    del rules  # row rules are read by the line grouping already; kept for the call site
+    reported by their characters' ids so the caller can take them out of the text.
+    Row rules without column rules need nothing here: a grid of one column is no table
+    (tables.build_grid_table), so its lines come here and each line is a row."""
     if len(segs) < 9 or len(segs) > MAX_SEGMENTS:
         return []
     rows = _rows(segs)

@@ -203,7 +203,7 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
         chars = [c for c in chars if c is None or not grid.contains(c)]
         x0, x1, top, bottom = grid.box
         blocks.append(FlowBlock(x0, x1, top, bottom, table))
-    found = find_text_tables(segments_of(chars), rules)
+    found = find_text_tables(segments_of(chars))
     if found:
         used = set().union(*(t.used for t in found))
         chars = [c for c in chars if c is None or id(c) not in used]
