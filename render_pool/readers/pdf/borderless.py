@@ -13,18 +13,22 @@ our own):
 2. Row candidates close above one another (a few line pitches) make a run; short
    one-segment lines may sit between them (group labels such as "Caste/tribe", a label on
    the line above its numbers, a cell that wraps).
-3. A run of three row candidates or more is a table when its columns are real: gaps in
-   the projection of the row candidates' segments that no more than a tenth of them cross,
-   with text in every column on a good share of the rows. Left, right, centred and decimal
-   alignment all leave such gaps.
-4. Lines right above it whose segments fit the columns (or span some of them: spanning
-   headers) are header rows; each segment goes to the column it overlaps most.
+3. A run of three row candidates or more is a table when its columns are real: bands of
+   white in the projection of the data rows' segments (the rows with most cells; header
+   rows above them span columns) that at most a tenth of them cross, text in every
+   column on a good share of the rows, and edges that line up (left, right or centre in
+   most columns: left, right, centred and decimal alignment all do).
+4. Lines right above it that fit its width (cells, or one short label; not a caption
+   such as "Table 3:") are header rows; a heading centred over several columns is one
+   cell spanning them, any other segment goes to the column it overlaps most.
 5. A segment crossing a column gap (two cells set closer than an em) is split at the space
-   nearest to the gap, never inside a word.
+   nearest to the gap, never inside a word. A label alone on its line followed by a line
+   of numbers with an empty first cell make one row; so does a wrapped line.
 
-What is not clearly a table stays text: two columns of prose beside each other, lines
-whose cells hold running text, one-column runs, and figures' scattered labels (too few
-rows with most columns filled).
+What is not clearly a table stays text: columns of running text (two or three text
+columns, a text column beside a figure's labels, justified lines whose words happen to
+line up), lists (bullets or numbers beside text), code listings, charts' symbols and
+forms' fill-in lines.
 """
 
 from __future__ import annotations
