@@ -55,6 +55,7 @@ class _Row:
     top: float
     bottom: float
     size: float
+    cand: bool = False  # a row candidate (see _candidate), worked out once
 
     @property
     def multi(self) -> bool:
@@ -78,8 +79,10 @@ def _rows(segs: list[Segment]) -> list[_Row]:
     out = []
     for group in group_lines(segs):
         sizes = sorted(s.size for s in group)
-        out.append(_Row(group, min(s.top for s in group), max(s.bottom for s in group),
-                        sizes[len(sizes) // 2] or 10.0))
+        row = _Row(group, min(s.top for s in group), max(s.bottom for s in group),
+                   sizes[len(sizes) // 2] or 10.0)
+        row.cand = row.multi and not _prose_line(row)
+        out.append(row)
     return out
 
 
@@ -93,7 +96,8 @@ def _prose_line(row: _Row) -> bool:
 
 
 def _candidate(row: _Row) -> bool:
-    return row.multi and not _prose_line(row)
+    """A line of two segments or more that is not two runs of prose side by side."""
+    return row.cand
 
 
 def _gap_bounds(rows: list[_Row], em: float) -> list[float] | None:

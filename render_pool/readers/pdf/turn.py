@@ -18,6 +18,7 @@ from render_pool.readers.pdf.chars import Char
 from render_pool.readers.pdf.graphics import FillRect, PageImage, Rule
 
 MIN_PAIRS = 20  # glyph pairs needed before a page is called sideways
+SAMPLE = 6000  # characters looked at: enough to tell, and bounded on dense pages
 
 
 @dataclass(slots=True)
@@ -37,7 +38,7 @@ def text_turn(chars: list[Char | None]) -> int:
     down it, else 0: from the step between consecutive glyphs of a word."""
     up = down = across = 0
     prev: Char | None = None
-    for c in chars:
+    for c in chars[:SAMPLE]:
         if c is None or not c.text.strip():
             prev = None
             continue
