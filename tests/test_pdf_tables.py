@@ -274,3 +274,18 @@ def test_a_rule_crossing_a_word_does_not_cut_it() -> None:
     assert len(tables) == 1
     words = [w for row in tables[0] for cell in row for w in cell.split()]
     assert "Mukesh" in words and "Mu" not in words and "kesh" not in words, tables[0]
+
+
+def test_row_rules_without_column_rules_only_separate_rows() -> None:
+    # rules under every row and none between the columns (health.pdf): the rules do not
+    # make a one-column table of whole lines; the columns come from the alignment
+    ops = bytearray()
+    y = 700
+    for r, row in enumerate([HEAD, *BODY]):
+        top = y - 18 * r
+        ops += _at(72, top, row[0], font="F2" if r == 0 else "F1")
+        for x, cell in zip((300, 400, 500), row[1:], strict=True):
+            ops += _right(x, top, cell, font="F2" if r == 0 else "F1")
+        ops += b"72 %.1f m 500 %.1f l S\n" % (top - 5, top - 5)
+    tables = _tables(_page_pdf(bytes(ops)))
+    assert tables == [[HEAD, *BODY]]
