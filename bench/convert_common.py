@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.common import AUTH_HEADER, multipart
@@ -36,12 +36,14 @@ class Doc:
 
 @dataclass
 class HttpResult:
-    """Latencies (s), wall time (s) and failed requests at one client count."""
+    """Latencies (s), wall time (s) and failed requests at one client count; ``by_doc``:
+    the latencies per document (its index in the list posted)."""
 
     clients: int
     latencies: list[float]
     seconds: float
     errors: int
+    by_doc: dict[int, list[float]] = field(default_factory=dict)
 
 
 async def _http(base: str, docs: list[Doc], passes: int) -> list[HttpResult]:
@@ -63,6 +65,7 @@ async def _http(base: str, docs: list[Doc], passes: int) -> list[HttpResult]:
 
     async def measure(clients: int, work: list[int]) -> HttpResult:
         latencies: list[float] = []
+        by_doc: dict[int, list[float]] = {}
         errors = 0
         todo = list(reversed(work))
 
@@ -73,10 +76,11 @@ async def _http(base: str, docs: list[Doc], passes: int) -> list[HttpResult]:
                 t0 = time.perf_counter()
                 ok = await post(i)
                 latencies.append(time.perf_counter() - t0)
+                by_doc.setdefault(i, []).append(latencies[-1])
                 errors += not ok
         t0 = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(clients)))
-        return HttpResult(clients, latencies, time.perf_counter() - t0, errors)
+        return HttpResult(clients, latencies, time.perf_counter() - t0, errors, by_doc)
 
     results = {c: HttpResult(c, [], 0.0, 0) for c in HTTP_CLIENTS}
     try:
@@ -88,6 +92,8 @@ async def _http(base: str, docs: list[Doc], passes: int) -> list[HttpResult]:
                 total.latencies += one.latencies
                 total.seconds += one.seconds
                 total.errors += one.errors
+                for i, times in one.by_doc.items():
+                    total.by_doc.setdefault(i, []).extend(times)
         return list(results.values())
     finally:
         client.close()
