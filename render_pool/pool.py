@@ -22,7 +22,8 @@ starts then, never while it waits in the queue.
   :class:`MemoryLimitExceeded` (41301) and its worker is replaced; a worker killed by a
   failed allocation in C code answers :class:`WorkerCrashed` (50001). After each job the
   worker's resident size with its children (Chromium, which is started outside the limit)
-  is read too; a worker past the bound is retired and its slot gets a fresh executor.
+  is read too (by the worker itself, which walks the process tree only when it has
+  children); a worker past the bound is retired and its slot gets a fresh executor.
 - Bound to its service: a worker whose service died (even by SIGKILL, which runs no clean-up)
   kills its own children (Chromium) and exits, so a killed replica leaves no process behind.
 
