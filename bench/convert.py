@@ -30,12 +30,14 @@ from pathlib import Path
 
 from bench import convert_office, convert_pdf
 from bench.common import machine, percentile, table
-from bench.convert_common import Doc, fmt, time_http
+from bench.convert_common import Doc, HttpResult, fmt, time_http
 from bench.fidelity import CATEGORIES, Score, elements
 from bench.peers import KINDS, ensure_peers, peer_version, run_peer
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+# ../shared/corpus beside the clone; BENCH_CORPUS names another (a git worktree elsewhere)
+CORPUS = Path(os.environ.get("BENCH_CORPUS")
+              or Path(__file__).resolve().parents[2] / "shared" / "corpus")
 EXPORTS = ("markdown", "html", "json", "doctags")
 CHARS_PER_PAGE = 3000
 BASELINE = ("word2markdown", "markdown")
@@ -248,6 +250,30 @@ def _fidelity_rows(kind: str, docs: list[Doc], runs: list[Run], expected: dict[s
     return f1_rows, pr_rows, len(mine)
 
 
+def _http_against_peers(docs: list[Doc], http: list[HttpResult], base: Run, peers: list[Run]
+                        ) -> None:
+    """DOCX to Markdown through HTTP with one client (requests one after another, so each
+    document's time is its request's latency) beside the peers on the same DOCX documents:
+    the service as it is used, against pandoc as it is used (one process per document)."""
+    one = next((r for r in http if r.clients == 1), None)
+    mine = [i for i, d in enumerate(docs) if d.kind == "docx"]
+    if one is None or not mine:
+        return
+    times = [t for i in mine for t in one.by_doc.get(i, [])]
+    rates = {"word2markdown -> markdown, HTTP, 1 client": len(times) / sum(times)
+             if times else float("nan"),
+             f"{base.tool}, in-process": base.rate([docs[i] for i in mine])}
+    for peer in peers:
+        if not peer.unavailable and "docx" in peer.kinds:
+            rates[peer.tool] = peer.rate([docs[i] for i in mine])
+    pandoc = next((rate for tool, rate in rates.items() if tool.startswith("pandoc")), None)
+    table(f"DOCX to Markdown through HTTP beside the peers (the same {len(mine)} DOCX "
+          f"documents, this run; 'x pandoc' = docs/s over pandoc's docs/s)",
+          ["tool", "docs/s", "x pandoc"],
+          [[tool, fmt(rate, 1), fmt(rate / pandoc if pandoc else None)]
+           for tool, rate in rates.items()])
+
+
 def run(quick: bool = False) -> None:
     """Measure our engines, the HTTP service and the peers on the corpus; print the tables."""
     passes = 1 if quick else 3
@@ -302,6 +328,7 @@ def run(quick: bool = False) -> None:
                 fmt(percentile(r.latencies, 50) * 1000, 0),
                 fmt(percentile(r.latencies, 95) * 1000, 0), r.errors,
                 fmt(len(r.latencies) / r.seconds / base_all)] for r in http])
+        _http_against_peers(docs, http, base, peers)
     else:
         print(f"\nHTTP: not measured ({http_problem})")
 

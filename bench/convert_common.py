@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.common import AUTH_HEADER, multipart
@@ -36,14 +36,16 @@ class Doc:
 
 @dataclass
 class HttpResult:
-    """Latencies (s), wall time (s) and failed requests at one client count, and the CPU
-    seconds the service spent meanwhile (its process tree: pool workers and their children)."""
+    """Latencies (s), wall time (s) and failed requests at one client count, the CPU
+    seconds the service spent meanwhile (its process tree: pool workers and their children),
+    and ``by_doc``: the latencies per document (its index in the list posted)."""
 
     clients: int
     latencies: list[float]
     seconds: float
     errors: int
     cpu: float = 0.0
+    by_doc: dict[int, list[float]] = field(default_factory=dict)
 
 
 def tree_cpu(pid: int) -> float:
@@ -84,6 +86,7 @@ async def _http(base: str, docs: list[Doc], passes: int, pid: int = 0) -> list[H
 
     async def measure(clients: int, work: list[int]) -> HttpResult:
         latencies: list[float] = []
+        by_doc: dict[int, list[float]] = {}
         errors = 0
         todo = list(reversed(work))
 
@@ -94,11 +97,12 @@ async def _http(base: str, docs: list[Doc], passes: int, pid: int = 0) -> list[H
                 t0 = time.perf_counter()
                 ok = await post(i)
                 latencies.append(time.perf_counter() - t0)
+                by_doc.setdefault(i, []).append(latencies[-1])
                 errors += not ok
         t0, c0 = time.perf_counter(), tree_cpu(pid) if pid else 0.0
         await asyncio.gather(*(worker() for _ in range(clients)))
         return HttpResult(clients, latencies, time.perf_counter() - t0, errors,
-                          tree_cpu(pid) - c0 if pid else 0.0)
+                          tree_cpu(pid) - c0 if pid else 0.0, by_doc)
 
     results = {c: HttpResult(c, [], 0.0, 0) for c in HTTP_CLIENTS}
     try:
@@ -111,6 +115,8 @@ async def _http(base: str, docs: list[Doc], passes: int, pid: int = 0) -> list[H
                 total.seconds += one.seconds
                 total.errors += one.errors
                 total.cpu += one.cpu
+                for i, times in one.by_doc.items():
+                    total.by_doc.setdefault(i, []).extend(times)
         return list(results.values())
     finally:
         client.close()

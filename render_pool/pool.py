@@ -22,7 +22,8 @@ starts then, never while it waits in the queue.
   :class:`MemoryLimitExceeded` (41301) and its worker is replaced; a worker killed by a
   failed allocation in C code answers :class:`WorkerCrashed` (50001). After each job the
   worker's resident size with its children (Chromium, which is started outside the limit)
-  is read too; a worker past the bound is retired and its slot gets a fresh executor.
+  is read too (by the worker itself, which walks the process tree only when it has
+  children); a worker past the bound is retired and its slot gets a fresh executor.
 - Bound to its service: a worker whose service died (even by SIGKILL, which runs no clean-up)
   kills its own children (Chromium) and exits, so a killed replica leaves no process behind.
 
@@ -51,7 +52,7 @@ from typing import Any, TypeVar
 
 from render_pool import memlimit
 from render_pool.errors import ConversionError, ConversionTimeout, TooLarge
-from render_pool.procfs import descendants, tree_rss_mb
+from render_pool.procfs import descendants, own_tree_rss_mb, tree_rss_mb
 
 log = logging.getLogger("render_pool.pool")
 T = TypeVar("T")
@@ -112,11 +113,26 @@ def _worker_init(browser_limits: dict[str, Any] | None = None, memory_limit_mb: 
         browser.configure(**browser_limits)
 
 
-def _bounded_call(fn: Callable[..., T], args: tuple, kwargs: dict[str, Any]) -> T:
+@dataclass(frozen=True)
+class _Done:
+    """What a worker sends back for a job that returned: its value and, when the pool bounds
+    memory, the worker's resident size with its children right after the job (MiB)."""
+
+    value: Any
+    tree_mb: float | None = None
+
+
+def _bounded_call(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any],
+                  measure: bool = False) -> _Done:
     """In a worker: run the job; an allocation that failed under the worker's memory limit
-    (a ``MemoryError``, also one an engine wrapped) becomes :class:`MemoryLimitExceeded`."""
+    (a ``MemoryError``, also one an engine wrapped) becomes :class:`MemoryLimitExceeded`.
+
+    ``measure``: also read this worker's tree size for the pool's after-job bound, here
+    (:func:`render_pool.procfs.own_tree_rss_mb` walks the process tree only when the
+    worker has children) rather than in the service, where walking it from outside means
+    reading every process of the machine on the event loop after every job."""
     try:
-        return fn(*args, **kwargs)
+        value = fn(*args, **kwargs)
     except BaseException as exc:
         if not memlimit.caused_by_memory(exc):
             raise
@@ -125,6 +141,7 @@ def _bounded_call(fn: Callable[..., T], args: tuple, kwargs: dict[str, Any]) -> 
         raise MemoryLimitExceeded(
             f"the document needs more memory to convert than {bound}; "
             "send a smaller or simpler document") from None
+    return _Done(value, own_tree_rss_mb() if measure else None)
 
 
 @dataclass
@@ -325,23 +342,24 @@ class RenderPool:
             for attempt in (1, 2):
                 slot = await self._started(await self._acquire(queue))
                 try:
-                    future = slot.executor.submit(_bounded_call, fn, args, kwargs)
+                    future = slot.executor.submit(_bounded_call, fn, args, kwargs,
+                                                  bool(self.memory_limit_mb))
                 except (BrokenProcessPool, RuntimeError):
                     self._release(self._replace(slot, kill=True, reason="executor unusable"))
                     continue
                 try:
-                    result = await self._wait(slot, future, limit)
+                    done = await self._wait(slot, future, limit)
                 except BrokenProcessPool as exc:
                     if attempt == 2:
                         raise WorkerCrashed(self._crash_message()) from exc
                     continue
-                return result
+                return done.value
             raise WorkerCrashed(self._crash_message())
         finally:
             self.in_flight -= 1
 
-    async def _wait(self, slot: _Slot, future: Future, limit: float) -> Any:
-        """The job's result; the slot goes back (or is replaced) once the job is over."""
+    async def _wait(self, slot: _Slot, future: Future, limit: float) -> _Done:
+        """The job's outcome; the slot goes back (or is replaced) once the job is over."""
         job = asyncio.wrap_future(future)
         began = time.monotonic()
         try:
@@ -363,7 +381,7 @@ class RenderPool:
             self._after_job(slot)
             raise
         self._job_seconds += (time.monotonic() - began - self._job_seconds) * 0.2
-        self._after_job(slot)
+        self._after_job(slot, result.tree_mb)
         return result
 
     def _crash_message(self) -> str:
@@ -373,10 +391,16 @@ class RenderPool:
                     f"{self.memory_limit_mb} MB of memory a worker may use)")
         return "the conversion worker crashed"
 
-    def _after_job(self, slot: _Slot) -> None:
-        """Release ``slot``, retiring its worker first when it grew past the memory bound."""
-        if self.memory_limit_mb and slot.pid and tree_rss_mb(slot.pid) > self.memory_limit_mb:
-            slot = self._replace(slot, kill=False, reason="worker memory over bound")
+    def _after_job(self, slot: _Slot, tree_mb: float | None = None) -> None:
+        """Release ``slot``, retiring its worker first when it grew past the memory bound.
+
+        ``tree_mb``: the size the worker read of itself and its children after the job (see
+        :func:`_bounded_call`); without it (the job raised) the tree is read from here."""
+        if self.memory_limit_mb and slot.pid:
+            if tree_mb is None:
+                tree_mb = tree_rss_mb(slot.pid)
+            if tree_mb > self.memory_limit_mb:
+                slot = self._replace(slot, kill=False, reason="worker memory over bound")
         self._release(slot)
 
     def _after_abandoned(self, slot: _Slot, job: asyncio.Future) -> None:
@@ -385,9 +409,10 @@ class RenderPool:
                                               (BrokenProcessPool, MemoryLimitExceeded)):
             self._release(self._replace(slot, kill=True, reason="worker died"))
             return
-        if not slot.pid and not job.cancelled() and job.exception() is None:
-            slot.pid = job.result()  # the abandoned job was the start-up probe
-        self._after_job(slot)
+        outcome = None if job.cancelled() or job.exception() is not None else job.result()
+        if not slot.pid and outcome is not None:
+            slot.pid = outcome  # the abandoned job was the start-up probe
+        self._after_job(slot, outcome.tree_mb if isinstance(outcome, _Done) else None)
 
     def close(self, wait: bool = True) -> None:
         """Stop the workers (waiting for running jobs when ``wait``).

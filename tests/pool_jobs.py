@@ -69,3 +69,21 @@ def address_limit() -> int:
     import resource
 
     return resource.getrlimit(resource.RLIMIT_AS)[0]
+
+
+def child_hog(mb: int) -> int:
+    """Start a child process that holds ``mb`` MiB and outlives the job; its pid, once the
+    memory is touched (the child exits by itself after a minute)."""
+    import subprocess
+    import sys
+
+    code = (f"import sys, time\nb = bytearray({mb} * 1024 * 1024)\n"
+            "for i in range(0, len(b), 4096): b[i] = 1\n"
+            "print('ready', flush=True)\ntime.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    assert child.stdout is not None and child.stdout.readline().strip() == b"ready"
+    _CHILDREN.append(child)  # keep the Popen: its pipe stays open, the child is not reaped
+    return child.pid
+
+
+_CHILDREN: list[object] = []

@@ -177,3 +177,28 @@ async def test_a_caller_that_leaves_frees_its_slot(io_loop):
         assert pool.in_flight == 0 and pool.restarts == 0
     finally:
         pool.close(wait=False)
+
+
+async def test_memory_guard_counts_a_workers_children(io_loop, pool, monkeypatch):
+    """The after-job bound is the worker's size with its children's (Chromium, LibreOffice):
+    a worker whose child holds 200 MB is retired after the job. A worker without children
+    is measured by itself, in the worker: the service walks no process tree after its job
+    (a walk reads every process of the machine, milliseconds on the event loop per job)."""
+    import render_pool.pool as pool_module
+
+    walks: list[int] = []
+    real_walk = pool_module.tree_rss_mb
+
+    def counted_walk(pid: int) -> float:
+        walks.append(pid)
+        return real_walk(pid)
+
+    monkeypatch.setattr(pool_module, "tree_rss_mb", counted_walk)
+    pool.memory_limit_mb = 150  # the after-job bound only: the workers keep their own limit
+    assert await pool.run(pool_jobs.echo, "small", tenant="co") == "small"
+    assert pool.restarts == 0 and walks == []
+    child = await pool.run(pool_jobs.child_hog, 200, tenant="co")
+    try:
+        assert pool.restarts == 1
+    finally:
+        os.kill(child, 9)

@@ -88,6 +88,41 @@ class Style:
     chain: list[str] = field(default_factory=list)
 
 
+def first_children(el: etree._Element) -> dict[object, etree._Element]:
+    """The first child of each tag: ``el.find(tag)`` for every tag in one pass over the
+    children (each ``find`` goes through lxml's path machinery; a styles part has hundreds
+    of styles with a dozen lookups each)."""
+    found: dict[object, etree._Element] = {}
+    for child in el:
+        found.setdefault(child.tag, child)
+    return found
+
+
+def _int_val(el: etree._Element | None, default: str) -> int | None:
+    """``w:val`` of ``el`` as an int; None when absent or not a number."""
+    if el is None:
+        return None
+    try:
+        return int(el.get(_W + "val", default))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class _Own:
+    """What one style says by itself (name, id, kind, outline level), before inheritance."""
+
+    heading: int | None  # from a heading name or id ("Heading 2", "Überschrift 2")
+    title: bool
+    outline_heading: int | None  # from the outline level 0-8
+    quote: bool
+    code: bool
+    inline_code: bool
+
+
+_INHERITED = ("bold", "italic", "strike", "underline", "vert", "font", "num_id", "ilvl")
+
+
 class Styles:
     """Resolved styles of a document (empty when styles.xml is missing)."""
 
@@ -102,50 +137,65 @@ class Styles:
             self.default_font = fonts.get(_W + "ascii") or fonts.get(_W + "hAnsi")
         for el in root.iter(_W + "style"):
             sid = el.get(_W + "styleId") or ""
-            name_el = el.find(_W + "name")
+            kids = first_children(el)
+            name_el = kids.get(_W + "name")
             name = name_el.get(_W + "val", "") if name_el is not None else sid
-            based = el.find(_W + "basedOn")
+            based = kids.get(_W + "basedOn")
             st = Style(sid=sid, name=name, kind=el.get(_W + "type", "paragraph"),
                        based_on=based.get(_W + "val") if based is not None else None)
-            ppr = el.find(_W + "pPr")
+            ppr = kids.get(_W + "pPr")
             if ppr is not None:
-                ol = ppr.find(_W + "outlineLvl")
-                if ol is not None:
-                    try:
-                        st.outline = int(ol.get(_W + "val", "9"))
-                    except ValueError:
-                        st.outline = None
-                numpr = ppr.find(_W + "numPr")
+                pkids = first_children(ppr)
+                st.outline = _int_val(pkids.get(_W + "outlineLvl"), "9")
+                numpr = pkids.get(_W + "numPr")
                 if numpr is not None:
-                    nid = numpr.find(_W + "numId")
-                    lvl = numpr.find(_W + "ilvl")
+                    nkids = first_children(numpr)
+                    nid = nkids.get(_W + "numId")
+                    lvl = nkids.get(_W + "ilvl")
                     st.num_id = nid.get(_W + "val") if nid is not None else None
                     if lvl is not None:
-                        try:
-                            st.ilvl = int(lvl.get(_W + "val", "0"))
-                        except ValueError:
-                            st.ilvl = 0
-            rpr = el.find(_W + "rPr")
+                        ilvl = _int_val(lvl, "0")
+                        st.ilvl = 0 if ilvl is None else ilvl
+            rpr = kids.get(_W + "rPr")
             if rpr is not None:
-                st.bold = on(rpr.find(_W + "b"))
-                st.italic = on(rpr.find(_W + "i"))
-                st.strike = on(rpr.find(_W + "strike"))
-                u = rpr.find(_W + "u")
+                rkids = first_children(rpr)
+                st.bold = on(rkids.get(_W + "b"))
+                st.italic = on(rkids.get(_W + "i"))
+                st.strike = on(rkids.get(_W + "strike"))
+                u = rkids.get(_W + "u")
                 if u is not None:
                     st.underline = u.get(_W + "val", "single") != "none"
-                va = rpr.find(_W + "vertAlign")
+                va = rkids.get(_W + "vertAlign")
                 if va is not None:
                     st.vert = va.get(_W + "val")
-                rf = rpr.find(_W + "rFonts")
+                rf = rkids.get(_W + "rFonts")
                 if rf is not None:
                     st.font = rf.get(_W + "ascii") or rf.get(_W + "hAnsi")
             if el.get(_W + "default") in ("1", "true", "on") and st.kind == "paragraph":
                 self.default_para = sid
             self.by_id[sid] = st
+        own = {sid: self._own(st) for sid, st in self.by_id.items()}
         for st in self.by_id.values():
-            self._resolve(st)
+            self._resolve(st, own)
 
-    def _resolve(self, st: Style) -> None:
+    @staticmethod
+    def _own(c: Style) -> _Own:
+        """The facts a style's own name, id, kind and outline level give (computed once per
+        style, not once per style that inherits from it)."""
+        label = c.name.strip().lower()
+        sid = c.sid.lower()
+        m = _HEADING_RE.match(label) or _HEADING_RE.match(sid)
+        outline = c.outline + 1 if c.outline is not None and 0 <= c.outline < 9 else None
+        return _Own(
+            heading=int(m.group(1)) if m else None,
+            title=label in _TITLE_NAMES or sid == "title",
+            outline_heading=outline,
+            quote=label in _QUOTE_NAMES or sid in ("quote", "intensequote", "blocktext"),
+            code=c.kind == "paragraph" and _CODE_RE.search(label) is not None,
+            inline_code=c.kind == "character" and (label in _CODE_CHAR_NAMES
+                                                   or _CODE_RE.search(label) is not None))
+
+    def _resolve(self, st: Style, own: dict[str, _Own]) -> None:
         chain: list[Style] = []
         cur: Style | None = st
         seen: set[str] = set()
@@ -155,26 +205,24 @@ class Styles:
             cur = self.by_id.get(cur.based_on) if cur.based_on else None
         st.chain = [c.sid for c in chain]
         for c in chain:  # nearest definition wins
-            label = c.name.strip().lower()
-            sid = c.sid.lower()
+            facts = own[c.sid]
             if st.heading is None and not st.title:
-                m = _HEADING_RE.match(label) or _HEADING_RE.match(sid)
-                if m:
-                    st.heading = int(m.group(1))
-                elif label in _TITLE_NAMES or sid == "title":
+                if facts.heading is not None:
+                    st.heading = facts.heading
+                elif facts.title:
                     st.title = True
-                elif c.outline is not None and 0 <= c.outline < 9:
-                    st.heading = c.outline + 1
-            if label in _QUOTE_NAMES or sid in ("quote", "intensequote", "blocktext"):
-                st.quote = True
-            if c.kind == "paragraph" and _CODE_RE.search(label):
-                st.code = True
-            if c.kind == "character" and (label in _CODE_CHAR_NAMES or _CODE_RE.search(label)):
-                st.inline_code = True
-            for attr in ("bold", "italic", "strike", "underline", "vert", "font", "num_id",
-                         "ilvl"):
-                if getattr(st, attr) is None and getattr(c, attr) is not None:
-                    setattr(st, attr, getattr(c, attr))
+                elif facts.outline_heading is not None:
+                    st.heading = facts.outline_heading
+            st.quote = st.quote or facts.quote
+            st.code = st.code or facts.code
+            st.inline_code = st.inline_code or facts.inline_code
+        for attr in _INHERITED:
+            if getattr(st, attr) is None:
+                for c in chain[1:]:
+                    value = getattr(c, attr)
+                    if value is not None:
+                        setattr(st, attr, value)
+                        break
         if st.font and is_mono_font(st.font) and st.kind == "character":
             st.inline_code = True
 
