@@ -29,7 +29,9 @@ from pathlib import Path
 from bench.common import table
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+# ``../shared/corpus`` beside the clone; from a worktree under ``wt/``, one level further up
+CORPUS = next((p / "shared" / "corpus" for p in ROOT.parents[:2]
+               if (p / "shared" / "corpus").is_dir()), ROOT.parent / "shared" / "corpus")
 REALWORLD = CORPUS / "realworld" / "pdf"
 CAMELOT = CORPUS / "tables-camelot"
 COLUMNS = ("pdfjs__tracemonkey.pdf", "pypdf__multicolumn.pdf",

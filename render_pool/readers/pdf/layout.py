@@ -258,9 +258,14 @@ def order_page(segs: list[Segment], blocks: list[Block], page: int,
     bounds = [xmin, *[v for g in gutters for v in g], xmax]
     cols = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
 
+    # a segment belongs to a column when it stays on its side of the gutters' middles: a
+    # line starting with hanging punctuation (an opening quote) reaches into the gutter
+    # without crossing it
+    mids = [xmin, *[(g0 + g1) / 2 for g0, g1 in gutters], xmax]
+
     def column_of(x0: float, x1: float) -> int:
-        for i, (lo, hi) in enumerate(cols):
-            if x0 >= lo - 2 and x1 <= hi + 2:
+        for i in range(len(cols)):
+            if x0 >= mids[i] - 2 and x1 <= mids[i + 1] + 2:
                 return i
         return -1
 

@@ -1,0 +1,112 @@
+"""Issue 22, PDF reading of documents written by others: figures drawn in form XObjects,
+hanging punctuation at a column's edge, page numbers above the bottom band, rotated
+pages and text, right-to-left scripts and lenient opening.
+
+Every document is made here (hand-written PDFs, :mod:`tests.pdf_fixtures`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from render_pool.model import Table
+from render_pool.readers.pdf.reader import read_pdf
+from tests.pdf_fixtures import _pdf, _stream
+from tests.test_reader_pdf import plain_text
+
+LEFT = ["apple", "anchor", "amber", "arrow", "atlas", "acorn", "alder"]
+RIGHT = ["berry", "bridge", "basil", "beacon", "bolt", "birch", "bison"]
+
+
+def _text(x: float, y: float, text: str, size: int = 10, font: str = "F1") -> bytes:
+    return b"BT /%s %d Tf %.1f %.1f Td (%s) Tj ET\n" % (font.encode(), size, x, y,
+                                                       text.encode("latin-1"))
+
+
+def _lines(words: list[str], count: int) -> list[str]:
+    """``count`` lines of seven words; every fifth line ends a sentence (short)."""
+    out = []
+    for i in range(count):
+        picked = [words[(i + k) % len(words)] for k in range(7 if i % 5 != 4 else 3)]
+        out.append(" ".join(picked) + ("." if i % 5 == 4 else ""))
+    return out
+
+
+def _page_pdf(ops: bytes, extra_objects: list[bytes] | None = None, xobjects: bytes = b"",
+              page_extra: bytes = b"", size: tuple[int, int] = (612, 792)) -> bytes:
+    """A one-page PDF whose content is ``ops``; F1 Helvetica, F2 Helvetica-Bold; objects
+    from 7 on are ``extra_objects`` (``xobjects`` names them in the resources)."""
+    return _pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] " % size + page_extra
+        + b" /Resources << /Font << /F1 5 0 R /F2 6 0 R >> /XObject << " + xobjects
+        + b" >> >> /Contents 4 0 R >>",
+        _stream(b"", ops),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+        *(extra_objects or []),
+    ])
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())
+
+
+def test_a_ruled_figure_in_a_form_xobject_sits_where_the_form_puts_it() -> None:
+    """A figure drawn inside a form XObject is placed by the form's matrix: its boxes are
+    not taken at the form's own coordinates (over the text column, which then came out
+    as a table of cut words)."""
+    grid = b"0.5 w 60 520 m 290 520 l S 60 600 m 290 600 l S 60 680 m 290 680 l S " \
+           b"60 520 m 60 680 l S 175 520 m 175 680 l S 290 520 m 290 680 l S\n"
+    form = _stream(b"/Type /XObject /Subtype /Form /BBox [0 0 612 792]", grid)
+    ops = bytearray()
+    for i, line in enumerate(_lines(LEFT, 20)):
+        ops += _text(60, 690 - 13 * i, line)
+    ops += b"q 1 0 0 1 270 -400 cm /Fm1 Do Q\n"  # the figure lands at the bottom right
+    doc = read_pdf(_page_pdf(bytes(ops), [form], b"/Fm1 7 0 R"))
+    text = plain_text([b for b in doc.blocks if not isinstance(b, Table)])
+    assert _words(text) == [w for ln in _lines(LEFT, 20) for w in _words(ln)]
+
+
+def _two_columns(right_lines: list[str]) -> bytes:
+    ops = bytearray()
+    for i, line in enumerate(_lines(LEFT, 30)):
+        ops += _text(54, 700 - 13 * i, line)
+    for i, line in enumerate(right_lines):
+        # a line opening with a quote hangs the quote into the gutter
+        ops += _text(318 - (4 if line.startswith('"') else 0), 700 - 13 * i, line)
+    return bytes(ops)
+
+
+def test_a_line_with_hanging_punctuation_stays_in_its_column() -> None:
+    right = _lines(RIGHT, 30)
+    right[12] = '"' + right[12] + '" said'
+    doc = read_pdf(_page_pdf(_two_columns(right)))
+    words = _words(plain_text(doc.blocks))
+    a = [i for i, w in enumerate(words) if w in LEFT]
+    b = [i for i, w in enumerate(words) if w in RIGHT]
+    assert max(a) < min(b), "the right column was cut at its quoted line"
+
+
+def test_a_page_number_above_the_bottom_band_is_not_text() -> None:
+    """LaTeX sets the page number well above the bottom tenth of an A4 page; it does not
+    run into the next page's first paragraph."""
+    pages = []
+    for n in (1, 2):
+        ops = bytearray()
+        for i, line in enumerate(_lines(LEFT if n == 1 else RIGHT, 40)):
+            ops += _text(90, 770 - 13 * i, line)
+        ops += _text(300, 140, str(n))
+        pages.append(bytes(ops))
+    doc = read_pdf(_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
+        b"/Resources << /Font << /F1 7 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
+        b"/Resources << /Font << /F1 7 0 R >> >> /Contents 6 0 R >>",
+        _stream(b"", pages[0]), _stream(b"", pages[1]),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]))
+    assert not re.search(r"[0-9]", plain_text(doc.blocks))
