@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from render_pool.model import Table
 from render_pool.readers.pdf.reader import read_pdf
 from tests.pdf_fixtures import _pdf, _stream
@@ -110,3 +112,77 @@ def test_a_page_number_above_the_bottom_band_is_not_text() -> None:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]))
     assert not re.search(r"[0-9]", plain_text(doc.blocks))
+
+
+def _turned_text(x: float, y: float, text: str, direction: int, size: int = 10) -> bytes:
+    """Text running ``direction`` degrees counter-clockwise from (x, y)."""
+    a, b = {0: (1, 0), 90: (0, 1), 180: (-1, 0), 270: (0, -1)}[direction]
+    return b"BT /F1 %d Tf %d %d %d %d %.1f %.1f Tm (%s) Tj ET\n" % (
+        size, a, b, -b, a, x, y, text.encode("latin-1"))
+
+
+@pytest.mark.parametrize("rotate,direction", [(90, 90), (0, 90), (0, 270), (180, 180)])
+def test_a_page_turned_or_with_its_text_turned_reads_upright(rotate: int,
+                                                             direction: int) -> None:
+    """A landscape page in a portrait document (``/Rotate`` with its content drawn
+    turned) and a table printed sideways: the lines read whole, first to last."""
+    lines = _lines(LEFT, 12)
+    ops = bytearray()
+    for i, line in enumerate(lines):
+        if direction == 90:  # lines stacked from the left edge (the top once turned)
+            ops += _turned_text(60 + 14 * i, 80, line, 90)
+        elif direction == 270:
+            ops += _turned_text(550 - 14 * i, 700, line, 270)
+        else:  # upside down: the first line nearest the bottom edge
+            ops += _turned_text(550, 100 + 14 * i, line, 180)
+    doc = read_pdf(_page_pdf(bytes(ops), page_extra=b"/Rotate %d" % rotate))
+    assert _words(plain_text(doc.blocks)) == [w for ln in lines for w in _words(ln)]
+
+
+def test_a_stamp_in_the_margin_is_kept_whole_after_the_page_text() -> None:
+    """arXiv's vertical stamp in the left margin: read bottom to top, in one piece, and
+    not in the middle of the paragraph beside it."""
+    ops = bytearray()
+    lines = _lines(LEFT, 30)
+    for i, line in enumerate(lines):
+        ops += _text(90, 700 - 13 * i, line)
+    ops += _turned_text(30, 250, "arXiv:2004.04906v3 [cs.CL] 30 Sep 2020", 90, 16)
+    doc = read_pdf(_page_pdf(bytes(ops)))
+    text = plain_text(doc.blocks)
+    assert text.endswith("arXiv:2004.04906v3 [cs.CL] 30 Sep 2020")
+    assert _words(text)[: -5] == [w for ln in lines for w in _words(ln)]
+
+
+def test_a_stamp_repeated_in_the_margin_of_every_page_is_furniture() -> None:
+    pages = []
+    for n in (1, 2, 3):
+        ops = bytearray()
+        for i, line in enumerate(_lines(LEFT, 20)):
+            ops += _text(90, 700 - 13 * i, line)
+        ops += _turned_text(30, 250, f"VerDate Sep 11 2014 16:21 Aug 0{n} 2020", 90)
+        pages.append(_stream(b"", bytes(ops)))
+    kids = b" ".join(b"%d 0 R" % (3 + i) for i in range(3))
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + kids + b"] /Count 3 >>"]
+    objs += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font "
+             b"<< /F1 9 0 R >> >> /Contents %d 0 R >>" % (6 + i) for i in range(3)]
+    objs += [*pages, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    text = plain_text(read_pdf(_pdf(objs)).blocks)
+    assert "VerDate" not in text and "apple" in text
+
+
+def test_a_vertical_header_in_a_ruled_table_is_kept_in_reading_direction() -> None:
+    grid = b"0.5 w 100 500 m 400 500 l S 100 600 m 400 600 l S 100 700 m 400 700 l S " \
+           b"100 500 m 100 700 l S 250 500 m 250 700 l S 400 500 m 400 700 l S\n"
+    ops = bytearray(grid)
+    for i, line in enumerate(_lines(LEFT, 6)):  # the page's text runs left to right
+        ops += _text(100, 760 - 12 * i, line)
+    ops += _turned_text(180, 610, "Quarter", 90)
+    ops += _turned_text(330, 610, "Revenue", 90)
+    ops += _text(160, 545, "Spring")
+    ops += _text(310, 545, "1200")
+    doc = read_pdf(_page_pdf(bytes(ops)))
+    tables = [b for b in doc.blocks if isinstance(b, Table)]
+    assert len(tables) == 1
+    cells = [[plain_text(c.blocks) for c in r.cells] for r in tables[0].rows]
+    assert cells == [["Quarter", "Revenue"], ["Spring", "1200"]]

@@ -63,9 +63,14 @@ def _edge_lines(items: list[Item], height: float) -> list[tuple[str, Item]]:
 
 
 def remove_furniture(pages: list[list[Item]], heights: list[float]) -> int:
-    """Drop running headers/footers and page numbers in place; returns lines removed."""
+    """Drop running headers/footers and page numbers in place; returns lines removed.
+
+    Turned text in a side margin (a printer's or archive's stamp) counts as furniture
+    the same way: when the same text (digits ignored) is there on half of the pages."""
     counts: dict[tuple[str, str], int] = {}
-    edges = [_edge_lines(items, h) for items, h in zip(pages, heights, strict=True)]
+    edges = [_edge_lines(items, h) + [("side", it) for it in items
+                                      if isinstance(it, Block) and it.margin]
+             for items, h in zip(pages, heights, strict=True)]
     for found in edges:
         for key in {(zone, _key(_text(ln))) for zone, ln in found}:
             counts[key] = counts.get(key, 0) + 1
@@ -75,7 +80,8 @@ def remove_furniture(pages: list[list[Item]], heights: list[float]) -> int:
         drop: set[int] = set()
         for zone, ln in found:
             text = _text(ln)
-            if _PAGE_NO.match(text) or counts.get((zone, _key(text)), 0) >= need:
+            if (_PAGE_NO.match(text) and zone != "side") \
+                    or counts.get((zone, _key(text)), 0) >= need:
                 drop.add(id(ln))
         if drop:
             removed += len(drop)

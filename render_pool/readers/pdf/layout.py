@@ -88,6 +88,7 @@ class Block:
     payload: object
     page: int = 0
     region: tuple[int, int, int] = (0, 0, 0)
+    margin: bool = False  # turned text beside the page's text (a stamp in the margin)
 
 
 Item = Line | Block

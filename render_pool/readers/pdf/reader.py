@@ -29,7 +29,14 @@ from render_pool.errors import CorruptDocument, TooLarge
 from render_pool.model import Block, Document, Heading, Image, Paragraph, Resource
 from render_pool.readers.pdf.blocks import build_blocks
 from render_pool.readers.pdf.bombs import check_pdf_streams
-from render_pool.readers.pdf.chars import ARTIFACT, Char, page_chars, segments_of
+from render_pool.readers.pdf.chars import (
+    ARTIFACT,
+    Char,
+    TurnedRun,
+    page_chars,
+    segments_of,
+    take_turned,
+)
 from render_pool.readers.pdf.furniture import remove_furniture
 from render_pool.readers.pdf.graphics import PageImage, page_images, page_rules
 from render_pool.readers.pdf.layout import Block as FlowBlock
@@ -38,8 +45,9 @@ from render_pool.readers.pdf.links import attach_links, page_links, resolve_inte
 from render_pool.readers.pdf.notes import place_notes, take_notes
 from render_pool.readers.pdf.ocr import MODES as OCR_MODES
 from render_pool.readers.pdf.ocr import PageOcr, needs_ocr
+from render_pool.readers.pdf.rotation import upright_page
 from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
-from render_pool.readers.pdf.tables import build_grid_table, find_grids
+from render_pool.readers.pdf.tables import build_grid_table, cell_blocks, find_grids
 from render_pool.readers.pdf.tagged import PageImageRef, dedent_code, join_pages, tagged_page
 
 log = logging.getLogger(__name__)
@@ -159,9 +167,16 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
     page = pdf[index]
     tree: list[StructNode] | None = None
     try:
+        textpage = page.get_textpage()
+        turned, shown = upright_page(pdf, index, page, textpage)
+        if turned is not None:
+            page = turned
+            textpage = page.get_textpage()
+        if shown:
+            doc.warn(f"page {index + 1}: its text shows turned {shown} degrees; it was "
+                     "read upright")
         width, height = page.get_size()
         res.height = height
-        textpage = page.get_textpage()
         try:
             chars = page_chars(textpage, height)
             attach_links(chars, page_links(pdf, page, textpage, height))
@@ -184,20 +199,67 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document,
     names = [f"page{index + 1}-img{n}.png" for n in range(1, len(images) + 1)]
     for name, img in zip(names, images, strict=True):
         doc.resources[name] = Resource(img.png, "image/png")
-    if tree and _tagged_items(tree, chars, images, names, index, width, height, doc, res):
+    chars, runs = take_turned(chars)
+    if tree and _tagged_items(tree, _with_runs(chars, runs), images, names, index, width,
+                              height, doc, res):
         return res
     blocks: list[FlowBlock] = []
     for grid in find_grids(rules, width, height):
         inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
-        table = build_grid_table(grid, inside, fills)
+        held = [r for r in runs if all(grid.contains(c) for c in r.flat())]
+        table = build_grid_table(grid, _with_runs(inside, held), fills)
         if table is None:
             continue
         chars = [c for c in chars if c is None or not grid.contains(c)]
+        runs = [r for r in runs if all(r is not h for h in held)]
         x0, x1, top, bottom = grid.box
         blocks.append(FlowBlock(x0, x1, top, bottom, table))
     blocks.extend(_image_block(img, name) for name, img in zip(names, images, strict=True))
-    res.items = order_page(segments_of(chars), blocks, index, height)
+    segs = segments_of(chars)
+    turned = _turned_blocks(runs)
+    if segs:  # turned text beside all the upright text is a margin note: it ends the page
+        left, right = min(s.x0 for s in segs), max(s.x1 for s in segs)
+        for b in turned:
+            b.margin = b.x1 <= left or b.x0 >= right
+    blocks.extend(b for b in turned if not b.margin)
+    res.items = order_page(segs, blocks, index, height)
+    for b in turned:
+        if b.margin:
+            b.page = index
+            res.items.append(b)
     return res
+
+
+def _with_runs(chars: list[Char | None], runs: list[TurnedRun]) -> list[Char | None]:
+    """The characters followed by the turned runs, each as a horizontal line of its own."""
+    out = list(chars)
+    for run in runs:
+        out.append(None)
+        out.extend(run.flat())
+    return out
+
+
+def _turned_blocks(runs: list[TurnedRun]) -> list[FlowBlock]:
+    """Turned text outside tables (a margin stamp, a sideways caption) as paragraphs
+    placed at its box: consecutive runs side by side (the lines of one turned paragraph)
+    make one paragraph, read in the runs' order."""
+    groups: list[list[TurnedRun]] = []
+    for run in runs:
+        if groups:
+            last = groups[-1][-1]
+            em = max(max(c.size for c in run.chars), 1.0)
+            if min(abs(run.x0 - last.x1), abs(last.x0 - run.x1)) < 1.5 * em \
+                    and min(run.bottom, last.bottom) > max(run.top, last.top):
+                groups[-1].append(run)
+                continue
+        groups.append([run])
+    out: list[FlowBlock] = []
+    for group in groups:
+        for para in cell_blocks(_with_runs([], group)):
+            out.append(FlowBlock(min(r.x0 for r in group), max(r.x1 for r in group),
+                                 min(r.top for r in group), max(r.bottom for r in group),
+                                 para))
+    return out
 
 
 def _join_tagged_pages(pages: list[_PageResult]) -> None:
