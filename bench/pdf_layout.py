@@ -41,13 +41,15 @@ _WORD = re.compile(r"\w+")
 _CJK = re.compile("[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _MD_NOISE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)|\]\([^)\s]*\)|</?[a-zA-Z][^<>\n]{0,80}>"
                        r"|data:[^)\s]+")
+# inline emphasis is markup, not a word break: "*x*1" and "A<sub>1</sub>" read as one word
+_MD_INLINE = re.compile(r"\*+|</?(em|strong|sup|sub|b|i|u|s|del|mark|code)>")
 
 
 def words(text: str, markdown: bool = True) -> list[str]:
     """Lower-case word tokens (letters/digits), each Chinese/Japanese character a token of
     its own (those scripts put no spaces between words); of Markdown, link targets, images
-    and HTML tags left out."""
-    text = _MD_NOISE.sub(" ", text) if markdown else text
+    and HTML tags left out (inline emphasis joined to its word)."""
+    text = _MD_NOISE.sub(" ", _MD_INLINE.sub("", text)) if markdown else text
     return _WORD.findall(_CJK.sub(r" \g<0> ", text).lower())
 
 

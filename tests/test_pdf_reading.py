@@ -186,3 +186,10 @@ def test_a_vertical_header_in_a_ruled_table_is_kept_in_reading_direction() -> No
     assert len(tables) == 1
     cells = [[plain_text(c.blocks) for c in r.cells] for r in tables[0].rows]
     assert cells == [["Quarter", "Revenue"], ["Spring", "1200"]]
+
+
+def test_glyph_three_of_a_font_without_a_unicode_map_is_a_word_space() -> None:
+    """A subset font without a Unicode map gives its glyph ids as codes; glyph 3 is the
+    space, and the words do not run together."""
+    ops = b"BT /F1 12 Tf 72 700 Td (Hello\003world\003again) Tj ET\n"
+    assert plain_text(read_pdf(_page_pdf(ops)).blocks) == "Hello world again"

@@ -168,6 +168,10 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
         code = pdfium_c.FPDFText_GetUnicode(textpage, i)
         if code in (0xFFFE, 0xFFFF):
             continue
+        if code == 3:
+            # a font without a Unicode map whose codes are glyph ids: glyph 3 is the space
+            # in TrueType fonts (pdftotext reads it so too); dropped, words ran together
+            code = 0x20
         ch = _PUA_BULLETS.get(code) or (chr(code) if code < 0x110000 else "\ufffd")
         if ch in "\r\n":
             if not out or out[-1] is not None:
