@@ -193,3 +193,39 @@ def test_glyph_three_of_a_font_without_a_unicode_map_is_a_word_space() -> None:
     space, and the words do not run together."""
     ops = b"BT /F1 12 Tf 72 700 Td (Hello\003world\003again) Tj ET\n"
     assert plain_text(read_pdf(_page_pdf(ops)).blocks) == "Hello world again"
+
+
+def _glyphs(text: str, x_right: float, rtl: bool, size: float = 10.0) -> list:
+    """Characters of ``text`` (logical order) placed as a renderer would show them: a
+    right-to-left word from ``x_right`` leftwards, a left-to-right one rightwards."""
+    from render_pool.readers.pdf.chars import Char
+
+    out = []
+    x = x_right
+    for ch in text:
+        w = 0.0 if ch == " " else 0.5 * size
+        if rtl:
+            out.append(Char(ch, x - w, x, 0, size, 0.8 * size, size, False, False))
+            x -= w + (0.3 * size if ch == " " else 0.0)
+        else:
+            out.append(Char(ch, x, x + w, 0, size, 0.8 * size, size, False, False))
+            x += w + (0.3 * size if ch == " " else 0.0)
+    return out
+
+
+def test_arabic_and_hebrew_lines_read_in_logical_order_with_whole_words() -> None:
+    """A left-aligned "Arabic: <Arabic words>" line whose glyphs come right to left (as
+    pdfium gives them): the label first, the Arabic words whole and in reading order;
+    a right-aligned Hebrew line with a number keeps the number's digits in order."""
+    from render_pool.readers.pdf.chars import segments_of
+    from render_pool.readers.pdf.layout import Line
+
+    label = _glyphs("Arabic: ", 50.0, False)
+    arabic = _glyphs("\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645",
+                     160.0, True)
+    line = Line(segments_of(arabic + label), col_x0=50.0, col_x1=400.0)
+    assert line.text == "Arabic: \u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645"
+    hebrew = _glyphs("\u05e9\u05dc\u05d5\u05dd ", 400.0, True)
+    digits = _glyphs("2024", hebrew[-1].x0 - 3 - 20.0, False)  # the number reads forwards
+    line = Line(segments_of(hebrew + digits), col_x0=50.0, col_x1=400.0)
+    assert line.text == "\u05e9\u05dc\u05d5\u05dd 2024"

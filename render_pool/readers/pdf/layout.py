@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from render_pool.readers.pdf.bidi import logical_order
 from render_pool.readers.pdf.chars import Char, Segment, is_cjk, is_rtl
 
 
@@ -38,6 +39,10 @@ class Line:
         self.top = min(s.top for s in self.segs)
         self.bottom = max(s.bottom for s in self.segs)
         chars: list[Char] = []
+        if any(is_rtl(c.text) for s in self.segs for c in s.chars):
+            self.chars = logical_order([c for s in self.segs for c in s.chars],
+                                       self.col_x0, self.col_x1)
+            return
         for s in self.segs:
             if chars and chars[-1].text != " " and not (
                     is_cjk(chars[-1].text[-1:]) and is_cjk(s.chars[0].text)):
