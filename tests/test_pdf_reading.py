@@ -229,3 +229,20 @@ def test_arabic_and_hebrew_lines_read_in_logical_order_with_whole_words() -> Non
     digits = _glyphs("2024", hebrew[-1].x0 - 3 - 20.0, False)  # the number reads forwards
     line = Line(segments_of(hebrew + digits), col_x0=50.0, col_x1=400.0)
     assert line.text == "\u05e9\u05dc\u05d5\u05dd 2024"
+
+
+def test_a_pdf_whose_page_tree_is_missing_is_read_from_its_pages() -> None:
+    """The catalogue points at a page tree the file lost (a truncated linearised file):
+    the pages are found by scanning, with a warning, instead of a refusal."""
+    from tests.pdf_fixtures import _pdf, _stream
+
+    data = _pdf([
+        b"<< /Type /Catalog /Pages 9 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Page /Parent 9 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 2 0 R >> >> /Contents 4 0 R >>",
+        _stream(b"", _text(72, 700, "Text on a page the tree lost")),
+    ])
+    doc = read_pdf(data)
+    assert plain_text(doc.blocks) == "Text on a page the tree lost"
+    assert any("damaged" in w for w in doc.warnings)

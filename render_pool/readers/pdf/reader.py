@@ -45,6 +45,7 @@ from render_pool.readers.pdf.links import attach_links, page_links, resolve_inte
 from render_pool.readers.pdf.notes import place_notes, take_notes
 from render_pool.readers.pdf.ocr import MODES as OCR_MODES
 from render_pool.readers.pdf.ocr import PageOcr, needs_ocr
+from render_pool.readers.pdf.repair import rebuilt
 from render_pool.readers.pdf.rotation import upright_page
 from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
 from render_pool.readers.pdf.tables import build_grid_table, cell_blocks, find_grids
@@ -61,15 +62,16 @@ _LABEL_GLYPHS = set("\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2023\u2043")
 _META_KEYS = {"Title": "title", "Author": "author", "Subject": "subject", "Keywords": "keywords"}
 
 
-def _open(data: bytes) -> pdfium.PdfDocument:
-    """Open the bytes with pdfium, turning every failure into a CorruptDocument."""
+def _open(data: bytes) -> tuple[pdfium.PdfDocument, bool]:
+    """Open the bytes with pdfium, turning every failure into a CorruptDocument; True with
+    the document when its pages had to be found by scanning the file (repair)."""
     if not data:
         raise CorruptDocument("The PDF file is empty (0 bytes)")
     if b"%PDF-" not in data[:1024]:
         raise CorruptDocument("The file is not a PDF (no %PDF- header)")
     check_pdf_streams(data)  # decompression bombs: refused before pdfium inflates them
     try:
-        return pdfium.PdfDocument(data)
+        return pdfium.PdfDocument(data), False
     except pdfium.PdfiumError as exc:
         if exc.err_code == pdfium_c.FPDF_ERR_PASSWORD:
             raise CorruptDocument(
@@ -78,9 +80,19 @@ def _open(data: bytes) -> pdfium.PdfDocument:
         if exc.err_code == pdfium_c.FPDF_ERR_SECURITY:
             raise CorruptDocument(
                 "The PDF is encrypted with an unsupported security handler") from None
-        raise CorruptDocument("The PDF is corrupt or unreadable") from None
-    except Exception:
-        raise CorruptDocument("The PDF is corrupt or unreadable") from None
+        log.info("pdfium refused the PDF (%s); scanning it for its pages", exc)
+    except Exception as exc:
+        log.info("pdfium refused the PDF (%s); scanning it for its pages", exc)
+    fixed = rebuilt(data, MAX_PAGES)  # a broken page tree or xref: pages found by scanning
+    if fixed is not None:
+        try:
+            pdf = pdfium.PdfDocument(fixed)
+            if len(pdf) > 0:
+                return pdf, True
+            pdf.close()
+        except Exception as exc:
+            log.info("the scanned PDF could not be opened either: %s", exc)
+    raise CorruptDocument("The PDF is corrupt or unreadable")
 
 
 def _metadata(pdf: pdfium.PdfDocument) -> dict[str, str]:
@@ -312,8 +324,11 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "") -> Documen
     """
     if ocr not in OCR_MODES:
         ocr = "auto"
-    pdf = _open(data)
+    pdf, repaired = _open(data)
     doc = Document()
+    if repaired:
+        doc.warn("The PDF is damaged (its page tree or cross-references are broken); its "
+                 "pages were found by scanning the file")
     try:
         count = len(pdf)
         if count > MAX_PAGES:
