@@ -24,10 +24,10 @@ SAMPLE = 600  # characters looked at per page: enough to tell the direction, che
 
 def text_direction(textpage: pdfium.PdfTextPage) -> int:
     """The direction (0, 90, 180 or 270 degrees counter-clockwise) most of the page's
-    characters run in, 0 when there are none or no direction has a majority."""
+    characters run in, 0 when no direction has a majority, -1 when there are none."""
     count = textpage.count_chars()
     if count <= 0:
-        return 0
+        return -1
     step = max(1, count // SAMPLE)
     votes = {0: 0, 90: 0, 180: 0, 270: 0}
     mat = pdfium_c.FS_MATRIX()
@@ -43,8 +43,10 @@ def text_direction(textpage: pdfium.PdfTextPage) -> int:
         else:
             votes[90 if mat.b > 0 else 270] += 1
     total = sum(votes.values())
+    if not total:
+        return -1
     best = max(votes, key=lambda k: votes[k])
-    return best if total and votes[best] * 2 > total else 0
+    return best if votes[best] * 2 > total else 0
 
 
 def upright_page(pdf: pdfium.PdfDocument, index: int, page: pdfium.PdfPage,
@@ -54,9 +56,9 @@ def upright_page(pdf: pdfium.PdfDocument, index: int, page: pdfium.PdfPage,
     shows at on screen (degrees counter-clockwise; 0 when it shows upright)."""
     rotation = page.get_rotation()
     direction = text_direction(textpage)
+    if direction < 0 or (direction == 0 and rotation == 0):
+        return None, 0  # no text (a scan keeps its /Rotate for OCR), or upright already
     shown = (direction - rotation) % 360
-    if direction == 0 and rotation == 0:
-        return None, 0
     x0, y0, x1, y1 = page.get_cropbox()
     w, h = x1 - x0, y1 - y0
     # content coordinates (x, y) -> turned coordinates with the origin at the bottom left
