@@ -1,7 +1,9 @@
 """PDF reader: a PDF's text layer, tables and images as a :class:`Document`.
 
-Built on pypdfium2. Per page: characters with boxes, font style and marked-content ids
-(chars), links (links), ruling lines and images (graphics). A tagged page
+Built on pypdfium2. Per page: the page is first turned so that its text runs left to right
+(rotation: ``/Rotate`` and text set sideways), then characters with boxes, font style and
+marked-content ids (chars; turned text in the minority read as runs of its own), links
+(links), ruling lines and images (graphics, forms' matrices applied). A tagged page
 (one with a usable structure tree, pdf_struct) is read from its tree (tagged); the
 characters the tree does not reference, and every untagged page, are read by layout: ruled
 tables (tables), columns and reading order (layout). Then, for the whole document:
@@ -9,6 +11,9 @@ running headers/footers and page numbers are removed (furniture), lines become
 headings, paragraphs, lists, quotes and tables (blocks), tagged blocks cut by a page
 break are joined again (tagged), and internal links are pointed at the headings at
 their destinations (links).
+
+Lines holding Arabic or Hebrew are put in logical order (bidi). A file pdfium refuses for
+a broken page tree or cross-references is read from its page objects (repair).
 
 Bad input never surfaces as a pdfium error: empty, non-PDF, corrupt and encrypted files,
 and scans without a text layer that OCR cannot read (or with ``ocr="off"``) raise
