@@ -246,3 +246,14 @@ def test_a_pdf_whose_page_tree_is_missing_is_read_from_its_pages() -> None:
     doc = read_pdf(data)
     assert plain_text(doc.blocks) == "Text on a page the tree lost"
     assert any("damaged" in w for w in doc.warnings)
+
+
+def test_tagged_hebrew_text_is_one_line_of_whole_words() -> None:
+    """Text read from a structure tree: Hebrew letters run leftwards, which is no jump
+    back to a new line (each letter came out alone, spaced apart)."""
+    from render_pool.readers.pdf.tagged import _lines
+
+    hebrew = _glyphs("\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd", 300.0, True)
+    lines = _lines(list(hebrew))
+    assert ["".join(c.text for c in ln) for ln in lines] == [
+        "\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd"]
