@@ -3,8 +3,8 @@
 A PDF places glyphs; the order of its content stream (or of pdfium's own reordering) is
 not reliably the reading order when Arabic or Hebrew is mixed with Latin words, digits and
 punctuation. A line holding right-to-left letters is therefore rebuilt from the glyphs'
-positions: sorted left to right (the visual order), spaces where they were set (or in a
-wide gap without one),
+positions: sorted left to right (the visual order), a space between two glyphs a space
+separates in the content (or in a wide gap without one),
 then turned into logical order the way the Unicode bidirectional algorithm displays
 text, backwards: in a line whose base direction is right to left, the glyphs are taken
 from the right and each run of left-to-right text (Latin words, numbers) is turned back
@@ -15,6 +15,7 @@ right), else the majority of its letters.
 
 from __future__ import annotations
 
+import bisect
 import unicodedata
 
 from render_pool.readers.pdf.chars import Char
@@ -37,25 +38,39 @@ def _kind(ch: Char) -> str:
 
 
 def _with_spaces(chars: list[Char]) -> list[Char]:
-    """The glyphs left to right, each space of the content at its place (between the
-    glyphs around its position), and a space added in a gap wider than half an em that
-    has none (a producer that moves to the next word instead of writing a space)."""
-    placed = sorted(chars, key=lambda c: (c.x0 + c.x1) / 2)
-    out: list[Char] = []
-    for ch in placed:
+    """The glyphs left to right with the content's spaces put back: between the two glyphs
+    a space separates in the content when they are neighbours on the line (whatever box
+    the space has: some producers place it a glyph off), else at the space's own place
+    (a number inside right-to-left text); and in a gap wider than half an em."""
+    visual = sorted((c for c in chars if c.text.strip()), key=lambda c: (c.x0 + c.x1) / 2)
+    where = {id(c): i for i, c in enumerate(visual)}
+    centres = [(c.x0 + c.x1) / 2 for c in visual]
+    after: set[int] = set()  # a space goes after visual[i]
+    last: Char | None = None
+    space: Char | None = None
+    for ch in chars:
         if not ch.text.strip():
-            if out and out[-1].text.strip():
-                out.append(ch)
+            space = ch if last is not None else None
             continue
-        if out and out[-1].text.strip():
+        if space is not None and last is not None:
+            a, b = sorted((where[id(last)], where[id(ch)]))
+            if b == a + 1:
+                after.add(a)
+            else:
+                at = bisect.bisect_left(centres, (space.x0 + space.x1) / 2) - 1
+                if 0 <= at < len(visual) - 1:
+                    after.add(at)
+        last, space = ch, None
+    out: list[Char] = []
+    for i, ch in enumerate(visual):
+        if out:
             prev = out[-1]
-            if ch.x0 - prev.x1 > 0.5 * max(prev.size, ch.size, 1.0):
-                out.append(Char(" ", prev.x1, ch.x0, prev.top, prev.bottom, prev.baseline,
-                                prev.size, prev.bold and ch.bold, prev.italic and ch.italic,
-                                prev.mcid, prev.mono and ch.mono, generated=True))
+            if i - 1 in after or ch.x0 - prev.x1 > 0.5 * max(prev.size, ch.size, 1.0):
+                out.append(Char(" ", prev.x1, max(prev.x1, ch.x0), prev.top, prev.bottom,
+                                prev.baseline, prev.size, prev.bold and ch.bold,
+                                prev.italic and ch.italic, prev.mcid, prev.mono and ch.mono,
+                                generated=True))
         out.append(ch)
-    while out and not out[-1].text.strip():
-        out.pop()
     return out
 
 

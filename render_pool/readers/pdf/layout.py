@@ -40,8 +40,14 @@ class Line:
         self.bottom = max(s.bottom for s in self.segs)
         chars: list[Char] = []
         if any(is_rtl(c.text) for s in self.segs for c in s.chars):
-            self.chars = logical_order([c for s in self.segs for c in s.chars],
-                                       self.col_x0, self.col_x1)
+            joined: list[Char] = []  # segments are words apart, as in a left-to-right line
+            for s in self.segs:
+                if joined:
+                    last = joined[-1]
+                    joined.append(Char(" ", last.x1, last.x1, last.top, last.bottom,
+                                       last.baseline, last.size, False, False))
+                joined.extend(s.chars)
+            self.chars = logical_order(joined, self.col_x0, self.col_x1)
             return
         for s in self.segs:
             if chars and chars[-1].text != " " and not (
