@@ -29,7 +29,8 @@ from pathlib import Path
 from bench.common import table
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = next((p / "shared" / "corpus" for p in (ROOT.parent, ROOT.parents[1])
+# ``../shared/corpus`` beside the clone; from a worktree under ``wt/``, one level further up
+CORPUS = next((p / "shared" / "corpus" for p in ROOT.parents[:2]
                if (p / "shared" / "corpus").is_dir()), ROOT.parent / "shared" / "corpus")
 REALWORLD = CORPUS / "realworld" / "pdf"
 CAMELOT = CORPUS / "tables-camelot"
@@ -40,13 +41,15 @@ _WORD = re.compile(r"\w+")
 _CJK = re.compile("[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _MD_NOISE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)|\]\([^)\s]*\)|</?[a-zA-Z][^<>\n]{0,80}>"
                        r"|data:[^)\s]+")
+# inline emphasis is markup, not a word break: "*x*1" and "A<sub>1</sub>" read as one word
+_MD_INLINE = re.compile(r"\*+|</?(em|strong|sup|sub|b|i|u|s|del|mark|code)>")
 
 
 def words(text: str, markdown: bool = True) -> list[str]:
     """Lower-case word tokens (letters/digits), each Chinese/Japanese character a token of
     its own (those scripts put no spaces between words); of Markdown, link targets, images
-    and HTML tags left out."""
-    text = _MD_NOISE.sub(" ", text) if markdown else text
+    and HTML tags left out (inline emphasis joined to its word)."""
+    text = _MD_NOISE.sub(" ", _MD_INLINE.sub("", text)) if markdown else text
     return _WORD.findall(_CJK.sub(r" \g<0> ", text).lower())
 
 

@@ -58,6 +58,7 @@ class Char:
     mono: bool = False  # set in a fixed-pitch font
     link: str = ""  # URL of the link area the character sits in
     generated: bool = False  # a space pdfium inferred from a gap (not in the content)
+    turned: bool = False  # set at right angles (or upside down) to the page's text
 
 
 @dataclass(slots=True)
@@ -150,8 +151,10 @@ def _style_of(textpage: pdfium.PdfTextPage, raw_textpage: int, index: int, buf: 
 def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | None]:
     """All characters of a page in content order; ``None`` marks a generated line break.
 
-    Rotated characters are dropped when they are a minority (margin stamps, axis labels),
-    because they would break line grouping; a page of mostly rotated text keeps them.
+    Characters turned against the page's text (margin stamps, vertical table headers,
+    axis labels) are marked ``turned`` when they are a minority: line grouping cannot use
+    them, :func:`take_turned` reads them as runs of their own. (A page whose text is mostly
+    turned was turned upright before, by :mod:`rotation`.)
     """
     count = min(textpage.count_chars(), MAX_CHARS_PER_PAGE)
     out: list[Char | None] = []
@@ -165,6 +168,10 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
         code = pdfium_c.FPDFText_GetUnicode(textpage, i)
         if code in (0xFFFE, 0xFFFF):
             continue
+        if code == 3:
+            # a font without a Unicode map whose codes are glyph ids: glyph 3 is the space
+            # in TrueType fonts (pdftotext reads it so too); dropped, words ran together
+            code = 0x20
         ch = _PUA_BULLETS.get(code) or (chr(code) if code < 0x110000 else "\ufffd")
         if ch in "\r\n":
             if not out or out[-1] is not None:
@@ -181,7 +188,7 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
                 prev = out[-1]
                 out.append(Char(" ", prev.x1, prev.x1, prev.top, prev.bottom, prev.baseline,
                                 prev.size, prev.bold, prev.italic, prev.mcid, prev.mono,
-                                generated=True))
+                                generated=True, turned=prev.turned))
             continue
         if not pdfium_c.FPDFText_GetLooseCharBox(textpage, i, rect):
             continue
@@ -206,12 +213,76 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
                  page_height - mat.f, size, bold, italic, mcid, mono)
         if abs(mat.b) > abs(mat.a) + 1e-6 or mat.a < 0:
             rotated.append(len(out))
+            c.turned = True
         out.append(c)
     visible = sum(1 for c in out if c is not None and c.text.strip())
-    if rotated and len(rotated) * 2 < visible:
-        drop = set(rotated)
-        out = [c for i, c in enumerate(out) if i not in drop]
+    if rotated and len(rotated) * 2 >= visible:
+        for c in out:
+            if c is not None:
+                c.turned = False
     return out
+
+
+@dataclass(slots=True)
+class TurnedRun:
+    """Characters set in one turned line (content order, which is their reading order),
+    with the box they cover on the page (top-down)."""
+
+    chars: list[Char]
+    x0: float
+    x1: float
+    top: float
+    bottom: float
+
+    def flat(self) -> list[Char]:
+        """The run as one horizontal line of characters across the middle of its box, so
+        that segments, lines and table cells read it in its own direction."""
+        size = sorted(c.size for c in self.chars)[len(self.chars) // 2]
+        cy = (self.top + self.bottom) / 2
+        step = max(self.x1 - self.x0, size) / max(len(self.chars), 1)
+        out = []
+        for i, c in enumerate(self.chars):
+            x0 = self.x0 + i * step
+            out.append(Char(c.text, x0, x0 + (0.9 * step if c.text.strip() else 0.0),
+                            cy - size / 2, cy + size / 2, cy + 0.3 * size, size, c.bold,
+                            c.italic, c.mcid, c.mono, c.link, c.generated))
+        return out
+
+
+def take_turned(chars: list[Char | None]) -> tuple[list[Char | None], list[TurnedRun]]:
+    """Split the turned characters off: (the others, the turned ones as runs).
+
+    A run is a stretch of turned characters in content order, broken by a line break, an
+    upright character or a jump of more than two ems."""
+    rest: list[Char | None] = []
+    runs: list[TurnedRun] = []
+    cur: list[Char] = []
+
+    def flush() -> None:
+        vis = [c for c in cur if c.text.strip()]
+        if vis:
+            while cur and not cur[-1].text.strip():
+                cur.pop()
+            runs.append(TurnedRun(list(cur), min(c.x0 for c in vis), max(c.x1 for c in vis),
+                                  min(c.top for c in vis), max(c.bottom for c in vis)))
+        cur.clear()
+
+    for c in chars:
+        if c is None or not c.turned:
+            if cur:
+                flush()
+            rest.append(c)
+            continue
+        if cur and c.text.strip():
+            last = next((p for p in reversed(cur) if p.text.strip()), None)
+            if last is not None and abs((c.x0 + c.x1) - (last.x0 + last.x1)) / 2 + abs(
+                    (c.top + c.bottom) - (last.top + last.bottom)) / 2 > 3 * max(
+                    c.size, last.size, 1.0):
+                flush()
+        if cur or c.text.strip():
+            cur.append(c)
+    flush()
+    return rest, runs
 
 
 def is_rtl(text: str) -> bool:

@@ -60,11 +60,42 @@ class FillRect:
     bottom: float
 
 
-def _subpaths(obj: pdfium.PdfObject) -> list[tuple[list[tuple[float, float]], bool]]:
-    """Polylines of a path object in page coordinates; curves make a subpath unusable."""
+Matrix = tuple[float, float, float, float, float, float]
+_IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+
+def _own_matrix(obj: pdfium.PdfObject) -> Matrix:
     m = pdfium_c.FS_MATRIX()
     if not pdfium_c.FPDFPageObj_GetMatrix(obj, m):
-        m.a, m.b, m.c, m.d, m.e, m.f = 1, 0, 0, 1, 0, 0
+        return _IDENTITY
+    return (m.a, m.b, m.c, m.d, m.e, m.f)
+
+
+def _compose(inner: Matrix, outer: Matrix) -> Matrix:
+    """The matrix applying ``inner`` first, then ``outer`` (PDF row-vector convention)."""
+    a, b, c, d, e, f = inner
+    a2, b2, c2, d2, e2, f2 = outer
+    return (a * a2 + b * c2, a * b2 + b * d2, c * a2 + d * c2, c * b2 + d * d2,
+            e * a2 + f * c2 + e2, e * b2 + f * d2 + f2)
+
+
+def page_matrix(obj: pdfium.PdfObject) -> Matrix:
+    """An object's matrix to page space: pdfium gives an object inside a form XObject its
+    matrix within the form, so the forms' own matrices are applied on the way out (a
+    figure placed as a form would otherwise land at the page's origin, over the text)."""
+    m = _own_matrix(obj)
+    form = obj.container
+    depth = 0
+    while form is not None and depth < 16:
+        m = _compose(m, _own_matrix(form))
+        form = form.container
+        depth += 1
+    return m
+
+
+def _subpaths(obj: pdfium.PdfObject) -> list[tuple[list[tuple[float, float]], bool]]:
+    """Polylines of a path object in page coordinates; curves make a subpath unusable."""
+    ma, mb, mc, md, me, mf = page_matrix(obj)
     out: list[tuple[list[tuple[float, float]], bool]] = []
     pts: list[tuple[float, float]] = []
     closed = False
@@ -75,8 +106,8 @@ def _subpaths(obj: pdfium.PdfObject) -> list[tuple[list[tuple[float, float]], bo
         seg = pdfium_c.FPDFPath_GetPathSegment(obj, i)
         if not seg or not pdfium_c.FPDFPathSegment_GetPoint(seg, x, y):
             continue
-        px = m.a * x.value + m.c * y.value + m.e
-        py = m.b * x.value + m.d * y.value + m.f
+        px = ma * x.value + mc * y.value + me
+        py = mb * x.value + md * y.value + mf
         kind = pdfium_c.FPDFPathSegment_GetType(seg)
         if kind == pdfium_c.FPDF_SEGMENT_MOVETO:
             if len(pts) > 1 and not curved:
@@ -143,10 +174,16 @@ def page_images(page: pdfium.PdfPage, height: float, budget: list[int]) -> tuple
     images: list[PageImage] = []
     skipped = 0
     for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4):
-        try:
-            left, bottom, right, top = obj.get_bounds()
-        except pdfium.PdfiumError:
-            continue
+        if obj.container is None:
+            try:
+                left, bottom, right, top = obj.get_bounds()
+            except pdfium.PdfiumError:
+                continue
+        else:  # inside a form XObject: its bounds are in the form's space
+            ma, mb, mc, md, me, mf = page_matrix(obj)
+            xs = [ma * u + mc * v + me for u, v in ((0, 0), (1, 0), (0, 1), (1, 1))]
+            ys = [mb * u + md * v + mf for u, v in ((0, 0), (1, 0), (0, 1), (1, 1))]
+            left, right, bottom, top = min(xs), max(xs), min(ys), max(ys)
         if right - left < MIN_IMAGE_SIDE_PT or top - bottom < MIN_IMAGE_SIDE_PT:
             continue
         if budget[0] <= 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from render_pool.readers.pdf.bidi import logical_order
 from render_pool.readers.pdf.chars import Char, Segment, is_cjk, is_rtl
 
 
@@ -38,6 +39,16 @@ class Line:
         self.top = min(s.top for s in self.segs)
         self.bottom = max(s.bottom for s in self.segs)
         chars: list[Char] = []
+        if any(is_rtl(c.text) for s in self.segs for c in s.chars):
+            joined: list[Char] = []  # segments are words apart, as in a left-to-right line
+            for s in self.segs:
+                if joined:
+                    last = joined[-1]
+                    joined.append(Char(" ", last.x1, last.x1, last.top, last.bottom,
+                                       last.baseline, last.size, False, False))
+                joined.extend(s.chars)
+            self.chars = logical_order(joined, self.col_x0, self.col_x1)
+            return
         for s in self.segs:
             if chars and chars[-1].text != " " and not (
                     is_cjk(chars[-1].text[-1:]) and is_cjk(s.chars[0].text)):
@@ -88,6 +99,7 @@ class Block:
     payload: object
     page: int = 0
     region: tuple[int, int, int] = (0, 0, 0)
+    margin: bool = False  # turned text beside the page's text (a stamp in the margin)
 
 
 Item = Line | Block
@@ -258,9 +270,14 @@ def order_page(segs: list[Segment], blocks: list[Block], page: int,
     bounds = [xmin, *[v for g in gutters for v in g], xmax]
     cols = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
 
+    # a segment belongs to a column when it stays on its side of the gutters' middles: a
+    # line starting with hanging punctuation (an opening quote) reaches into the gutter
+    # without crossing it
+    mids = [xmin, *[(g0 + g1) / 2 for g0, g1 in gutters], xmax]
+
     def column_of(x0: float, x1: float) -> int:
-        for i, (lo, hi) in enumerate(cols):
-            if x0 >= lo - 2 and x1 <= hi + 2:
+        for i in range(len(cols)):
+            if x0 >= mids[i] - 2 and x1 <= mids[i + 1] + 2:
                 return i
         return -1
 

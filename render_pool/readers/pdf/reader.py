@@ -1,7 +1,9 @@
 """PDF reader: a PDF's text layer, tables and images as a :class:`Document`.
 
-Built on pypdfium2. Per page: characters with boxes, font style and marked-content ids
-(chars), links (links), ruling lines and images (graphics). A tagged page
+Built on pypdfium2. Per page: the page is first turned so that its text runs left to right
+(rotation: ``/Rotate`` and text set sideways), then characters with boxes, font style and
+marked-content ids (chars; turned text in the minority read as runs of its own), links
+(links), ruling lines and images (graphics, forms' matrices applied). A tagged page
 (one with a usable structure tree, pdf_struct) is read from its tree (tagged); the
 characters the tree does not reference, and every untagged page, are read by layout: ruled
 tables (tables), columns and reading order (layout). Then, for the whole document:
@@ -9,6 +11,9 @@ running headers/footers and page numbers are removed (furniture), lines become
 headings, paragraphs, lists, quotes and tables (blocks), tagged blocks cut by a page
 break are joined again (tagged), and internal links are pointed at the headings at
 their destinations (links).
+
+Lines holding Arabic or Hebrew are put in logical order (bidi). A file pdfium refuses for
+a broken page tree or cross-references is read from its page objects (repair).
 
 Bad input never surfaces as a pdfium error: empty, non-PDF, corrupt and encrypted files,
 and scans without a text layer that OCR cannot read (or with ``ocr="off"``) raise
@@ -30,7 +35,14 @@ from render_pool.model import Block, Document, Heading, Image, Paragraph, Resour
 from render_pool.readers.pdf.blocks import build_blocks
 from render_pool.readers.pdf.bombs import check_pdf_streams
 from render_pool.readers.pdf.borderless import find_text_tables
-from render_pool.readers.pdf.chars import ARTIFACT, Char, page_chars, segments_of
+from render_pool.readers.pdf.chars import (
+    ARTIFACT,
+    Char,
+    TurnedRun,
+    page_chars,
+    segments_of,
+    take_turned,
+)
 from render_pool.readers.pdf.furniture import remove_furniture
 from render_pool.readers.pdf.graphics import PageImage, page_images, page_rules
 from render_pool.readers.pdf.layout import Block as FlowBlock
@@ -39,8 +51,10 @@ from render_pool.readers.pdf.links import attach_links, page_links, resolve_inte
 from render_pool.readers.pdf.notes import place_notes, take_notes
 from render_pool.readers.pdf.ocr import MODES as OCR_MODES
 from render_pool.readers.pdf.ocr import OcrPages, PageOcr, image_objects, needs_ocr
+from render_pool.readers.pdf.repair import rebuilt
+from render_pool.readers.pdf.rotation import upright_page
 from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
-from render_pool.readers.pdf.tables import build_grid_table, find_grids, widen_grid
+from render_pool.readers.pdf.tables import build_grid_table, cell_blocks, find_grids, widen_grid
 from render_pool.readers.pdf.tagged import PageImageRef, dedent_code, join_pages, tagged_page
 from render_pool.readers.pdf.turn import Page as TurnPage
 from render_pool.readers.pdf.turn import turn_page
@@ -58,15 +72,16 @@ _LABEL_GLYPHS = set("\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2023\u2043")
 _META_KEYS = {"Title": "title", "Author": "author", "Subject": "subject", "Keywords": "keywords"}
 
 
-def _open(data: bytes) -> pdfium.PdfDocument:
-    """Open the bytes with pdfium, turning every failure into a CorruptDocument."""
+def _open(data: bytes) -> tuple[pdfium.PdfDocument, bool]:
+    """Open the bytes with pdfium, turning every failure into a CorruptDocument; True with
+    the document when its pages had to be found by scanning the file (repair)."""
     if not data:
         raise CorruptDocument("The PDF file is empty (0 bytes)")
     if b"%PDF-" not in data[:1024]:
         raise CorruptDocument("The file is not a PDF (no %PDF- header)")
     check_pdf_streams(data)  # decompression bombs: refused before pdfium inflates them
     try:
-        return pdfium.PdfDocument(data)
+        return pdfium.PdfDocument(data), False
     except pdfium.PdfiumError as exc:
         if exc.err_code == pdfium_c.FPDF_ERR_PASSWORD:
             raise CorruptDocument(
@@ -75,9 +90,19 @@ def _open(data: bytes) -> pdfium.PdfDocument:
         if exc.err_code == pdfium_c.FPDF_ERR_SECURITY:
             raise CorruptDocument(
                 "The PDF is encrypted with an unsupported security handler") from None
-        raise CorruptDocument("The PDF is corrupt or unreadable") from None
-    except Exception:
-        raise CorruptDocument("The PDF is corrupt or unreadable") from None
+        log.info("pdfium refused the PDF (%s); scanning it for its pages", exc)
+    except Exception as exc:
+        log.info("pdfium refused the PDF (%s); scanning it for its pages", exc)
+    fixed = rebuilt(data, MAX_PAGES)  # a broken page tree or xref: pages found by scanning
+    if fixed is not None:
+        try:
+            pdf = pdfium.PdfDocument(fixed)
+            if len(pdf) > 0:
+                return pdf, True
+            pdf.close()
+        except Exception as exc:
+            log.info("the scanned PDF could not be opened either: %s", exc)
+    raise CorruptDocument("The PDF is corrupt or unreadable")
 
 
 def _metadata(pdf: pdfium.PdfDocument) -> dict[str, str]:
@@ -169,9 +194,16 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
     page = pdf[index]
     tree: list[StructNode] | None = None
     try:
+        textpage = page.get_textpage()
+        turned, shown = upright_page(pdf, index, page, textpage)
+        if turned is not None:
+            page = turned
+            textpage = page.get_textpage()
+        if shown:
+            doc.warn(f"page {index + 1}: its text shows turned {shown} degrees; it was "
+                     "read upright")
         width, height = page.get_size()
         res.height = height
-        textpage = page.get_textpage()
         try:
             chars = page_chars(textpage, height)
             attach_links(chars, page_links(pdf, page, textpage, height))
@@ -196,20 +228,26 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
     names = [f"page{index + 1}-img{n}.png" for n in range(1, len(images) + 1)]
     for name, img in zip(names, images, strict=True):
         doc.resources[name] = Resource(img.png, "image/png")
-    if tree and _tagged_items(tree, chars, images, names, index, width, height, doc, res):
+    chars, runs = take_turned(chars)
+    if tree and _tagged_items(tree, _with_runs(chars, runs), images, names, index, width,
+                              height, doc, res):
         return res
-    turned = turn_page(TurnPage(chars, rules, fills, images, width, height))
-    chars, rules, fills, images = turned.chars, turned.rules, turned.fills, turned.images
-    width, height = turned.width, turned.height
+    # a page rotation.py left alone whose glyphs still advance up or down the page (no text
+    # matrix says so): read in the text's own frame
+    sideways = turn_page(TurnPage(chars, rules, fills, images, width, height))
+    chars, rules, fills, images = sideways.chars, sideways.rules, sideways.fills, sideways.images
+    width, height = sideways.width, sideways.height
     res.height = height
     blocks: list[FlowBlock] = []
     for grid in find_grids(rules, width, height):
         grid = widen_grid(grid, chars)
         inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
-        table = build_grid_table(grid, inside, fills)
+        held = [r for r in runs if all(grid.contains(c) for c in r.flat())]
+        table = build_grid_table(grid, _with_runs(inside, held), fills)
         if table is None:
             continue
         chars = [c for c in chars if c is None or not grid.contains(c)]
+        runs = [r for r in runs if all(r is not h for h in held)]
         x0, x1, top, bottom = grid.box
         blocks.append(FlowBlock(x0, x1, top, bottom, table))
     found = find_text_tables(segments_of(chars))
@@ -218,8 +256,51 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
         chars = [c for c in chars if c is None or id(c) not in used]
         blocks.extend(FlowBlock(t.x0, t.x1, t.top, t.bottom, t.table) for t in found)
     blocks.extend(_image_block(img, name) for name, img in zip(names, images, strict=True))
-    res.items = order_page(segments_of(chars), blocks, index, height)
+    segs = segments_of(chars)
+    turned = _turned_blocks(runs)
+    if segs:  # turned text beside all the upright text is a margin note: it ends the page
+        left, right = min(s.x0 for s in segs), max(s.x1 for s in segs)
+        for b in turned:
+            b.margin = b.x1 <= left or b.x0 >= right
+    blocks.extend(b for b in turned if not b.margin)
+    res.items = order_page(segs, blocks, index, height)
+    for b in turned:
+        if b.margin:
+            b.page = index
+            res.items.append(b)
     return res
+
+
+def _with_runs(chars: list[Char | None], runs: list[TurnedRun]) -> list[Char | None]:
+    """The characters followed by the turned runs, each as a horizontal line of its own."""
+    out = list(chars)
+    for run in runs:
+        out.append(None)
+        out.extend(run.flat())
+    return out
+
+
+def _turned_blocks(runs: list[TurnedRun]) -> list[FlowBlock]:
+    """Turned text outside tables (a margin stamp, a sideways caption) as paragraphs
+    placed at its box: consecutive runs side by side (the lines of one turned paragraph)
+    make one paragraph, read in the runs' order."""
+    groups: list[list[TurnedRun]] = []
+    for run in runs:
+        if groups:
+            last = groups[-1][-1]
+            em = max(max(c.size for c in run.chars), 1.0)
+            if min(abs(run.x0 - last.x1), abs(last.x0 - run.x1)) < 1.5 * em \
+                    and min(run.bottom, last.bottom) > max(run.top, last.top):
+                groups[-1].append(run)
+                continue
+        groups.append([run])
+    out: list[FlowBlock] = []
+    for group in groups:
+        for para in cell_blocks(_with_runs([], group)):
+            out.append(FlowBlock(min(r.x0 for r in group), max(r.x1 for r in group),
+                                 min(r.top for r in group), max(r.bottom for r in group),
+                                 para))
+    return out
 
 
 def _join_tagged_pages(pages: list[_PageResult]) -> None:
@@ -275,8 +356,11 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
     """
     if ocr not in OCR_MODES:
         ocr = "auto"
-    pdf = _open(data)
+    pdf, repaired = _open(data)
     doc = Document()
+    if repaired:
+        doc.warn("The PDF is damaged (its page tree or cross-references are broken); its "
+                 "pages were found by scanning the file")
     try:
         count = len(pdf)
         if count > MAX_PAGES:

@@ -37,7 +37,8 @@ from render_pool.model import (
     Text,
     plain_text,
 )
-from render_pool.readers.pdf.chars import Char, mono_glyph, reads_as_prose
+from render_pool.readers.pdf.bidi import logical_order
+from render_pool.readers.pdf.chars import Char, is_rtl, mono_glyph, reads_as_prose
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
 from render_pool.readers.pdf.links import is_internal
 from render_pool.readers.pdf.notes import MARK, place_marks
@@ -552,11 +553,18 @@ def _walk(node: StructNode) -> list[StructNode | int]:
 def _apart(a: Char, b: Char) -> bool:
     """True when b does not continue a's line (a new line or a jump back)."""
     em = max(a.size, b.size, 1.0)
-    return abs(a.baseline - b.baseline) > 0.5 * em or b.x0 < a.x0 - 0.5 * em
+    return abs(a.baseline - b.baseline) > 0.5 * em or (
+        b.x0 < a.x0 - 0.5 * em and not is_rtl(a.text) and not is_rtl(b.text))
 
 
 def _lines(chars: list[Char | None]) -> list[list[Char]]:
-    """Characters split at line breaks and baseline jumps, with spaces kept."""
+    """Characters split at line breaks and baseline jumps, with spaces kept; a line with
+    right-to-left letters in logical order (bidi)."""
+    return [logical_order(ln) if any(is_rtl(c.text) for c in ln) else ln
+            for ln in _ltr_lines(chars)]
+
+
+def _ltr_lines(chars: list[Char | None]) -> list[list[Char]]:
     lines: list[list[Char]] = [[]]
     for c in chars:
         if c is None:
@@ -571,6 +579,11 @@ def _lines(chars: list[Char | None]) -> list[list[Char]]:
         if last is not None and c.text.strip() and cur[-1].text.strip() \
                 and c.x0 - last.x1 > 0.25 * max(c.size, 1.0):
             cur.append(Char(" ", last.x1, last.x1, last.top, last.bottom, last.baseline,
+                            last.size, last.bold, last.italic, last.mcid, last.mono, last.link))
+        elif last is not None and c.text.strip() and cur[-1].text.strip() \
+                and is_rtl(c.text) and last.x0 - c.x1 > 0.15 * max(c.size, 1.0):
+            # right to left: the gap is on the left of the last letter
+            cur.append(Char(" ", c.x1, last.x0, last.top, last.bottom, last.baseline,
                             last.size, last.bold, last.italic, last.mcid, last.mono, last.link))
         cur.append(c)
     return [ln for ln in lines if ln]
