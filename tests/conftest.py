@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing.process
+import os
 import subprocess
 import uuid
 from collections.abc import Iterable, Iterator
@@ -305,8 +306,9 @@ def _refuse_in_fast_test(program: str) -> None:
 
 
 def _guarded_popen_init(self: subprocess.Popen, args: Any, *rest: Any, **kw: Any) -> None:
-    program = args if isinstance(args, str | bytes) else next(iter(args), "?")
-    _refuse_in_fast_test(Path(str(program)).name)
+    # ``args`` is a program (text, bytes or a path) or a sequence whose first item is one
+    program = args if isinstance(args, str | bytes | os.PathLike) else next(iter(args), "?")
+    _refuse_in_fast_test(Path(os.fsdecode(program)).name)
     _popen_init(self, args, *rest, **kw)
 
 
