@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing.process
+import os
 import subprocess
 import uuid
 from collections.abc import Iterable, Iterator
@@ -292,6 +293,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # The node id of the test now running when it is not marked slow (None otherwise): read by the
 # process guard from any thread, so a module global rather than a context variable.
 _fast_test: str | None = None
+# What the guard refused during the running phase: a process started from another thread
+# raises there, where nothing may report it, so the phase's report fails from this list.
+_refused: list[str] = []
 _popen_init = subprocess.Popen.__init__
 _process_start = multiprocessing.process.BaseProcess.start
 
@@ -300,13 +304,16 @@ def _refuse_in_fast_test(program: str) -> None:
     """Fail the running fast test: it starts ``program``, so by the definition above it is
     slow (and would make `just test-fast` slow without anyone noticing)."""
     if _fast_test is not None:
-        pytest.fail(f"{_fast_test} starts a process ({program}) but is not marked slow: add "
-                    "`@pytest.mark.slow` (see SLOW_FIXTURES in tests/conftest.py)", pytrace=False)
+        message = (f"{_fast_test} starts a process ({program}) but is not marked slow: add "
+                   "`@pytest.mark.slow` (see SLOW_FIXTURES in tests/conftest.py)")
+        _refused.append(message)
+        pytest.fail(message, pytrace=False)
 
 
 def _guarded_popen_init(self: subprocess.Popen, args: Any, *rest: Any, **kw: Any) -> None:
-    program = args if isinstance(args, str | bytes) else next(iter(args), "?")
-    _refuse_in_fast_test(Path(str(program)).name)
+    # ``args`` is a program (text, bytes or a path) or a sequence whose first item is one
+    program = args if isinstance(args, str | bytes | os.PathLike) else next(iter(args), "?")
+    _refuse_in_fast_test(Path(os.fsdecode(program)).name)
     _popen_init(self, args, *rest, **kw)
 
 
@@ -324,7 +331,21 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """Arm the process guard around a fast test's setup, call and teardown."""
     global _fast_test
     _fast_test = None if item.get_closest_marker("slow") else item.nodeid
+    _refused.clear()
     try:
         yield
     finally:
         _fast_test = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[None]:
+    """A phase in which the guard refused a process fails, also when the refusal was raised
+    in another thread (and only printed there) or caught by the code under test."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    if _refused and report.passed:
+        report.outcome = "failed"
+        report.longrepr = _refused[0]
+    _refused.clear()

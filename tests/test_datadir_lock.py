@@ -6,6 +6,7 @@ tests/test_cli.py runs `create-admin` beside a real `serve`."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,33 @@ def test_the_holder_is_known_until_it_lets_go(tmp_path: Path) -> None:
     assert command.try_acquire("create-admin")
     assert not DataDirLock(tmp_path).holder().is_service  # a command is not a service
     command.stop()
+
+
+def test_a_probe_of_the_lock_does_not_make_a_starting_service_think_it_is_taken(
+        tmp_path: Path) -> None:
+    """``holder()`` tests a free lock by taking it for a moment (``create-admin`` does so
+    while a service may be starting): the service taking the lock then is not refused."""
+    stop = threading.Event()
+
+    def probe() -> None:
+        prober = DataDirLock(tmp_path)
+        while not stop.is_set():
+            prober.holder()
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    refused = 0
+    try:
+        for _ in range(300):
+            service = DataDirLock(tmp_path)
+            if service.try_acquire("serve"):
+                service.stop()
+            else:
+                refused += 1
+    finally:
+        stop.set()
+        prober.join()
+    assert refused == 0
 
 
 def test_waiting_for_a_holder_that_is_still_starting_ends_at_the_deadline(tmp_path: Path) -> None:

@@ -193,3 +193,13 @@ async def test_audit_retention_is_a_setting_and_a_change_applies_at_the_next_sta
     finally:
         await client.drop_database(db.name)
         client.close()
+
+
+def test_the_ocr_engine_the_settings_accept_is_the_one_the_pool_workers_use():
+    """``OCR_ENGINE`` is checked by the settings at start-up and read again by the pool's
+    workers from the environment they inherit: both read a value alike."""
+    from render_pool.ocr.tesseract import wants_api
+
+    for value in ("cli", " cli", "CLI ", "api", " Api ", ""):
+        env = {"OCR_ENGINE": value}
+        assert wants_api(env) == (Settings.from_env(env).ocr_engine == "api"), repr(value)

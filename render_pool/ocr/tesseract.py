@@ -29,6 +29,7 @@ import subprocess
 import threading
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -159,7 +160,14 @@ def _tesserocr() -> Any:
     return tesserocr
 
 
-_API = _tesserocr() if os.environ.get("OCR_ENGINE", "").lower() != "cli" else None
+def wants_api(env: Mapping[str, str]) -> bool:
+    """Whether ``OCR_ENGINE`` in ``env`` (which the pool's workers inherit) asks for the API:
+    anything but ``cli``, read as the service's settings read it (blanks around it and case
+    do not count), so the engine the service checked at start-up is the one that runs."""
+    return env.get("OCR_ENGINE", "").strip().lower() != "cli"
+
+
+_API = _tesserocr() if wants_api(os.environ) else None
 _MAX_LANGUAGE_SETS = 3  # engines kept loaded per worker (each set: 40-60 MB)
 _idle: dict[str, list[Any]] = {}  # language set -> loaded engines not in use
 _idle_lock = threading.Lock()

@@ -29,6 +29,10 @@ from pathlib import Path
 from tornado_app.embedded.servers import EmbeddedServerError
 
 LOCK_FILE = "embedded.lock"
+# How long taking the lock retries: :meth:`DataDirLock.holder` tests whether the lock is free
+# by taking it for a moment, and a process taking it for real in that moment must not be
+# told the directory is busy (a real holder keeps it for its whole life, far longer).
+PROBE_GRACE_SECONDS = 0.5
 SERVICES = frozenset({"serve", "worker"})  # long-lived holders whose servers others may use
 
 
@@ -72,11 +76,14 @@ class DataDirLock:
         return fd
 
     def try_acquire(self, command: str) -> bool:
-        """Take the lock for ``command`` (``serve``, ``create-admin``...) without waiting;
-        False while another process holds it."""
-        fd = self._flock()
-        if fd is None:
-            return False
+        """Take the lock for ``command`` (``serve``, ``create-admin``...); False while another
+        process holds it. Waits only out another process's probe of the lock (at most
+        :data:`PROBE_GRACE_SECONDS`), never for a holder to end."""
+        deadline = time.monotonic() + PROBE_GRACE_SECONDS
+        while (fd := self._flock()) is None:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
         self._fd, self._command = fd, command
         self._write(Holder(os.getpid(), command))
         return True

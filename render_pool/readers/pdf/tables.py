@@ -18,7 +18,7 @@ from render_pool.model import Paragraph, Table, TableCell, TableRow
 from render_pool.readers.pdf.chars import Char, Segment, segments_of
 from render_pool.readers.pdf.graphics import FillRect, Rule
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
-from render_pool.readers.pdf.layout import Line, group_lines
+from render_pool.readers.pdf.layout import Line, group_lines, white_gaps
 
 TOL = 2.0
 
@@ -347,25 +347,10 @@ def _gap_columns(multi: list[Line], em: float) -> list[float] | None:
     """Left bounds of columns separated by vertical gaps that (almost) no line's text
     crosses: columns aligned left, right, centred or on the decimal point alike. None
     unless there are 2..20 columns, each holding text on a quarter of the lines or more."""
-    x0 = min(s.x0 for ln in multi for s in ln.segs)
-    x1 = max(s.x1 for ln in multi for s in ln.segs)
-    if x1 - x0 > 3000:
+    found = white_gaps([ln.segs for ln in multi], em, 3000)
+    if found is None:
         return None
-    cov = [0] * (int(x1 - x0) + 2)
-    for ln in multi:
-        for s in ln.segs:
-            for b in range(int(s.x0 - x0), int(s.x1 - x0) + 1):
-                cov[b] += 1
-    limit = int(0.1 * len(multi))
-    bounds = [x0]
-    start = None
-    for b, c in enumerate(cov):
-        if c <= limit and start is None:
-            start = b
-        elif c > limit and start is not None:
-            if b - start >= 0.5 * em:
-                bounds.append(x0 + (start + b) / 2)
-            start = None
+    bounds, x1 = found
     if not 2 <= len(bounds) <= 20:
         return None
     edges = [*bounds[1:], x1 + 1]
