@@ -33,6 +33,8 @@ forms' fill-in lines.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -43,6 +45,10 @@ from render_pool.readers.pdf.layout import group_lines
 
 MAX_SEGMENTS = 6000  # pages with more segments are left to the text flow (time bound)
 MAX_COLUMNS = 30
+# rows a run may hold: a run that is no table is tried again from each of its rows, so
+# this bounds the search at rows x MAX_RUN (a page of 3000 two-cell lines that are no table
+# took 17 s before); a longer table (200 rows on one page) is read as two tables
+MAX_RUN = 200
 _CAPTION = re.compile(r"^(Table|Tab\.|Figure|Fig\.|Tableau|Tabelle|Tabla)\s*[\dIVX]", re.I)
 _LOWER_WORD = re.compile(r"^[^\W\d_A-Z][^\W\d_]*[-,.;:]?$")
 _MARKER = re.compile(r"^([\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2023\u2043\u2013*-]"
@@ -108,11 +114,14 @@ def _gap_bounds(rows: list[_Row], em: float) -> list[float] | None:
     x1 = max(s.x1 for r in rows for s in r.segs)
     if x1 - x0 > 5000:
         return None
-    cov = [0] * (int(x1 - x0) + 2)
+    # coverage per point: +1 where a segment starts, -1 past its end, summed once (a walk
+    # over every point of every segment's width cost the run's rows times the page width)
+    steps = [0] * (int(x1 - x0) + 3)
     for r in rows:
         for s in r.segs:
-            for b in range(int(s.x0 - x0), int(s.x1 - x0) + 1):
-                cov[b] += 1
+            steps[int(s.x0 - x0)] += 1
+            steps[int(s.x1 - x0) + 1] -= 1
+    cov = list(itertools.accumulate(steps[:-1]))
     limit = int(0.1 * len(rows))
     bounds = [x0]
     start = None
@@ -433,18 +442,19 @@ def find_text_tables(segs: list[Segment]) -> list[TextTable]:
 
 def _grow(rows: list[_Row], start: int, em: float) -> list[int]:
     """Indices of a run of row candidates from ``start``: each within a few line pitches
-    of the last, with at most three one-segment lines in between."""
+    of the last, with at most three one-segment lines in between; at most ``MAX_RUN``
+    rows."""
     run = [start]
     singles: list[int] = []
-    gaps: list[float] = []
+    gaps: list[float] = []  # kept sorted: the median is read at every step
     k = start + 1
-    while k < len(rows):
+    while k < len(rows) and len(run) + len(singles) < MAX_RUN:
         row = rows[k]
         gap = row.top - rows[(singles or run)[-1]].bottom
-        usual = sorted(gaps)[len(gaps) // 2] if len(gaps) >= 3 else 0.0
+        usual = gaps[len(gaps) // 2] if len(gaps) >= 3 else 0.0
         if gap > max(3.0 * em, 2.5 * usual):
             break
-        gaps.append(gap)
+        bisect.insort(gaps, gap)
         if _candidate(row):
             run.extend(singles)
             singles = []
