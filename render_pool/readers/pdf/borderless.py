@@ -34,7 +34,6 @@ forms' fill-in lines.
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 from dataclasses import dataclass
 
@@ -42,6 +41,7 @@ from render_pool.model import Paragraph, Table, TableCell, TableRow
 from render_pool.readers.pdf.chars import Char, Segment
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
 from render_pool.readers.pdf.layout import group_lines
+from render_pool.readers.pdf.tables import white_bands
 
 MAX_SEGMENTS = 6000  # pages with more segments are left to the text flow (time bound)
 MAX_COLUMNS = 30
@@ -110,29 +110,8 @@ def _gap_bounds(rows: list[_Row], em: float) -> list[float] | None:
     """Left bounds of the columns (first = the text's left edge): bands of white in the
     projection of the rows' segments that at most a tenth of the rows cross, at least
     half an em wide."""
-    x0 = min(s.x0 for r in rows for s in r.segs)
-    x1 = max(s.x1 for r in rows for s in r.segs)
-    if x1 - x0 > 5000:
-        return None
-    # coverage per point: +1 where a segment starts, -1 past its end, summed once (a walk
-    # over every point of every segment's width cost the run's rows times the page width)
-    steps = [0] * (int(x1 - x0) + 3)
-    for r in rows:
-        for s in r.segs:
-            steps[int(s.x0 - x0)] += 1
-            steps[int(s.x1 - x0) + 1] -= 1
-    cov = list(itertools.accumulate(steps[:-1]))
-    limit = int(0.1 * len(rows))
-    bounds = [x0]
-    start = None
-    for b, c in enumerate(cov):
-        if c <= limit and start is None:
-            start = b
-        elif c > limit and start is not None:
-            if b - start >= 0.5 * em:
-                bounds.append(x0 + (start + b) / 2)
-            start = None
-    if not 2 <= len(bounds) <= MAX_COLUMNS:
+    bounds = white_bands([r.segs for r in rows], em, 5000)
+    if bounds is None or not 2 <= len(bounds) <= MAX_COLUMNS:
         return None
     return bounds
 
