@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 _PROBE = """
 import subprocess, sys
 from render_pool.procfs import has_children, own_tree_rss_mb, rss_kb
@@ -28,6 +30,7 @@ print(alone, running, exited, has_children(), code, round(own), round(tree))
 """
 
 
+@pytest.mark.slow  # starts two Python processes
 def test_has_children_and_own_tree_size() -> None:
     """A fresh process has no children; one running or exited but not yet reaped counts, and
     asking reaps nothing (the Popen still gets its exit status); the tree's size counts the
