@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from render_pool import archives, batch, links
-from render_pool.html_markdown import html_to_markdown
+from render_pool.readers.html import read_html
+from render_pool.writers.markdown import write_markdown
 
 
 @dataclass
@@ -145,6 +146,13 @@ def inline_images(root: str, source: str, kind: str, out_dir: str) -> list[Inlin
             fh.write(data)
         out.append(InlineImage(uri, path, f"inline.{mime.split('/', 1)[-1].split('+', 1)[0]}"))
     return out
+
+
+def html_to_markdown(html: str) -> str:
+    """A batch's HTML page as the Markdown ``/convert`` answers for the same page uploaded:
+    the HTML reader (link allow-list, spanned cells, 40003 past its depth limit), then the
+    Markdown writer."""
+    return write_markdown(read_html(html))
 
 
 def final_name(source: str) -> str:

@@ -44,7 +44,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -194,6 +194,11 @@ class RenderPool:
         self.job_timeout = job_timeout
         self.memory_limit_mb = memory_limit_mb
         self.in_flight = 0
+        # jobs run with ``admitted`` (the parts of a request admitted already) and requests
+        # spreading such parts over the pool (:meth:`spreading`): the queue's limit counts
+        # each such request once, however many parts it has in flight
+        self._parts = 0
+        self._spreading = 0
         self.restarts = 0
         self._slots: list[_Slot] = [self._new_slot() for _ in range(self.workers)]
         self._idle: collections.deque[_Slot] = collections.deque(self._slots)
@@ -280,7 +285,7 @@ class RenderPool:
         """Raise :class:`PoolBusy` when the pool, or ``tenant``'s share of its queue, is
         full. A tenant's limit counts its waiting jobs only: it applies when the job would
         wait."""
-        if self.in_flight >= self.workers + self.queue_limit:
+        if self.in_flight - self._parts + self._spreading >= self.workers + self.queue_limit:
             raise PoolBusy("the render queue is full; try again shortly",
                            self._retry_after(self.waiting()))
         if (self.tenant_queue_limit > 0 and not (self._idle and not self._waiters)
@@ -338,6 +343,7 @@ class RenderPool:
             self._check_admission(queue)
         limit = timeout or self.job_timeout
         self.in_flight += 1
+        self._parts += admitted
         try:
             for attempt in (1, 2):
                 slot = await self._started(await self._acquire(queue))
@@ -357,6 +363,20 @@ class RenderPool:
             raise WorkerCrashed(self._crash_message())
         finally:
             self.in_flight -= 1
+            self._parts -= admitted
+
+    @contextlib.contextmanager
+    def spreading(self) -> Iterator[None]:
+        """While a request spreads its work over the pool (the pages of a scan, run with
+        ``admitted``), it counts as one job against the queue's limit. Why: counting each
+        of its parts let one company's two or three scans, a window of ``workers`` pages
+        each, fill the queue and have every other company refused as busy, though the
+        per-company turns would have served them next."""
+        self._spreading += 1
+        try:
+            yield
+        finally:
+            self._spreading -= 1
 
     async def _wait(self, slot: _Slot, future: Future, limit: float) -> _Done:
         """The job's outcome; the slot goes back (or is replaced) once the job is over."""

@@ -25,8 +25,8 @@ from collections.abc import Callable
 import pytest
 
 from render_pool import batch, links
+from render_pool.batch_jobs import html_to_markdown
 from render_pool.errors import CorruptDocument
-from render_pool.html_markdown import html_to_markdown
 from render_pool.markdown_limits import MarkdownLimits, check_cost, check_nesting
 
 FILES = ["doc.md", "doc.html", "a", "a.png", "x.css"]

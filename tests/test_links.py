@@ -20,8 +20,8 @@ from render_pool.batch import (
     plan_document,
     resolve,
 )
+from render_pool.batch_jobs import html_to_markdown
 from render_pool.data_uri import decode_data_uri
-from render_pool.html_markdown import html_to_markdown
 from render_pool.links import (
     data_uri_images,
     html_references,

@@ -202,3 +202,30 @@ async def test_memory_guard_counts_a_workers_children(io_loop, pool, monkeypatch
         assert pool.restarts == 1
     finally:
         os.kill(child, 9)
+
+
+async def test_a_companys_spread_scans_do_not_fill_the_queue_for_others(io_loop):
+    """Two scans of one company, each spreading a window of ``workers`` pages over the pool
+    (``admitted`` parts), count as two requests: another company is still admitted and
+    served; the queue's limit still holds when enough requests spread at once."""
+    pool = RenderPool(2, queue_limit=2, job_timeout=30, memory_limit_mb=0)
+
+    async def scan(pages: int) -> list[object]:
+        with pool.spreading():
+            return await asyncio.gather(*(
+                pool.run(pool_jobs.sleep_then, 0.5, n, tenant="A", admitted=True)
+                for n in range(pages)))
+
+    try:
+        await pool.run(pool_jobs.echo, "warm", tenant="A")
+        scans = [asyncio.ensure_future(scan(2)) for _ in range(2)]
+        await eventually(lambda: pool.in_flight == 4, what="the scans' pages in flight")
+        assert await pool.run(pool_jobs.echo, "b", tenant="B") == "b"
+        assert await asyncio.gather(*scans) == [[0, 1], [0, 1]]
+        scans = [asyncio.ensure_future(scan(1)) for _ in range(4)]  # workers + queue_limit
+        await eventually(lambda: pool.in_flight == 4, what="four scans spreading")
+        with pytest.raises(PoolBusy):
+            await pool.run(pool_jobs.echo, "b", tenant="B")
+        await asyncio.gather(*scans)
+    finally:
+        pool.close(wait=False)

@@ -30,7 +30,7 @@ print(alone, running, exited, has_children(), code, round(own), round(tree))
 """
 
 
-@pytest.mark.slow  # runs the probe in a process of its own (which starts a child)
+@pytest.mark.slow  # starts two Python processes
 def test_has_children_and_own_tree_size() -> None:
     """A fresh process has no children; one running or exited but not yet reaped counts, and
     asking reaps nothing (the Popen still gets its exit status); the tree's size counts the

@@ -2,7 +2,7 @@
 
 Why: the ``alt_engine`` produces HTML and its JSON/DocTags exports need the document model;
 uploaded HTML files (``readers/html_file.py``) and the HTML files of a batch
-(``render_pool.html_markdown``) take this one path into the model. Browsers accept any tag
+(``render_pool.batch_jobs``) take this one path into the model. Browsers accept any tag
 soup, so this reader does too: unknown containers are looked through, loose inline content
 between blocks becomes a paragraph, and ``data:`` images move into ``Document.resources``.
 Link and image destinations pass the allow-list of ``render_pool.url_safety`` here, so no

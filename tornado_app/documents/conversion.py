@@ -59,11 +59,13 @@ async def _convert_job(svc: Services, company_id: str, data: bytes, export: str,
                                   {**options, "ocr_fanout": True}, for_upload=for_upload,
                                   tenant=company_id)
     except OcrPending as pending:
-        pages = await _ocr_pages(svc, company_id, pending, data,
-                                 str(options.get("ocr_languages", "")))
-    return await svc.pool.run(jobs.convert_document, data, export, engine,
-                              {**options, "ocr_pages": pages}, for_upload=for_upload,
-                              tenant=company_id, admitted=True)
+        with svc.pool.spreading():  # one request against the queue's limit, not one a page
+            pages = await _ocr_pages(svc, company_id, pending, data,
+                                     str(options.get("ocr_languages", "")))
+            return await svc.pool.run(jobs.convert_document, data, export, engine,
+                                      {**options, "ocr_pages": pages},
+                                      for_upload=for_upload, tenant=company_id,
+                                      admitted=True)
 
 
 async def _store(svc: Services, company_id: str) -> ObjectStore:

@@ -33,16 +33,22 @@ forms' fill-in lines.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
 from render_pool.model import Paragraph, Table, TableCell, TableRow
 from render_pool.readers.pdf.chars import Char, Segment
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
-from render_pool.readers.pdf.layout import group_lines, white_gaps
+from render_pool.readers.pdf.layout import group_lines
+from render_pool.readers.pdf.tables import white_bands
 
 MAX_SEGMENTS = 6000  # pages with more segments are left to the text flow (time bound)
 MAX_COLUMNS = 30
+# rows a run may hold: a run that is no table is tried again from each of its rows, so
+# this bounds the search at rows x MAX_RUN (a page of 3000 two-cell lines that are no table
+# took 17 s before); a longer table (200 rows on one page) is read as two tables
+MAX_RUN = 200
 _CAPTION = re.compile(r"^(Table|Tab\.|Figure|Fig\.|Tableau|Tabelle|Tabla)\s*[\dIVX]", re.I)
 _LOWER_WORD = re.compile(r"^[^\W\d_A-Z][^\W\d_]*[-,.;:]?$")
 _MARKER = re.compile(r"^([\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2023\u2043\u2013*-]"
@@ -104,11 +110,8 @@ def _gap_bounds(rows: list[_Row], em: float) -> list[float] | None:
     """Left bounds of the columns (first = the text's left edge): bands of white in the
     projection of the rows' segments that at most a tenth of the rows cross, at least
     half an em wide."""
-    found = white_gaps([r.segs for r in rows], em, 5000)
-    if found is None:
-        return None
-    bounds = found[0]
-    if not 2 <= len(bounds) <= MAX_COLUMNS:
+    bounds = white_bands([r.segs for r in rows], em, 5000)
+    if bounds is None or not 2 <= len(bounds) <= MAX_COLUMNS:
         return None
     return bounds
 
@@ -418,18 +421,19 @@ def find_text_tables(segs: list[Segment]) -> list[TextTable]:
 
 def _grow(rows: list[_Row], start: int, em: float) -> list[int]:
     """Indices of a run of row candidates from ``start``: each within a few line pitches
-    of the last, with at most three one-segment lines in between."""
+    of the last, with at most three one-segment lines in between; at most ``MAX_RUN``
+    rows."""
     run = [start]
     singles: list[int] = []
-    gaps: list[float] = []
+    gaps: list[float] = []  # kept sorted: the median is read at every step
     k = start + 1
-    while k < len(rows):
+    while k < len(rows) and len(run) + len(singles) < MAX_RUN:
         row = rows[k]
         gap = row.top - rows[(singles or run)[-1]].bottom
-        usual = sorted(gaps)[len(gaps) // 2] if len(gaps) >= 3 else 0.0
+        usual = gaps[len(gaps) // 2] if len(gaps) >= 3 else 0.0
         if gap > max(3.0 * em, 2.5 * usual):
             break
-        gaps.append(gap)
+        bisect.insort(gaps, gap)
         if _candidate(row):
             run.extend(singles)
             singles = []

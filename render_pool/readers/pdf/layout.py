@@ -9,7 +9,6 @@ inside a band the columns are read left to right, each top to bottom.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from render_pool.readers.pdf.bidi import logical_order
@@ -316,31 +315,3 @@ def order_page(segs: list[Segment], blocks: list[Block], page: int,
         it.page = page
     return out
 
-
-def white_gaps(rows: Sequence[Sequence[Segment]], em: float, max_width: float
-               ) -> tuple[list[float], float] | None:
-    """Where columns of text begin: the text's left edge, then the middle of each band of
-    white in the projection of the rows' segments that at most a tenth of the rows cross
-    and that is at least half an em wide. Returns (those bounds, the text's right edge);
-    None when the text is wider than ``max_width`` points (the projection would cost too
-    much). Shared by the ruled-less table finders of ``tables`` and ``borderless``."""
-    x0 = min(s.x0 for r in rows for s in r)
-    x1 = max(s.x1 for r in rows for s in r)
-    if x1 - x0 > max_width:
-        return None
-    cov = [0] * (int(x1 - x0) + 2)
-    for r in rows:
-        for s in r:
-            for b in range(int(s.x0 - x0), int(s.x1 - x0) + 1):
-                cov[b] += 1
-    limit = int(0.1 * len(rows))
-    bounds = [x0]
-    start = None
-    for b, c in enumerate(cov):
-        if c <= limit and start is None:
-            start = b
-        elif c > limit and start is not None:
-            if b - start >= 0.5 * em:
-                bounds.append(x0 + (start + b) / 2)
-            start = None
-    return bounds, x1

@@ -18,7 +18,7 @@ from render_pool.model import Paragraph, Table, TableCell, TableRow
 from render_pool.readers.pdf.chars import Char, Segment, segments_of
 from render_pool.readers.pdf.graphics import FillRect, Rule
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
-from render_pool.readers.pdf.layout import Line, group_lines, white_gaps
+from render_pool.readers.pdf.layout import Line, group_lines
 
 TOL = 2.0
 
@@ -343,15 +343,42 @@ def _start_columns(multi: list[Line], em: float) -> list[float] | None:
     return starts
 
 
+def white_bands(lines: list[list[Segment]], em: float, max_width: float
+                ) -> list[float] | None:
+    """Left bounds of the columns of ``lines`` (first: the text's left edge): the middles
+    of bands of white, at least half an em wide, that at most a tenth of the lines' text
+    crosses in the projection of their segments; None when the text is wider than
+    ``max_width`` points. One prefix sum over the width: +1 where a segment starts, -1
+    past its end."""
+    x0 = min(s.x0 for segs in lines for s in segs)
+    x1 = max(s.x1 for segs in lines for s in segs)
+    if x1 - x0 > max_width:
+        return None
+    steps = [0] * (int(x1 - x0) + 3)
+    for segs in lines:
+        for s in segs:
+            steps[int(s.x0 - x0)] += 1
+            steps[int(s.x1 - x0) + 1] -= 1
+    limit = int(0.1 * len(lines))
+    bounds = [x0]
+    start = None
+    for b, c in enumerate(itertools.accumulate(steps[:-1])):
+        if c <= limit and start is None:
+            start = b
+        elif c > limit and start is not None:
+            if b - start >= 0.5 * em:
+                bounds.append(x0 + (start + b) / 2)
+            start = None
+    return bounds
+
+
 def _gap_columns(multi: list[Line], em: float) -> list[float] | None:
     """Left bounds of columns separated by vertical gaps that (almost) no line's text
     crosses: columns aligned left, right, centred or on the decimal point alike. None
     unless there are 2..20 columns, each holding text on a quarter of the lines or more."""
-    found = white_gaps([ln.segs for ln in multi], em, 3000)
-    if found is None:
-        return None
-    bounds, x1 = found
-    if not 2 <= len(bounds) <= 20:
+    x1 = max(s.x1 for ln in multi for s in ln.segs)
+    bounds = white_bands([ln.segs for ln in multi], em, 3000)
+    if bounds is None or not 2 <= len(bounds) <= 20:
         return None
     edges = [*bounds[1:], x1 + 1]
     for lo, hi in zip(bounds, edges, strict=True):
