@@ -32,9 +32,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-# tool -> (venv under bench/.peers, what it is scored on)
 TEXT_PEERS = ("pymupdf4llm", "markitdown", "pdfplumber")
-TABLE_PEERS = ("pdfplumber", "pymupdf")
+# default settings (ruling lines), then tables from text alignment alone (the settings for
+# tables without rules: pdfplumber's "text" strategies, PyMuPDF's strategy="text")
+TABLE_PEERS = ("pdfplumber", "pymupdf", "pdfplumber-text", "pymupdf-text")
+VENV = {"pdfplumber-text": "pdfplumber", "pymupdf-text": "pymupdf"}  # tool -> its venv
 FILE_LIMIT = 120.0  # seconds a peer may spend on one file
 START_LIMIT = 300.0  # seconds for a runner to import its peer (pymupdf4llm loads a model)
 SERVICE = "service"
@@ -52,7 +54,7 @@ def drive(tool: str, mode: str, jobs: list[dict[str, Any]], python: str | None =
     if python is None:
         from bench.peers import peer_python
 
-        python = str(peer_python(tool))
+        python = str(peer_python(VENV.get(tool, tool)))
     results: list[dict[str, Any] | None] = [None] * len(jobs)
     start = 0
     with tempfile.TemporaryDirectory(prefix="pdf-peers-") as tmp:
@@ -335,7 +337,7 @@ def _ensure(tools: tuple[str, ...]) -> dict[str, str]:
     """Install the peers' venvs (pinned, reused when present): tool -> "ok" or why not."""
     from bench import peers
 
-    return {t: peers._install(t) for t in tools}
+    return {t: peers._install(VENV.get(t, t)) for t in tools}
 
 
 def _versions(tools: tuple[str, ...]) -> str:
@@ -343,7 +345,7 @@ def _versions(tools: tuple[str, ...]) -> str:
 
     pins = {"pymupdf4llm": peers.PYMUPDF4LLM_VERSION, "markitdown": peers.MARKITDOWN_VERSION,
             "pdfplumber": peers.PDFPLUMBER_VERSION, "pymupdf": peers.PYMUPDF_VERSION}
-    return ", ".join(f"{t} {pins[t]}" for t in tools)
+    return ", ".join(f"{t} {pins[t]}" for t in tools if t in pins)
 
 
 def run(quick: bool = False) -> None:
@@ -365,23 +367,28 @@ def _reader(tool: str, mode: str) -> Any:
 
         engine = MarkItDown()
         return lambda path, page: engine.convert(path).text_content
-    if tool == "pdfplumber":
+    if tool in ("pdfplumber", "pdfplumber-text"):
         import pdfplumber  # type: ignore[import-not-found]  # only in the peer venv
+
+        settings = ({"vertical_strategy": "text", "horizontal_strategy": "text"}
+                    if tool == "pdfplumber-text" else None)
 
         def plumb(path: str, page: int | None) -> Any:
             with pdfplumber.open(path) as pdf:
                 pages = pdf.pages if page is None else [pdf.pages[page - 1]]
                 if mode == "text":
                     return "\n".join(p.extract_text() or "" for p in pages)
-                return [t for p in pages for t in p.extract_tables()]
+                return [t for p in pages for t in p.extract_tables(settings)]
         return plumb
-    if mode == "tables" and tool == "pymupdf":
+    if mode == "tables" and tool in ("pymupdf", "pymupdf-text"):
         import pymupdf  # type: ignore[import-not-found]  # only in the peer venv
+
+        strategy = "text" if tool == "pymupdf-text" else "lines"
 
         def mu(path: str, page: int | None) -> Any:
             with pymupdf.open(path) as doc:
                 pages = list(doc) if page is None else [doc[page - 1]]
-                return [t.extract() for p in pages for t in p.find_tables().tables]
+                return [t.extract() for p in pages for t in p.find_tables(strategy=strategy).tables]
         return mu
     raise SystemExit(f"unknown tool/mode {tool!r} {mode!r}")
 
