@@ -35,6 +35,7 @@ from bench.common import machine, table
 from bench.fidelity import CATEGORIES, Tally, html_elements, normalise
 from render_pool.errors import CorruptDocument
 from render_pool.links import AUTOLINK, markdown_destination
+from render_pool.model import Document
 from render_pool.url_safety import is_safe_image_src, is_safe_link
 
 # ../shared/corpus beside the clone, or where BENCH_CORPUS says
@@ -186,23 +187,23 @@ def markdownify_markdown(html: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-def _markdownify_path(html: str):
+def _markdownify_path(html: str) -> Document:
     from render_pool.readers.markdown import read_markdown
 
     return read_markdown(markdownify_markdown(html))
 
 
-def _reader_path(html: str):
+def _reader_path(html: str) -> Document:
     from render_pool.readers.html_file import read_html_file
 
     return read_html_file(html.encode("utf-8"))
 
 
-PATHS: dict[str, Callable[[str], object]] = {"markdownify": _markdownify_path,
+PATHS: dict[str, Callable[[str], Document]] = {"markdownify": _markdownify_path,
                                              "html reader": _reader_path}
 
 
-def _best(fn: Callable[[str], object], html: str) -> tuple[object, float]:
+def _best(fn: Callable[[str], Document], html: str) -> tuple[Document, float]:
     best, out = float("inf"), None
     for _ in range(3):
         start = time.perf_counter()
@@ -224,7 +225,7 @@ def measure(quick: bool = False) -> dict[str, dict[str, dict[str, Tally]]]:
                                              for p in PATHS})
         for path, fn in PATHS.items():
             doc, seconds = _best(fn, html)
-            produced = _elements(html_body(doc))  # type: ignore[arg-type]
+            produced = _elements(html_body(doc))
             for c in _CATEGORIES:
                 by_path[path][c].add(produced[c], expected[c])
             by_path[path].setdefault("seconds", Tally()).tp += round(seconds * 1e6)

@@ -150,6 +150,7 @@ def _normalize(nodes: list[Inline], active: frozenset[type] = frozenset()) -> li
         elif isinstance(node, Code) and isinstance(prev, Code):  # `a``b` would be one span
             merged[-1] = Code(prev.text + node.text)
         elif isinstance(node, _FORMATS) and type(prev) is type(node):
+            # prev has node's type (checked just above), which mypy cannot carry over to prev
             merged[-1] = type(node)(prev.children + node.children)  # type: ignore[union-attr]
         elif isinstance(node, Text) and not node.text:
             continue
@@ -202,6 +203,7 @@ def _flanks_ok(mark: str, body: str, before: str | None, after: str | None) -> b
         return False  # runs of different delimiters side by side: parsers disagree
     if ch == "~" and (_is_punct(first) or _is_punct(last)):
         return False  # strikethrough parsers differ on punctuation edges: use <del>
+    # in the `or`s below, before/after are not None: _is_space(None) is True (mypy can't tell)
     left_ok = not first.isspace() and (not _is_punct(first) or _is_space(before)
                                        or _is_punct(before))  # type: ignore[arg-type]
     right_ok = not last.isspace() and (not _is_punct(last) or _is_space(after)

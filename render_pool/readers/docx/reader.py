@@ -278,10 +278,11 @@ class DocxReader:
         checked = self._take_checkbox(inlines)
         # display math alone in a paragraph -> MathBlock
         visible = [n for n in inlines if not (isinstance(n, Text) and not n.text.strip())]
-        if visible and all(isinstance(n, Math) for n in visible) and (
-                len(visible) == 1 or all(n.display for n in visible)):  # type: ignore[union-attr]
-            for n in visible:
-                entries.append(BlockEntry(MathBlock(n.tex)))  # type: ignore[union-attr]
+        maths = [n for n in visible if isinstance(n, Math)]
+        if maths and len(maths) == len(visible) and (
+                len(maths) == 1 or all(n.display for n in maths)):
+            for n in maths:
+                entries.append(BlockEntry(MathBlock(n.tex)))
             entries.extend(BlockEntry(b) for b in state.pending)
             return
         para = Paragraph(inlines)

@@ -194,9 +194,11 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
             ch = unicodedata.normalize("NFKC", ch)
         prev = out[-1] if out else None
         if prev is not None and prev.text.strip() and abs(prev.x0 - rect.left) < 0.05 \
-                and abs(prev.x1 - rect.right) < 0.05 and ch.strip():
+                and abs(prev.x1 - rect.right) < 0.05 and ch.strip() \
+                and abs(prev.top - (page_height - rect.top)) < 0.05:
             # one glyph, several characters (pdfium expands "fi" into two chars with the
-            # same box): keep them together so the line is not cut between them
+            # same box): keep them together so the line is not cut between them (the same
+            # box, not only the same x range: the glyphs of sideways text share that)
             prev.text += ch
             continue
         bold, italic, mcid, mono = _style_of(textpage, raw_tp, i, buf, cache)

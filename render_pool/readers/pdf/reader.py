@@ -29,6 +29,7 @@ from render_pool.errors import CorruptDocument, OcrPending, TooLarge
 from render_pool.model import Block, Document, Heading, Image, Paragraph, Resource
 from render_pool.readers.pdf.blocks import build_blocks
 from render_pool.readers.pdf.bombs import check_pdf_streams
+from render_pool.readers.pdf.borderless import find_text_tables
 from render_pool.readers.pdf.chars import ARTIFACT, Char, page_chars, segments_of
 from render_pool.readers.pdf.furniture import remove_furniture
 from render_pool.readers.pdf.graphics import PageImage, page_images, page_rules
@@ -39,8 +40,10 @@ from render_pool.readers.pdf.notes import place_notes, take_notes
 from render_pool.readers.pdf.ocr import MODES as OCR_MODES
 from render_pool.readers.pdf.ocr import OcrPages, PageOcr, image_objects, needs_ocr
 from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
-from render_pool.readers.pdf.tables import build_grid_table, find_grids
+from render_pool.readers.pdf.tables import build_grid_table, find_grids, widen_grid
 from render_pool.readers.pdf.tagged import PageImageRef, dedent_code, join_pages, tagged_page
+from render_pool.readers.pdf.turn import Page as TurnPage
+from render_pool.readers.pdf.turn import turn_page
 
 log = logging.getLogger(__name__)
 
@@ -195,8 +198,13 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
         doc.resources[name] = Resource(img.png, "image/png")
     if tree and _tagged_items(tree, chars, images, names, index, width, height, doc, res):
         return res
+    turned = turn_page(TurnPage(chars, rules, fills, images, width, height))
+    chars, rules, fills, images = turned.chars, turned.rules, turned.fills, turned.images
+    width, height = turned.width, turned.height
+    res.height = height
     blocks: list[FlowBlock] = []
     for grid in find_grids(rules, width, height):
+        grid = widen_grid(grid, chars)
         inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
         table = build_grid_table(grid, inside, fills)
         if table is None:
@@ -204,6 +212,11 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
         chars = [c for c in chars if c is None or not grid.contains(c)]
         x0, x1, top, bottom = grid.box
         blocks.append(FlowBlock(x0, x1, top, bottom, table))
+    found = find_text_tables(segments_of(chars))
+    if found:
+        used = set().union(*(t.used for t in found))
+        chars = [c for c in chars if c is None or id(c) not in used]
+        blocks.extend(FlowBlock(t.x0, t.x1, t.top, t.bottom, t.table) for t in found)
     blocks.extend(_image_block(img, name) for name, img in zip(names, images, strict=True))
     res.items = order_page(segments_of(chars), blocks, index, height)
     return res

@@ -11,6 +11,7 @@ x positions (column starts); it is recognised conservatively, from three rows up
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from render_pool.model import Paragraph, Table, TableCell, TableRow
@@ -100,6 +101,39 @@ def find_grids(rules: list[Rule], page_w: float, page_h: float) -> list[Grid]:
     return grids
 
 
+def widen_grid(grid: Grid, chars: list[Char | None]) -> Grid:
+    """The grid with an unruled label column on its left added, when text stands there
+    on most of its rows, ending close to its first rule (a stub column drawn without
+    rules: the row names of a ruled block of numbers). Its rows are the grid's rows."""
+    x0, _, top, bottom = grid.box
+    left = [c for c in chars if c is not None and c.text.strip() and c.x1 <= x0 + 1
+            and top <= (c.top + c.bottom) / 2 <= bottom]
+    if not left:
+        return grid
+    em = max(1.0, sorted(c.size for c in left)[len(left) // 2])
+    near = max(c.x1 for c in left)
+    if x0 - near > 3 * em:
+        return grid
+    # the label column: the text left of the grid back to a gap wider than 3 em
+    left.sort(key=lambda c: -c.x1)
+    start = near
+    for c in left:
+        if start - c.x1 > 3 * em:
+            break
+        start = min(start, c.x0)
+    labels = [c for c in left if c.x0 >= start - 0.5]
+    heights = sorted(b - a for a, b in itertools.pairwise(grid.ys))
+    usual = heights[len(heights) // 2]
+    rows = [(a, b) for a, b in itertools.pairwise(grid.ys) if b - a >= 0.6 * usual]
+    filled = sum(1 for a, b in rows if any(a <= (c.top + c.bottom) / 2 <= b for c in labels))
+    if filled < max(2, 0.5 * len(rows)):
+        return grid
+    new_x0 = start - 1
+    h = list(grid.h) + [Rule(True, y, new_x0, x0) for y in grid.ys]
+    v = [*grid.v, Rule(False, new_x0, top, bottom)]
+    return Grid([new_x0, *grid.xs], grid.ys, h, v)
+
+
 def _has_v(grid: Grid, x: float, y: float) -> bool:
     return any(abs(r.a - x) <= TOL and r.b0 - TOL <= y <= r.b1 + TOL for r in grid.v)
 
@@ -130,6 +164,36 @@ def _prose_grid(buckets: dict[tuple[int, int], list[Char | None]]) -> bool:
                              or 3 * sum(1 for w in filled if w > 30) >= len(filled))
 
 
+def _word_centres(chars: list[Char | None]) -> dict[int, tuple[float, float]]:
+    """The centre of the word each character belongs to (by character id): a word goes
+    to one cell whole, even where a rule of another row's grid crosses it ("Mukesh", not
+    "Mu | kesh"). A word is a run of touching glyphs on one baseline."""
+    out: dict[int, tuple[float, float]] = {}
+    word: list[Char] = []
+
+    def close() -> None:
+        if len(word) > 1:
+            centre = ((word[0].x0 + word[-1].x1) / 2,
+                      (min(c.top for c in word) + max(c.bottom for c in word)) / 2)
+            for c in word:
+                out[id(c)] = centre
+        word.clear()
+
+    for ch in chars:
+        if ch is None or not ch.text.strip():
+            close()
+            continue
+        if word:
+            last = word[-1]
+            em = max(last.size, 1.0)
+            if abs(ch.baseline - last.baseline) > 0.3 * em \
+                    or not -0.3 * em <= ch.x0 - last.x1 <= 0.15 * em:
+                close()
+        word.append(ch)
+    close()
+    return out
+
+
 def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]) -> Table | None:
     """Model table of a grid from the characters inside it; None if it holds no text."""
     nrows, ncols = len(grid.ys) - 1, len(grid.xs) - 1
@@ -155,13 +219,14 @@ def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]
                 for cc in range(c, c + cs):
                     owner[(rr, cc)] = (r, c)
     buckets: dict[tuple[int, int], list[Char | None]] = {}
+    centres = _word_centres(chars)
     for ch in chars:
         if ch is None:
             for b in buckets.values():
                 if b and b[-1] is not None:
                     b.append(None)
             continue
-        cx, cy = (ch.x0 + ch.x1) / 2, (ch.top + ch.bottom) / 2
+        cx, cy = centres.get(id(ch), ((ch.x0 + ch.x1) / 2, (ch.top + ch.bottom) / 2))
         col = next((i for i in range(ncols) if cx <= grid.xs[i + 1]), ncols - 1)
         row = next((i for i in range(nrows) if cy <= grid.ys[i + 1]), nrows - 1)
         buckets.setdefault(owner.get((row, col), (row, col)), []).append(ch)
@@ -177,8 +242,18 @@ def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]
             texts += bool(blocks)
             cells.append(TableCell(blocks, rowspan=rs, colspan=cs))
         rows.append(TableRow(cells))
-    # drop rows that are entirely covered by spans from above (no cells of their own)
-    rows = [row for row in rows if row.cells] or rows
+    # drop rows that are entirely covered by spans from above (no cells of their own),
+    # and thin empty bands between double rules (cells of their own, one row high, empty)
+    heights = sorted(b - a for a, b in itertools.pairwise(grid.ys))
+    sizes = sorted(ch.size for ch in chars if ch is not None and ch.text.strip())
+    least = max(0.6 * heights[len(heights) // 2], 0.9 * sizes[len(sizes) // 2] if sizes else 0)
+    thin = {r for r in range(nrows) if grid.ys[r + 1] - grid.ys[r] < least
+            and all(owner.get((r, c), (-1, 0))[0] == r
+                    and spans.get(owner.get((r, c), (r, c)), (1, 1))[0] == 1
+                    and not any(ch is not None and ch.text.strip()
+                                for ch in buckets.get((r, c), []))
+                    for c in range(ncols))}
+    rows = [row for r, row in enumerate(rows) if row.cells and r not in thin] or rows
     if texts < 2 or _prose_grid(buckets):
         return None
     first = [ch for i in range(ncols) for ch in buckets.get((0, i), [])

@@ -229,7 +229,17 @@ class _Builder:
     def _container(self, node: StructNode, depth: int) -> list[Block]:
         out: list[Block] = []
         loose = StructNode("P")
+        rows = StructNode("Table")  # table rows tagged without their Table element
         for kid in node.kids:
+            if isinstance(kid, StructNode) and kid.type == "TR" and node.type != "Table":
+                if loose.kids:
+                    out.extend(self.paragraph(loose, code=True))
+                    loose = StructNode("P")
+                rows.kids.append(kid)
+                continue
+            if rows.kids:
+                out.extend(self.orphan_rows(rows, depth + 1))
+                rows = StructNode("Table")
             if isinstance(kid, StructNode) and self.is_block(kid):
                 if loose.kids:
                     out.extend(self.paragraph(loose, code=True))
@@ -237,6 +247,8 @@ class _Builder:
                 out.extend(self.block(kid, depth + 1))
             else:
                 loose.kids.append(kid)
+        if rows.kids:
+            out.extend(self.orphan_rows(rows, depth + 1))
         if loose.kids:
             out.extend(self.paragraph(loose, code=True))
         return out
@@ -431,6 +443,34 @@ class _Builder:
                 for it in items:
                     _strip_label(it.blocks)
         return ListBlock(ordered, items, start or 1)
+
+    def orphan_rows(self, rows: StructNode, depth: int) -> list[Block]:
+        """Table rows tagged without a Table (some report producers): one table, with
+        leading and trailing rows of a single cell (a headnote, a source note) read as
+        the paragraphs they are."""
+        def single(row: StructNode | int) -> bool:
+            return isinstance(row, StructNode) and sum(
+                1 for k in row.kids if isinstance(k, StructNode) and k.type in ("TD", "TH")) == 1
+
+        kids = list(rows.kids)
+        head: list[StructNode | int] = []
+        tail: list[StructNode | int] = []
+        while len(kids) > 2 and single(kids[0]):
+            head.append(kids.pop(0))
+        while len(kids) > 2 and single(kids[-1]):
+            tail.insert(0, kids.pop())
+
+        def loose(part: list[StructNode | int]) -> list[Block]:
+            out: list[Block] = []
+            for row in part:
+                assert isinstance(row, StructNode)
+                for cell in row.kids:
+                    if isinstance(cell, StructNode):
+                        out.extend(self.container(cell, depth + 1))
+            return out
+
+        return [*loose(head), *self.table(StructNode("Table", kids=kids), depth),
+                *loose(tail)]
 
     def table(self, node: StructNode, depth: int) -> list[Block]:
         rows: list[TableRow] = []
