@@ -150,6 +150,7 @@ def page_bytes(path: Path, page: int | None) -> bytes:
         src.close()
 
 
+@functools.cache  # the same for the peers' comparison
 def tables_of(path: Path, page: int | None = None) -> list[list[list[str]]]:
     """Every table of our reading of the PDF (of its page ``page`` alone when given), as
     rows of cell texts."""

@@ -128,40 +128,6 @@ def _run_once(python: str, tool: str, mode: str, manifest: Path, limit: float
 
 
 # ------------------------------------------------------------------ scoring (bench side)
-def _row_major(rows: list[list[str]], norm: Any) -> list[str]:
-    out: list[str] = []
-    for r in rows:
-        out.extend(norm(c) for c in r)
-        out.append("\x00")
-    return out
-
-
-def _structure(found: list[list[list[str]]], expected: list[list[list[str]]]) -> float:
-    """Row-major structure similarity, as the pdftables branch defines
-    ``bench.pdf_layout.structure`` (used instead once it is there): mean over the expected
-    tables of the indel similarity of its row-major cells (empty cells and row ends kept) to
-    the most similar table found, each found table matched once."""
-    from bench import pdf_layout
-
-    if not expected:
-        return 1.0
-    left = [_row_major(t, pdf_layout._norm_cell) for t in found]
-    total = 0.0
-    import difflib
-
-    for exp in expected:
-        gold = _row_major(exp, pdf_layout._logical)
-        best, at = 0.0, -1
-        for i, cand in enumerate(left):
-            sim = difflib.SequenceMatcher(None, cand, gold, autojunk=False).ratio()
-            if sim > best:
-                best, at = sim, i
-        if at >= 0:
-            left.pop(at)
-        total += best
-    return total / len(expected)
-
-
 def score_text(text: str | None, ref: list[str], markdown: bool = True) -> dict[str, float]:
     """Reading-order similarity, words ratio and word recall of one output against the words
     of ``pdftotext``; a failed output (None) scores 0."""
@@ -182,8 +148,8 @@ def score_tables(found: list[list[list[str]]] | None,
     if found is None:
         return {"f1": 0.0, "structure": 0.0, "tables": 0, "one_col": 0}
     found = [[[c or "" for c in r] for r in t] for t in found if t]
-    structure = getattr(pdf_layout, "structure", None) or _structure
-    return {"f1": pdf_layout.cell_f1(found, expected), "structure": structure(found, expected),
+    return {"f1": pdf_layout.cell_f1(found, expected),
+            "structure": pdf_layout.structure(found, expected),
             "tables": len(found),
             "one_col": sum(1 for t in found if max(len(r) for r in t) == 1)}
 
@@ -197,19 +163,9 @@ def _ratio(secs: list[float], base: list[float]) -> str:
 def _service_tables(path: Path, page: int | None) -> tuple[list[list[list[str]]], float]:
     from bench import pdf_layout
 
-    tables_of: Any = pdf_layout.tables_of  # (path, page) on the pdftables branch
     t0 = time.perf_counter()
-    found = tables_of(path, page) if _takes_page() else tables_of(path)
+    found = pdf_layout.tables_of(path, page)
     return found, time.perf_counter() - t0
-
-
-def _takes_page() -> bool:
-    """Whether the service's ``tables_of`` reads one page (camelot's tests read one)."""
-    import inspect
-
-    from bench import pdf_layout
-
-    return "page" in inspect.signature(pdf_layout.tables_of).parameters
 
 
 # ------------------------------------------------------------------ the two comparisons
@@ -291,10 +247,10 @@ def run_tables(quick: bool = False) -> None:
         return
     expected: dict[str, list[list[list[str]]]] = {}
     groups: dict[str, str] = {}
-    pages: dict[str, int | None] = {}
+    pages: dict[str, int] = {}
     for entry in json.loads(exp_path.read_text()):
         expected.setdefault(entry["file"], []).append(entry["rows"])
-        pages[entry["file"]] = int(entry.get("page", 1)) if _takes_page() else None
+        pages[entry["file"]] = int(entry.get("page", 1))  # camelot's tests read one page
         groups[entry["file"]] = "ruled" if entry["group"] == "lattice" else "borderless"
     names = sorted(expected)
     status = _ensure(TABLE_PEERS)
@@ -327,8 +283,7 @@ def run_tables(quick: bool = False) -> None:
                                 [secs[SERVICE][names.index(n)] for n in members])])
     off = [f"{t}: {status[t]}" for t in TABLE_PEERS if status[t] != "ok"]
     table("Tables (tables-camelot) per group, service and find_tables peers: cell F1 / "
-          f"structure ({_versions(TABLE_PEERS)}; "
-          f"{'one page each' if _takes_page() else 'whole files'})"
+          f"structure ({_versions(TABLE_PEERS)}; the page camelot's tests read)"
           f"{'; unavailable: ' + '; '.join(off) if off else ''}",
           ["group", "tool", "files", "cell F1 / structure", "no table", "1-column tables",
            "failed", "median time vs service"], rows)
