@@ -10,12 +10,14 @@ written by others, from the corpora in ``../shared/corpus/`` (skipped when absen
 * Word recall of our Markdown against ``pdftotext`` over every PDF of ``realworld/``, with
   the median seconds per PDF.
 
-Peers are not run here (pymupdf4llm and markitdown figures are in issue 22).
+Then the same scores of the peers (pymupdf4llm, markitdown, pdfplumber, PyMuPDF's
+``find_tables``) beside the service's, on the same files: ``bench/pdf_peers.py``.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 import shutil
@@ -85,6 +87,7 @@ def recall(ours: list[str], ref: list[str]) -> float:
     return sum(min(n, got[w]) for w, n in Counter(ref).items()) / len(ref)
 
 
+@functools.cache  # the peers' comparison (bench/pdf_peers.py) scores the same conversion
 def markdown_of(path: Path) -> tuple[str, float, str]:
     """(Markdown, seconds, error) of our reader; images as placeholders."""
     from render_pool.jobs import convert_document
@@ -150,6 +153,7 @@ def page_bytes(path: Path, page: int | None) -> bytes:
         src.close()
 
 
+@functools.cache  # the same for the peers' comparison
 def tables_of(path: Path, page: int | None = None) -> list[list[list[str]]]:
     """Every table of our reading of the PDF (of its page ``page`` alone when given), as
     rows of cell texts."""
@@ -324,3 +328,6 @@ def run(quick: bool = False) -> None:
     run_columns()
     run_camelot()
     run_realworld(quick)
+    from bench import pdf_peers
+
+    pdf_peers.run(quick)

@@ -33,6 +33,8 @@ MAMMOTH_VERSION = "1.13.0"
 MARKITDOWN_VERSION = "0.1.8"
 PYMUPDF4LLM_VERSION = "1.28.2"  # 2.0 on the index is an empty placeholder
 OCRMYPDF_VERSION = "17.13.0"  # the OCR bench's peer (it runs Debian's tesseract)
+PDFPLUMBER_VERSION = "0.11.10"  # the pdf-layout bench's peers (text and find_tables)
+PYMUPDF_VERSION = PYMUPDF4LLM_VERSION  # find_tables of the PyMuPDF that pymupdf4llm runs on
 # tool -> source kinds it reads (pandoc has no PDF reader; mammoth reads DOCX only)
 KINDS = {"pandoc": ("docx",), "mammoth": ("docx",), "markitdown": ("docx", "pdf"),
          "pymupdf4llm": ("pdf",), "pymupdf4llm-legacy": ("pdf",)}
@@ -43,6 +45,9 @@ PINS = {"mammoth": [f"mammoth=={MAMMOTH_VERSION}"],
         "pymupdf4llm": [f"pymupdf4llm=={PYMUPDF4LLM_VERSION}",
                         f"pymupdf-layout=={PYMUPDF4LLM_VERSION}"]}
 OCR_PINS = {"ocrmypdf": [f"ocrmypdf=={OCRMYPDF_VERSION}"]}  # installed by the OCR bench only
+# installed by the pdf-layout bench only (bench/pdf_peers.py)
+PDF_PINS = {"pdfplumber": [f"pdfplumber=={PDFPLUMBER_VERSION}"],
+            "pymupdf": [f"pymupdf=={PYMUPDF_VERSION}"]}
 VENV_OF = {"pymupdf4llm-legacy": "pymupdf4llm"}  # tools that share another tool's venv
 
 
@@ -57,7 +62,7 @@ def peer_python(tool: str) -> Path:
 
 def _install(tool: str) -> str:
     venv = PEERS_DIR / tool
-    pins = PINS.get(tool) or OCR_PINS[tool]
+    pins = PINS.get(tool) or OCR_PINS.get(tool) or PDF_PINS[tool]
     stamp = venv / (".ok-" + "-".join(pins))
     if stamp.exists() and peer_python(tool).exists():
         return "ok"
