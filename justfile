@@ -105,8 +105,9 @@ venv:
 # Benchmarks: prints tables of ratios against baselines measured in the same run.
 # `just bench convert --quick` runs one section briefly. The conversion section compares with
 # pandoc (Debian package, installed here when missing) and with mammoth and markitdown, which
-# it installs itself into their own virtualenvs under bench/.peers/ (never into .venv).
-# HTTP load comes from wrk (Debian package, installed here when missing).
+# it installs itself into their own virtualenvs under bench/.peers/ (never into .venv); the
+# pdf-layout section likewise installs pymupdf4llm, markitdown, pdfplumber and PyMuPDF, and
+# the ocr section ocrmypdf. HTTP load comes from wrk (Debian package, installed when missing).
 bench *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail
