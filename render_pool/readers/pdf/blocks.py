@@ -160,7 +160,7 @@ def _monospaced_prose(items: list[Item]) -> set[int]:
 
     for it in items:
         vis = it.visible if isinstance(it, Line) else []
-        if vis and all(mono_glyph(c) for c in vis):
+        if vis and all(mono_glyph(c) for c in vis):  # vis is non-empty only for a Line
             run.append(it)  # type: ignore[arg-type]
         else:
             close()
@@ -456,6 +456,7 @@ class _Builder:
             self.next_item = self.items[pos + 1] if pos + 1 < len(self.items) else None
             if isinstance(it, FlowBlock):
                 self.flush()
+                # a FlowBlock's payload is a model Block (typed loosely in layout.py)
                 self.blocks.append(it.payload)  # type: ignore[arg-type]
                 if isinstance(it.payload, Heading):
                     self.places.append((it.page, it.top if it.bottom > it.top else None,
@@ -554,6 +555,7 @@ def detect_aligned_tables(items: list[Item]) -> list[Item]:
                            or it.baseline - run[-1].baseline > 3.0 * max(it.size, 1.0)):
             close()
         if ok or (run and isinstance(it, Line) and _wrapped_cell_line(run, it)):
+            # ok holds only for a Line (set above); mypy cannot carry that over
             run.append(it)  # type: ignore[arg-type]
         else:
             close()

@@ -28,6 +28,7 @@ def _key(text: str) -> str:
 def _text(it: Item) -> str:
     if isinstance(it, Line):
         return it.text
+    # furniture candidates are lines or paragraph blocks (both have children)
     return " ".join(plain_text(it.payload.children).split())  # type: ignore[union-attr]
 
 

@@ -193,6 +193,7 @@ def resolve_internal_links(blocks: list[Block], notes: dict[str, list[Block]],
         for node in inlines:
             kids = getattr(node, "children", None)
             if isinstance(kids, list):
+                # any inline with a children list (getattr above); mypy knows no such union
                 node.children = fix(kids)  # type: ignore[union-attr]
             if isinstance(node, Link) and is_internal(node.target):
                 heading = heading_at(node.target)

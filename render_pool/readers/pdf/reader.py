@@ -311,6 +311,7 @@ def _join_tagged_pages(pages: list[_PageResult]) -> None:
                 and id(page.items[0]) in page.tagged:
             a, b = prev.items[-1], page.items[0]
             assert isinstance(a, FlowBlock) and isinstance(b, FlowBlock)
+            # a tagged item's payload is always a model Block; FlowBlock types it loosely
             if join_pages(a.payload, b.payload):  # type: ignore[arg-type]
                 page.items.pop(0)
         prev = page if page.items else prev

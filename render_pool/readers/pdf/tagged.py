@@ -533,6 +533,7 @@ def _place_notes(inlines: list[Inline], marks: list[str]) -> list[Inline]:
 
 def _span(value: object) -> int:
     try:
+        # any PDF object: what float() refuses is caught below
         return max(1, min(int(float(value)), 1000))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return 1
@@ -629,8 +630,9 @@ def _label_number(blocks: list[Block]) -> int | None:
 
 
 def _strip_label(blocks: list[Block]) -> None:
+    # called only for a first block that is a paragraph starting with Text (the label)
     first = blocks[0].children[0]  # type: ignore[union-attr]
-    blocks[0].children[0] = Text(_NUMBER_LABEL.sub("", first.text, count=1))  # type: ignore
+    blocks[0].children[0] = Text(_NUMBER_LABEL.sub("", first.text, count=1))  # type: ignore[union-attr]
 
 
 def _strip_bullet(blocks: list[Block]) -> None:
