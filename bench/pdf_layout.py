@@ -2,8 +2,9 @@
 written by others, from the corpora in ``../shared/corpus/`` (skipped when absent).
 
 * Reading order on six multi-column PDFs: normalised indel similarity of our Markdown's word
-  sequence against ``pdftotext``'s (poppler reads these columns correctly), and the ratio of
-  our words to its words (repeated cells or glyph codes push it above 1).
+  sequence against ``pdftotext``'s (poppler reads these columns correctly, with the one
+  misreading listed in ``REFERENCE_FIXES`` put right; both figures are printed), and the ratio
+  of our words to its words (repeated cells or glyph codes push it above 1).
 * Tables without and with rules (``tables-camelot``): cell F1 of the non-empty cells of every
   table we find against the cells camelot's own tests assert, per group (ruled/borderless),
   and how many one-column tables we produce.
@@ -55,8 +56,8 @@ def words(text: str, markdown: bool = True) -> list[str]:
     return _WORD.findall(_CJK.sub(r" \g<0> ", text).lower())
 
 
-def pdftotext_words(path: Path) -> list[str] | None:
-    """Words of ``pdftotext`` (reading order mode), or None when poppler is missing/fails."""
+def _pdftotext(path: Path) -> str | None:
+    """Text of ``pdftotext`` (reading order mode), or None when poppler is missing/fails."""
     if shutil.which("pdftotext") is None:
         return None
     try:
@@ -66,7 +67,44 @@ def pdftotext_words(path: Path) -> list[str] | None:
         return None
     if out.returncode != 0:
         return None
-    return words(out.stdout.decode("utf-8", "replace"), markdown=False)
+    return out.stdout.decode("utf-8", "replace")
+
+
+def pdftotext_words(path: Path) -> list[str] | None:
+    """Words of ``pdftotext`` (reading order mode), or None when poppler is missing/fails."""
+    text = _pdftotext(path)
+    return None if text is None else words(text, markdown=False)
+
+
+# Where pdftotext itself reads a page out of order, the block it misplaces, moved to where the
+# page shows it: (first words of the block, last words of the block, the words it follows).
+# Checked by eye against the rendered page; the words stay pdftotext's own.
+REFERENCE_FIXES: dict[str, list[tuple[str, str, str]]] = {
+    # page 1: the top of the right-hand column is read right after "Abstract", before the
+    # left-hand column; on the page it continues the left column's last line "Donec nonummy"
+    "pypdf__multicolumn.pdf": [("pellentesque ante. Phasellus", "pellentesque felis eu\nmassa.",
+                                "fermentum felis. Donec nonummy")],
+}
+
+
+def reference_words(path: Path) -> list[str] | None:
+    """The reading-order reference of ``path``: pdftotext's words, with the misreadings of
+    ``REFERENCE_FIXES`` put right (None when poppler is missing or fails)."""
+    text = _pdftotext(path)
+    if text is None:
+        return None
+    for first, last, after in REFERENCE_FIXES.get(path.name, []):
+        start = text.find(first)
+        end = text.find(last, start) + len(last)
+        if start < 0 or end < len(last):
+            raise ValueError(f"{path.name}: reference fix {first!r}..{last!r} no longer applies")
+        block, rest = text[start:end], text[:start] + text[end:]
+        at = rest.find(after)
+        if at < 0:
+            raise ValueError(f"{path.name}: reference fix anchor {after!r} not found")
+        at += len(after)
+        text = f"{rest[:at]} {block} {rest[at:]}"
+    return words(text, markdown=False)
 
 
 def order_similarity(ours: list[str], ref: list[str]) -> float:
@@ -249,17 +287,20 @@ def run_columns() -> None:
     rows: list[list[object]] = []
     for name in COLUMNS:
         path = REALWORLD / name
-        ref = pdftotext_words(path) if path.is_file() else None
-        if ref is None:
-            rows.append([name, "-", "-", "-"])
+        raw = pdftotext_words(path) if path.is_file() else None
+        ref = reference_words(path) if path.is_file() else None
+        if ref is None or raw is None:
+            rows.append([name, "-", "-", "-", "-"])
             continue
         text, secs, err = markdown_of(path)
         ours = words(text)
         rows.append([name, f"{order_similarity(ours, ref):.3f}",
+                     f"{order_similarity(ours, raw):.3f}" if name in REFERENCE_FIXES else "same",
                      f"{len(ours) / max(len(ref), 1):.2f}",
                      f"{secs:.2f} {err}".strip()])
-    table("Reading order on multi-column PDFs (vs pdftotext; target >= 0.90, words <= 1.2x)",
-          ["file", "similarity", "words ratio", "seconds"], rows)
+    table("Reading order on multi-column PDFs (vs pdftotext, its misreadings put right as "
+          "REFERENCE_FIXES lists; target >= 0.90, words <= 1.2x)",
+          ["file", "similarity", "vs pdftotext as is", "words ratio", "seconds"], rows)
 
 
 def run_camelot() -> None:

@@ -184,7 +184,7 @@ def run_order(quick: bool = False) -> None:
     if quick:
         paths = sorted(set(paths[::6]) | {realworld / n for n in pdf_layout.COLUMNS
                                           if (realworld / n).is_file()})
-    refs = {p: pdf_layout.pdftotext_words(p) for p in paths}
+    refs = {p: pdf_layout.reference_words(p) for p in paths}
     paths = [p for p in paths if refs[p]]
     if not paths:
         print("\npdf-layout peers: no pdftotext reference (poppler-utils missing?), skipped")
