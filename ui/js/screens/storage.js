@@ -102,24 +102,33 @@ function render(view) {
     return v;
   }
 
-  function fill(cfg) {
+  // fields the person edited since the settings began to load: the first load, which can
+  // arrive after they started typing, leaves those as they are
+  const edited = new Set();
+  function fill(cfg, { keepEdited = false } = {}) {
     if (!cfg) return;
+    const keep = (input) => keepEdited && edited.has(input);
     for (const [k, f] of Object.entries(fields)) {
+      if (keep(f.input)) continue;
       if (k === 'secret') {
         f.input.value = '';
         f.input.placeholder = cfg.secret || cfg.secret_set ? `stored${cfg.secret ? ` (${cfg.secret})` : ''} — leave empty to keep` : '';
+      } else if (k === 'public' && cfg.public === cfg.endpoint) {
+        f.input.value = '';  // links follow the endpoint: a new endpoint must not keep the old host in links
       } else if (cfg[k] !== undefined && cfg[k] !== null) f.input.value = String(cfg[k]);
     }
     const b = (x) => x === true || x === 'true' || x === 1 || x === '1';
-    if ('secure' in cfg) secure.input.checked = b(cfg.secure);
-    if ('public_read' in cfg) publicRead.input.checked = b(cfg.public_read);
-    if ('store_final' in cfg) storeFinal.input.checked = b(cfg.store_final);
-    inUse = true;
+    if ('secure' in cfg && !keep(secure.input)) secure.input.checked = b(cfg.secure);
+    if ('public_read' in cfg && !keep(publicRead.input)) publicRead.input.checked = b(cfg.public_read);
+    if ('store_final' in cfg && !keep(storeFinal.input)) storeFinal.input.checked = b(cfg.store_final);
+    inUse = !edited.size || !keepEdited;
+    edited.clear();
     updateBuiltIn();
   }
   for (const input of [endpoint, pub, access, secret, bucket, prefix].map((f) => f.input).concat([secure.input, publicRead.input, storeFinal.input])) {
-    input.addEventListener('input', markChanged);
-    input.addEventListener('change', markChanged);
+    const changed = () => { edited.add(input); markChanged(); };
+    input.addEventListener('input', changed);
+    input.addEventListener('change', changed);
   }
 
   function validate() {
@@ -358,7 +367,7 @@ function render(view) {
       const snapshot = await plainApi('GET', '/config');
       embedded = snapshot.storage_embedded === true;
       const cfg = findConfig(snapshot);
-      if (cfg) fill(cfg); else { inUse = embedded; updateBuiltIn(); }
+      if (cfg) fill(cfg, { keepEdited: true }); else { inUse = embedded && !edited.size; updateBuiltIn(); }
     } catch (err) {
       if (err instanceof Unavailable) { clear(body); body.append(unavailablePanel('Storage configuration')); return; }
       showError(formMessage, err, 'The current settings could not be read');
