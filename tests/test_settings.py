@@ -147,6 +147,16 @@ def test_secrets_are_masked_and_left_out_of_the_repr():
     assert not any(v in repr(s) for v in ("sk-value", "tok-value", "wh-value", "ak-value"))
 
 
+def test_credentials_in_url_queries_are_masked_in_the_logged_settings():
+    s = Settings.from_env({"REDIS_URL": "redis://cache:6379/0?password=pw-value&db=1",
+                           "MONGO_URL": "mongodb://u:pw2@db/?authSource=admin&tlsCertificateKeyFilePassword=kp"})
+    view = s.public_view()
+    assert view["redis_url"] == "redis://cache:6379/0?password=****&db=1"
+    assert view["mongo_url"] == ("mongodb://****@db/?authSource=admin"
+                                 "&tlsCertificateKeyFilePassword=****")
+    assert not any(v in str(view) for v in ("pw-value", "pw2", "=kp"))
+
+
 def test_the_image_count_of_a_markdown_document_is_a_setting():
     from tornado_app.documents.markdown import gather_images
 

@@ -617,11 +617,34 @@ class Settings:
             value = getattr(self, f.name)
             if spec.secret and value:
                 value = "****"
-            elif f.name in {"mongo_url", "redis_url"} and "@" in str(value):
-                scheme, _, rest = str(value).partition("://")
-                value = f"{scheme}://****@{rest.split('@', 1)[1]}"
+            elif isinstance(value, str) and "://" in value:
+                value = mask_url(value)
             out[f.name] = str(value) if isinstance(value, Path) else value
         return out
+
+
+# query parameters whose values are secrets (MongoDB's authMechanismProperties may hold an
+# AWS session token)
+_SECRET_QUERY = re.compile(r"(?i)pass|secret|token|key|credential|authmechanismproperties")
+
+
+def mask_url(url: str) -> str:
+    """``url`` safe to log: its user info and the values of query parameters named like a
+    password, secret, token or key (``redis://h/?password=...``) masked as ``****``; the
+    rest (host, database, ``authSource``) stays readable."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    if "@" in rest.split("/", 1)[0].split("?", 1)[0]:
+        rest = "****@" + rest.split("@", 1)[1]
+    head, qmark, query = rest.partition("?")
+    if qmark:
+        parts = []
+        for pair in query.split("&"):
+            name, eq, _value = pair.partition("=")
+            parts.append(f"{name}=****" if eq and _SECRET_QUERY.search(name) else pair)
+        rest = f"{head}?{'&'.join(parts)}"
+    return f"{scheme}://{rest}"
 
 
 def _default(f: Field[Any]) -> Any:
