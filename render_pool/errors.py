@@ -59,11 +59,16 @@ class OcrPending(Exception):
     """Raised by a reader instead of returning a Document, when it was allowed to hand its
     OCR to the caller (``ocr_fanout``) and several pages need it: the 0-based ``pages`` to
     recognise (``render_pool.jobs.ocr_page``, one pool job each) in ``pdf`` (the PDF the
-    reader made of an image upload; None: the bytes the caller sent). The caller then reads
-    the document again with the results (``ocr_pages``). Not a ConversionError: it never
-    reaches a client."""
+    reader made of an image upload; None: the bytes the caller sent). ``page_pdfs`` holds
+    each of those pages as a one-page PDF of its own, so a page job is sent its page, not the
+    whole document (a 50-page scan would otherwise cross to the workers 50 times); a page
+    missing there is sent as page ``index`` of ``pdf``. The caller then reads the document
+    again with the results (``ocr_pages``). Not a ConversionError: it never reaches a
+    client."""
 
-    def __init__(self, pages: list[int], pdf: bytes | None = None) -> None:
-        super().__init__(pages, pdf)
+    def __init__(self, pages: list[int], pdf: bytes | None = None,
+                 page_pdfs: dict[int, bytes] | None = None) -> None:
+        super().__init__(pages, pdf, page_pdfs)
         self.pages = pages
         self.pdf = pdf
+        self.page_pdfs = page_pdfs or {}

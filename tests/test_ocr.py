@@ -282,3 +282,26 @@ async def test_pages_of_a_scan_spread_over_the_pool_and_let_another_company_in(i
     assert result.content.count("This report summarises the state") == 3
     assert any(w.startswith("OCR read page(s) 1, 2, 3 (") for w in result.warnings)
     assert "page 2: turned 180 degrees for OCR" in result.warnings
+
+
+@pytest.mark.slow  # Tesseract
+def test_a_scan_hands_each_page_job_its_own_page() -> None:
+    """A scan whose pages go to pool jobs of their own hands each job a one-page PDF of its
+    page (together about the scan's size, not the scan once a page), and that page alone
+    reads as it does inside the whole scan, a sideways page turned the same way."""
+    from render_pool.errors import OcrPending
+    from render_pool.readers.pdf.ocr import recognise_pdf_page
+
+    top = _top_of_report(0.25)
+    scan = image_only_pdf([top, top.rotate(90, expand=True), top], 200.0)
+    with pytest.raises(OcrPending) as pending:
+        read_pdf(scan, ocr="auto", ocr_languages="eng", ocr_fanout=True)
+    alone = pending.value.page_pdfs
+    assert sorted(alone) == pending.value.pages == [0, 1, 2]
+    assert all(len(pdfium.PdfDocument(data)) == 1 for data in alone.values())
+    assert sum(len(data) for data in alone.values()) < 1.2 * len(scan)
+    for index in (0, 1):
+        whole, _ = recognise_pdf_page(scan, index, "eng")
+        own, _ = recognise_pdf_page(alone[index], 0, "eng")
+        assert [w.text for w in own.words] == [w.text for w in whole.words]
+        assert "summarises" in [w.text for w in own.words]

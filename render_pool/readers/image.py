@@ -99,7 +99,7 @@ def read_image(data: bytes, ocr: str = "auto", ocr_languages: str = "",
         doc = read_pdf(pdf, ocr="force" if ocr == "force" else "auto",
                        ocr_languages=ocr_languages, ocr_fanout=ocr_fanout, ocr_pages=ocr_pages)
     except OcrPending as pending:
-        raise OcrPending(pending.pages, pdf) from None
+        raise OcrPending(pending.pages, pdf, pending.page_pdfs) from None
     except CorruptDocument as exc:
         if "no text layer" in exc.message:
             raise CorruptDocument("OCR found no text in the image") from None

@@ -40,8 +40,10 @@ async def _ocr_pages(svc: Services, company_id: str, pending: OcrPending, data: 
     async def one(index: int) -> None:
         async with window:
             try:
-                out[index] = await svc.pool.run(jobs.ocr_page, pdf, index, languages,
-                                                tenant=company_id, admitted=True)
+                alone = pending.page_pdfs.get(index)  # the page alone, when it could be
+                out[index] = await svc.pool.run(
+                    jobs.ocr_page, *((alone, 0) if alone is not None else (pdf, index)),
+                    languages, tenant=company_id, admitted=True)
             except ConversionError as exc:
                 log.info("OCR of a page failed", extra={"page": index + 1,
                                                          "error": exc.message})

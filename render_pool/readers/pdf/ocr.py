@@ -22,6 +22,7 @@ columns, headings, lists and tables come from the same logic.
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
@@ -246,6 +247,25 @@ def recognise_pdf_page(data: bytes, index: int, languages: str = DEFAULT_LANGUAG
     finally:
         pdf.close()
     return recognise(image, languages or DEFAULT_LANGUAGES, PAGE_TIMEOUT), scale
+
+
+def pages_alone(pdf: pdfium.PdfDocument, indexes: list[int]) -> dict[int, bytes]:
+    """Each page of ``indexes`` as a one-page PDF of its own (its content, resources and
+    rotation), for a pool job that recognises it; a page pdfium cannot copy is left out
+    (its job is then sent the whole document)."""
+    out: dict[int, bytes] = {}
+    for index in indexes:
+        alone = pdfium.PdfDocument.new()
+        try:
+            alone.import_pages(pdf, [index])
+            buffer = io.BytesIO()
+            alone.save(buffer)
+            out[index] = buffer.getvalue()
+        except pdfium.PdfiumError:
+            continue
+        finally:
+            alone.close()
+    return out
 
 
 class PageOcr:

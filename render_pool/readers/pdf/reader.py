@@ -50,7 +50,13 @@ from render_pool.readers.pdf.layout import Item, order_page
 from render_pool.readers.pdf.links import attach_links, page_links, resolve_internal_links
 from render_pool.readers.pdf.notes import place_notes, take_notes
 from render_pool.readers.pdf.ocr import MODES as OCR_MODES
-from render_pool.readers.pdf.ocr import OcrPages, PageOcr, image_objects, needs_ocr
+from render_pool.readers.pdf.ocr import (
+    OcrPages,
+    PageOcr,
+    image_objects,
+    needs_ocr,
+    pages_alone,
+)
 from render_pool.readers.pdf.repair import rebuilt
 from render_pool.readers.pdf.rotation import upright_page
 from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
@@ -384,7 +390,7 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
                     log.info("page %d unreadable: %s", index + 1, exc)
                     doc.warn(f"page {index + 1} could not be read and was skipped")
             if ocr_pages is None and ocr_fanout and len(targets) > 1:
-                raise OcrPending(sorted(targets))
+                raise OcrPending(sorted(targets), page_pdfs=pages_alone(pdf, sorted(targets)))
             for index in targets if later else ():
                 if ocr_pages is not None and index in ocr_pages:
                     runner.given(index, ocr_pages[index])
