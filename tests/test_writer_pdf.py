@@ -395,3 +395,24 @@ def test_collect_headings_adds_missing_ids():
     body, refs = collect_headings('<h2 id="a">One <em>x</em></h2><h3>Two</h3><h4></h4>')
     assert [(r.level, r.text, r.anchor) for r in refs] == [(2, "One x", "a"), (3, "Two", "pdf-h-2")]
     assert '<h3 id="pdf-h-2">Two</h3>' in body
+
+
+def test_our_own_pdf_reads_back_with_its_structure():
+    """Markdown -> PDF (Chromium) -> Markdown: every table-of-contents entry links to its own
+    heading, code spans in list items stay in their line, a level-3 heading stays one, and
+    body text set in NotoSans-Regular (which pdfium weighs 625 from its stem) is not bold."""
+    from render_pool.jobs import RenderRequest, convert_document, render_markdown
+
+    source = ("# Guide\n\nIntro paragraph with some text.\n\n## Install\n\n"
+              "- run `pip install x` first\n- then `just run`\n\n### Details\n\n"
+              "Level three body.\n\n## Use\n\n1. open the app\n2. sign in\n")
+    pdf = render_markdown(source, RenderRequest(target="pdf", toc=True, title="Guide"),
+                          {}, {}).data
+    back = convert_document(pdf, "markdown").content
+    toc = re.findall(r"\[\**([A-Za-z]+) \d+\**\]\((#[^)]+)\)", back)
+    assert toc == [("Guide", "#guide"), ("Install", "#install"), ("Details", "#details"),
+                   ("Use", "#use")], back
+    assert "- run `pip install x` first\n- then `just run`" in back
+    assert "### Details" in back
+    assert "\nIntro paragraph with some text.\n" in back and "**Intro" not in back
+    assert "\n1. open the app\n2. sign in" in back

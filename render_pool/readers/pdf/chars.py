@@ -24,6 +24,10 @@ _BOLD_WORDS = ("bold", "black", "heavy", "semibold", "demibold", "demi", "extrab
 _ITALIC_WORDS = ("italic", "oblique", "slanted", "-ital", "-it", "cmti", "sfti")
 # TeX and URW names: cmbx10, sfbx1000, lmroman10-bold, nimbusromno9l-medi, ...-bd
 _TEX_BOLD = re.compile(r"(^|[^a-z])(cmbx|sfbx|cmb|bx)\d|-(medi|bd|bol)\b|-bdit")
+# a name that states a regular weight outranks the weight pdfium reports: without /FontWeight
+# pdfium derives it from /StemV, and Chromium (Skia) writes NotoSans-Regular with StemV 125,
+# which reads as 625
+_REGULAR_NAME = re.compile(r"regular|book|light|thin|-roman\b|times-roman|normal")
 _FLAG_ITALIC = 64
 _FLAG_FORCE_BOLD = 262144
 HYPHENS = ("-", "\u00ad", "\u2010", "\u2011")
@@ -137,8 +141,9 @@ def _style_of(textpage: pdfium.PdfTextPage, raw_textpage: int, index: int, buf: 
     name = bytes(buf.raw[: max(0, min(n, len(buf)) - 1)]).decode("latin-1").lower()
     name = name.split("+", 1)[-1]  # subset prefix "ABCDEF+"
     weight = pdfium_c.FPDFText_GetFontWeight(textpage, index)
-    bold = weight >= 600 or bool(flags.value & _FLAG_FORCE_BOLD) or any(
-        w in name for w in _BOLD_WORDS) or bool(_TEX_BOLD.search(name))
+    named_bold = any(w in name for w in _BOLD_WORDS) or bool(_TEX_BOLD.search(name))
+    bold = named_bold or bool(flags.value & _FLAG_FORCE_BOLD) or (
+        weight >= 600 and not _REGULAR_NAME.search(name))
     italic = bool(flags.value & _FLAG_ITALIC) or any(w in name for w in _ITALIC_WORDS)
     mono = bool(flags.value & _FLAG_FIXED_PITCH) or any(w in name for w in _MONO_WORDS)
     mcid = _mark_of(obj) if obj else NO_MCID

@@ -96,6 +96,7 @@ class _Builder:
         self.has_block: dict[int, bool] = {}
         self.sect_depth = 0
         self.last_box: tuple[float, float] | None = None
+        self.in_list = 0  # depth of the lists being read
         self.tags_headings = False
         self.list_x: dict[int, float] = {}
         self.refs: set[str] = set()  # note ids referenced from the text
@@ -231,7 +232,11 @@ class _Builder:
         out: list[Block] = []
         loose = StructNode("P")
         rows = StructNode("Table")  # table rows tagged without their Table element
-        for kid in node.kids:
+        for at, kid in enumerate(node.kids):
+            if isinstance(kid, StructNode) and kid.type == "Code" and self.code_in_line(
+                    kid, loose, node.kids[at + 1] if at + 1 < len(node.kids) else None):
+                loose.kids.append(kid)  # a code span in running text, not a code block
+                continue
             if isinstance(kid, StructNode) and kid.type == "TR" and node.type != "Table":
                 if loose.kids:
                     out.extend(self.paragraph(loose, code=True))
@@ -254,6 +259,22 @@ class _Builder:
             out.extend(self.paragraph(loose, code=True))
         return out
 
+    def code_in_line(self, code: StructNode, before: StructNode,
+                     after: StructNode | int | None) -> bool:
+        """Whether a Code element sits on a line of running text: its first or last
+        character shares a line with the loose text just before it or just after it (a
+        list item's body holds its text and its code spans without a P around them)."""
+        own = [c for c in self.peek_chars(code) if c.text.strip()]
+        if not own:
+            return False
+        prev = [c for c in self.peek_chars(before) if c.text.strip()][-1:]
+        nxt: list[Char] = []
+        if after is not None and not (isinstance(after, StructNode) and self.is_block(after)):
+            nxt = [c for c in self.peek_chars(StructNode("Span", kids=[after]))
+                   if c.text.strip()][:1]
+        return bool(prev and _same_line(prev[0], own[0])) or bool(
+            nxt and _same_line(own[-1], nxt[0]))
+
     def paragraph(self, node: StructNode, code: bool = False,
                   promote: bool = True) -> list[Block]:
         """A paragraph, a heading (see ``heading_level``) or, with ``code``, a code block
@@ -262,12 +283,12 @@ class _Builder:
             text = _code_text(self.node_chars(node), self.left)
             return [CodeBlock(text)] if text.strip() else []
         figures = [k for k in _walk(node) if isinstance(k, StructNode) and k.type == "Figure"]
-        level = 0 if self.tags_headings or figures or not promote else \
+        level = 0 if self.tags_headings or figures or not promote or self.in_list else \
             self.heading_level(node)
         inl = self.inlines(node, keep_style=not level)
-        if level and inl:
-            return [Heading(level, inl)]
         box = self.last_box
+        if level and inl:
+            return [self.placed(Heading(level, inl), box)]
         for fig in figures:
             inl.extend(self.figure_inlines(fig))
         if not inl:
@@ -276,6 +297,12 @@ class _Builder:
         if box is not None and not figures:
             self.out.boxes[id(para)] = box
         return [para]
+
+    def placed(self, heading: Heading, box: tuple[float, float] | None) -> Heading:
+        """``heading``, its span on the page noted (internal links find it by position)."""
+        if box is not None:
+            self.out.boxes[id(heading)] = box
+        return heading
 
     def block(self, node: StructNode, depth: int) -> list[Block]:
         if depth > 200:
@@ -286,7 +313,7 @@ class _Builder:
             level = int(m.group(1)) if m else (1 if t == "Title" else
                                                min(6, max(1, self.sect_depth + 1)))
             inl = self.inlines(node, keep_style=False)
-            return [Heading(level, inl)] if inl else []
+            return [self.placed(Heading(level, inl), self.last_box)] if inl else []
         if t == "L":
             lb = self.list_block(node, depth)
             return [lb] if lb.items else []
@@ -393,7 +420,11 @@ class _Builder:
 
     def list_block(self, node: StructNode, depth: int) -> ListBlock:
         xs = [c.x0 for c in self.peek_chars(node) if c.text.strip()]
-        lb = self._list_block(node, depth)
+        self.in_list += 1  # a list item's larger or bolder first entry is no heading
+        try:
+            lb = self._list_block(node, depth)
+        finally:
+            self.in_list -= 1
         if xs:
             self.list_x[id(lb)] = min(xs)
         return lb
@@ -657,6 +688,11 @@ def tagged_page(roots: list[StructNode], chars: list[Char | None],
     b = _Builder(by_mcid, images, page)
     b.out.blocks = b.blocks(roots)
     return b.out
+
+
+def _same_line(a: Char, b: Char) -> bool:
+    """Whether two characters overlap vertically (are set on one line)."""
+    return a.top < b.bottom and b.top < a.bottom
 
 
 def dedent_code(blocks: list[Block]) -> None:
