@@ -305,3 +305,14 @@ def test_a_scan_hands_each_page_job_its_own_page() -> None:
         own, _ = recognise_pdf_page(alone[index], 0, "eng")
         assert [w.text for w in own.words] == [w.text for w in whole.words]
         assert "summarises" in [w.text for w in own.words]
+
+
+def test_one_page_pdfs_stop_at_their_budget() -> None:
+    """Pages sharing one large image would each carry a copy of it: past the budget the
+    remaining pages are not copied (their jobs are sent the whole scan)."""
+    from render_pool.readers.pdf.ocr import pages_alone
+
+    top = _top_of_report(0.25)
+    pdf = pdfium.PdfDocument(image_only_pdf([top, top, top], 200.0))
+    assert sorted(pages_alone(pdf, [0, 1, 2], budget=10 << 20)) == [0, 1, 2]
+    assert sorted(pages_alone(pdf, [0, 1, 2], budget=1)) == [0]

@@ -249,18 +249,24 @@ def recognise_pdf_page(data: bytes, index: int, languages: str = DEFAULT_LANGUAG
     return recognise(image, languages or DEFAULT_LANGUAGES, PAGE_TIMEOUT), scale
 
 
-def pages_alone(pdf: pdfium.PdfDocument, indexes: list[int]) -> dict[int, bytes]:
+def pages_alone(pdf: pdfium.PdfDocument, indexes: list[int], budget: int) -> dict[int, bytes]:
     """Each page of ``indexes`` as a one-page PDF of its own (its content, resources and
     rotation), for a pool job that recognises it; a page pdfium cannot copy is left out
-    (its job is then sent the whole document)."""
+    (its job is then sent the whole document). The pages stop at ``budget`` bytes in all:
+    pages sharing one large image would each carry a copy of it, so past the budget the
+    remaining pages' jobs are sent the whole document instead."""
     out: dict[int, bytes] = {}
+    total = 0
     for index in indexes:
+        if total > budget:
+            break
         alone = pdfium.PdfDocument.new()
         try:
             alone.import_pages(pdf, [index])
             buffer = io.BytesIO()
             alone.save(buffer)
             out[index] = buffer.getvalue()
+            total += len(out[index])
         except pdfium.PdfiumError:
             continue
         finally:

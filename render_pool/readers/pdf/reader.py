@@ -390,7 +390,8 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
                     log.info("page %d unreadable: %s", index + 1, exc)
                     doc.warn(f"page {index + 1} could not be read and was skipped")
             if ocr_pages is None and ocr_fanout and len(targets) > 1:
-                raise OcrPending(sorted(targets), page_pdfs=pages_alone(pdf, sorted(targets)))
+                raise OcrPending(sorted(targets), page_pdfs=pages_alone(
+                    pdf, sorted(targets), budget=2 * len(data) + (1 << 20)))
             for index in targets if later else ():
                 if ocr_pages is not None and index in ocr_pages:
                     runner.given(index, ocr_pages[index])
