@@ -15,7 +15,7 @@ read by:
   scan spread over the pool's workers) at 1 and 4 clients.
 
 All OCR is in English (``eng``) except over HTTP, which uses the service's ``OCR_LANGUAGES``
-(default ``eng+deu+fra+spa``).
+(default ``eng+deu+fra+spa+chi_sim+jpn``: Latin packs first, the others by script).
 
 Scores, against the born-digital PDF read by our reader (the text layer's answer):
 - word recall: share of the born-digital words (multiset, normalised) found in the output;

@@ -316,3 +316,35 @@ def test_one_page_pdfs_stop_at_their_budget() -> None:
     pdf = pdfium.PdfDocument(image_only_pdf([top, top, top], 200.0))
     assert sorted(pages_alone(pdf, [0, 1, 2], budget=10 << 20)) == [0, 1, 2]
     assert sorted(pages_alone(pdf, [0, 1, 2], budget=1)) == [0]
+
+
+CJK_FONT = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")  # fonts-wqy-microhei
+
+
+@pytest.mark.slow  # Tesseract
+@pytest.mark.parametrize("lines", [
+    ["文档转换服务的使用说明", "本服务可以把扫描的文件转换为文本。", "每一页都会被识别并保留标题和表格。"],
+    ["文書変換サービスの使い方", "スキャンした書類をテキストに変換します。", "ファイルをアップロードしてください。"],
+], ids=["chinese", "japanese"])
+def test_a_page_in_another_script_is_read_with_its_packs(lines: list[str]) -> None:
+    """With the default languages a Chinese or Japanese scan is read in its own script:
+    the Latin reading is poor, OSD sees the script, and the page is read again with its
+    packs (a Latin page never pays for them)."""
+    from PIL import ImageDraw, ImageFont
+
+    from render_pool.ocr import available_languages, recognise
+    from tornado_app.settings import Settings
+
+    if not CJK_FONT.is_file() or not {"chi_sim", "jpn"} <= available_languages():
+        pytest.skip("fonts-wqy-microhei or the chi_sim/jpn packs are not installed")
+    font = ImageFont.truetype(str(CJK_FONT), 44)
+    page = Image.new("L", (1700, 600), 255)
+    draw = ImageDraw.Draw(page)
+    for i, line in enumerate(lines):
+        draw.text((120, 120 + i * 110), line, font=font, fill=0)
+    got = recognise(page, Settings.from_env({}).ocr_languages)
+    text = "".join(w.text for w in got.words)
+    wanted = "".join(lines)
+    same = sum(1 for ch in set(wanted) if ch in text) / len(set(wanted))
+    assert same >= 0.9, text
+    assert got.confidence >= 80

@@ -466,11 +466,13 @@ class Settings:
                                             "5 s under `JOB_TIMEOUT_SECONDS`), then its process "
                                             "group is killed and 50401", group=POOL, low=1,
                                             clamp=True)
-    ocr_languages: str = setting("eng+deu+fra+spa", "text", "Tesseract language packs "
-                                 "(`+`-joined) OCR reads scanned pages and images with; packs "
-                                 "not installed are skipped. The image installs `eng deu fra spa "
-                                 "chi_sim jpn`; adding `chi_sim+jpn` costs little on Latin text "
-                                 "but lets noise read as CJK", group=POOL, strip=True)
+    ocr_languages: str = setting("eng+deu+fra+spa+chi_sim+jpn", "text", "Tesseract language "
+                                 "packs (`+`-joined) OCR reads scanned pages and images with; "
+                                 "packs not installed are skipped. A page is read with the "
+                                 "Latin-script packs first; when that reads poorly and "
+                                 "Tesseract's script detection sees another script, with that "
+                                 "script's packs (`chi_sim`, `jpn`, ...) and `eng`. The image "
+                                 "installs these six", group=POOL, strip=True)
     # read again by the pool's workers (render_pool/ocr/tesseract.py), which inherit the
     # environment; declared here so a bad value stops start-up and the variable is documented
     ocr_engine: OcrEngine = setting(

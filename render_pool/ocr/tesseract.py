@@ -15,9 +15,11 @@ estimate (``x_size``) and per word its box and confidence. Rotation (0/90/180/27
 detected with Tesseract's orientation and script detection (OSD, about 0.6 s of CPU a page) only
 when needed: when the page looks sideways (its empty rows and columns of ink say the lines run
 up the page) before reading it, or when the upright reading is poor (upside down) after,
-so upright pages pay nothing for it. Before recognition the page is deskewed (projection
-profile) and cleaned (:mod:`render_pool.ocr.clean`: specks, shading and ruling lines removed;
-the rules are returned for table grids).
+so upright pages pay nothing for it. The same detection names the page's script: a page
+the Latin-script packs read poorly is read again with the packs of its own script
+(``chi_sim``, ``jpn``...) when the languages list them. Before recognition the page is
+deskewed (projection profile) and cleaned (:mod:`render_pool.ocr.clean`: specks, shading and
+ruling lines removed; the rules are returned for table grids).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ _XSIZE = re.compile(r"x_size ([\d.]+)")
 _WCONF = re.compile(r"x_wconf (\d+)")
 _ROTATE = re.compile(r"Rotate: (\d+)")
 _ORIENT_CONF = re.compile(r"Orientation confidence: ([\d.]+)")
+_SCRIPT = re.compile(r"Script: (\w+)")
 
 
 @dataclass(slots=True)
@@ -211,7 +214,7 @@ def _api_hocr(image: Image.Image, langs: str, timeout: float) -> str:
     return f'<html xmlns="http://www.w3.org/1999/xhtml"><body>{body}</body></html>'
 
 
-def _api_osd(image: Image.Image) -> tuple[int, float]:
+def _api_osd(image: Image.Image) -> tuple[int, float, str]:
     api = _take("osd", _API.PSM.OSD_ONLY)
     try:
         api.SetImage(image)
@@ -219,8 +222,9 @@ def _api_osd(image: Image.Image) -> tuple[int, float]:
     finally:
         _give_back("osd", _API.PSM.OSD_ONLY, api)
     if not got:
-        return 0, 0.0
-    return (360 - int(got["orient_deg"])) % 360, float(got["orient_conf"])
+        return 0, 0.0, ""
+    return ((360 - int(got["orient_deg"])) % 360, float(got["orient_conf"]),
+            str(got.get("script_name") or ""))
 
 
 # ------------------------------------------------------------------ engine: command line
@@ -286,20 +290,49 @@ def _parse_hocr(text: str) -> list[OcrLine]:
     return lines
 
 
-def _rotation(image: Image.Image, timeout: float) -> int:
-    """Degrees to turn ``image`` clockwise so its text stands upright (0 when unsure).
+def _orientation(image: Image.Image, timeout: float) -> tuple[int, str]:
+    """Degrees to turn ``image`` clockwise so its text stands upright (0 when unsure), and
+    the script OSD sees (``Latin``, ``Han``, ``Japanese``, ``Cyrillic``...; "" when none).
 
     On half the resolution: OSD needs no fine detail (a quarter was too coarse: it misread
     the bench's sideways pages)."""
     small = image.reduce(2) if max(image.size) > 2000 else image
     if _API is not None:
-        rotate, conf = _api_osd(small)
+        rotate, conf, script = _api_osd(small)
     else:
         out = _run(small, ["--psm", "0"], timeout)
-        found, sure = _ROTATE.search(out), _ORIENT_CONF.search(out)
+        found, sure, named = _ROTATE.search(out), _ORIENT_CONF.search(out), _SCRIPT.search(out)
         rotate = int(found.group(1)) if found else 0
         conf = float(sure.group(1)) if sure else 0.0
-    return rotate % 360 if conf >= 1.5 else 0
+        script = named.group(1) if named else ""
+    return (rotate % 360 if conf >= 1.5 else 0), script
+
+
+# the script OSD names for the text each language pack reads; a pack not listed reads Latin
+_PACK_SCRIPTS = {
+    "chi_sim": {"Han"}, "chi_tra": {"Han"}, "jpn": {"Japanese", "Han", "Katakana", "Hiragana"},
+    "kor": {"Hangul", "Korean"}, "rus": {"Cyrillic"}, "ukr": {"Cyrillic"},
+    "bul": {"Cyrillic"}, "srp": {"Cyrillic"}, "ell": {"Greek"}, "ara": {"Arabic"},
+    "fas": {"Arabic"}, "urd": {"Arabic"}, "heb": {"Hebrew"}, "hin": {"Devanagari"},
+    "tha": {"Thai"},
+}
+
+
+def _split_by_script(langs: str) -> tuple[str, dict[str, str]]:
+    """``langs`` ("eng+deu+chi_sim") as the packs a page is read with first (those for Latin
+    text; all of them when none is) and, per other script, the packs read when OSD sees that
+    script (with the first packs' ``eng``, for the Latin words such pages carry)."""
+    packs = langs.split("+")
+    latin = [p for p in packs if p not in _PACK_SCRIPTS]
+    first = "+".join(latin) or langs
+    if not latin:
+        return first, {}
+    by_script: dict[str, list[str]] = {}
+    for pack in packs:
+        for script in _PACK_SCRIPTS.get(pack, ()):
+            by_script.setdefault(script, []).append(pack)
+    extra = ["eng"] if "eng" in latin else []
+    return first, {script: "+".join([*found, *extra]) for script, found in by_script.items()}
 
 
 def _read(image: Image.Image, langs: str, timeout: float, rotation: int) -> OcrPage:
@@ -327,27 +360,38 @@ def _read(image: Image.Image, langs: str, timeout: float, rotation: int) -> OcrP
 def recognise(image: Image.Image, languages: str = "eng", timeout: float = 60.0) -> OcrPage:
     """Words, lines and rules of a page image; the image is turned upright first when needed.
 
-    A page that looks sideways is turned by OSD before it is read; a page read poorly
-    upright is checked by OSD after (upside down), and read again turned when that reads
-    better. Raises TimeoutError when Tesseract takes longer than ``timeout`` seconds in all.
+    A page is read with the Latin-script packs of ``languages`` first (the other packs,
+    such as ``chi_sim`` or ``jpn``, would cost time on every page and read noise as their
+    characters). A page that looks sideways is turned by OSD before it is read; a page read
+    poorly is checked by OSD after: turned when it is upside down, and read with the packs
+    of the script OSD sees when that is another one of ``languages``; the better reading
+    (more words, more confident) is kept. Raises TimeoutError when Tesseract takes longer
+    than ``timeout`` seconds in all.
     """
     deadline = time.monotonic() + timeout
-    langs = _languages(languages)
+    first, other = _split_by_script(_languages(languages))
     image = image.convert("L")
-    turn, asked = 0, False
+    turn, script, asked = 0, "", False
     if sideways(image):
-        turn, asked = _rotation(image, timeout), True
+        (turn, script), asked = _orientation(image, timeout), True
+    langs = other.get(script, first)
     page = _read(image.rotate(-turn, expand=True) if turn else image, langs,
                  deadline - time.monotonic(), turn)  # PIL turns anticlockwise
-    words = page.words
-    if asked or (len(words) >= _MIN_WORDS and page.confidence >= _GOOD_CONFIDENCE):
+    if len(page.words) >= _MIN_WORDS and page.confidence >= _GOOD_CONFIDENCE:
         return page
     left = deadline - time.monotonic()
-    turn = _rotation(image, left) if left > 1 else 0
+    if not asked and left > 1:
+        turn, script = _orientation(image, left)
+    again_langs = other.get(script, first)
     left = deadline - time.monotonic()
-    if not turn or left <= 1:
+    if (turn == page.rotation and again_langs == langs) or left <= 1:
         return page
-    again = _read(image.rotate(-turn, expand=True), langs, left, turn)
-    if len(again.words) * max(again.confidence, 1) > len(words) * max(page.confidence, 1):
+    again = _read(image.rotate(-turn, expand=True) if turn else image, again_langs, left, turn)
+    if _score(again) > _score(page):
         return again
     return page
+
+
+def _score(page: OcrPage) -> float:
+    """How well a reading went: its words weighted by their mean confidence."""
+    return len(page.words) * max(page.confidence, 1)
