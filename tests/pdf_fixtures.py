@@ -184,34 +184,46 @@ def tagged_table_pdf(rows: int = 100, cols: int = 100) -> bytes:
             content += (b"/TD <</MCID %d>> BDC 1 0 0 1 %d %d Tm (%d) Tj EMC\n"
                         % (mcid, 10 + c * 14, 1450 - r * 14, mcid))
     content += b"ET\n"
-    # 1 catalog, 2 pages, 3 page, 4 content, 5 font, 6 root, 7 table, then TRs and TDs
+    return tagged_cells_pdf(bytes(content), [cols] * rows, media=(1420, 1460))
+
+
+def tagged_cells_pdf(content: bytes, row_lengths: list[int], container: bytes = b"Table",
+                     media: tuple[int, int] = (612, 792)) -> bytes:
+    """A one-page tagged PDF: ``content`` draws marked-content runs MCID 0, 1, ... (font
+    /F1, Helvetica) and the structure tree holds them, in that order, as the TD cells of TR
+    rows of ``row_lengths`` cells under one ``container`` element (``Table``; ``Sect`` for
+    rows a producer tagged without a Table)."""
+    # 1 catalog, 2 pages, 3 page, 4 content, 5 font, 6 root, 7 container, 8 parent tree,
+    # then the TRs and TDs
     objects: list[bytes] = [
         b"<< /Type /Catalog /Pages 2 0 R /MarkInfo << /Marked true >> /StructTreeRoot 6 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 1420 1460] /StructParents 0 "
-        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
-        _stream(b"", bytes(content)),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /StructParents 0 "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>" % media,
+        _stream(b"", content),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /Type /StructTreeRoot /K [7 0 R] /ParentTree 8 0 R >>",
-        b"",  # table
+        b"",  # the container
         b"",  # parent tree
     ]
     tr_nums = []
     td_nums: list[int] = []
-    for r in range(rows):
+    mcid = 0
+    for length in row_lengths:
         tr = len(objects) + 1
         objects.append(b"")
         tr_nums.append(tr)
         kids = []
-        for c in range(cols):
+        for _ in range(length):
             objects.append(b"<< /Type /StructElem /S /TD /P %d 0 R /Pg 3 0 R /K %d >>"
-                           % (tr, r * cols + c))
+                           % (tr, mcid))
+            mcid += 1
             kids.append(len(objects))
             td_nums.append(len(objects))
         objects[tr - 1] = (b"<< /Type /StructElem /S /TR /P 7 0 R /K [%s] >>"
                            % b" ".join(b"%d 0 R" % k for k in kids))
-    objects[6] = (b"<< /Type /StructElem /S /Table /P 6 0 R /K [%s] >>"
-                  % b" ".join(b"%d 0 R" % t for t in tr_nums))
+    objects[6] = (b"<< /Type /StructElem /S /%s /P 6 0 R /K [%s] >>"
+                  % (container, b" ".join(b"%d 0 R" % t for t in tr_nums)))
     objects[7] = b"<< /Nums [0 [%s]] >>" % b" ".join(b"%d 0 R" % t for t in td_nums)
     return _pdf(objects)
 

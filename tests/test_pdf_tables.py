@@ -11,7 +11,7 @@ from render_pool.model import Paragraph, Table, Text
 from render_pool.readers.pdf import borderless
 from render_pool.readers.pdf.chars import Char, Segment
 from render_pool.readers.pdf.reader import read_pdf
-from tests.pdf_fixtures import _pdf, _stream
+from tests.pdf_fixtures import _pdf, _stream, tagged_cells_pdf
 
 HEAD = ["Region", "Units", "Price", "Share"]
 BODY = [["North", "1,204", "12.50", "31%"], ["South", "987", "9.75", "22%"],
@@ -219,36 +219,7 @@ def tagged_rows_pdf() -> bytes:
                         % (mcid, 72 + c * 90, 700 - r * 16, text.encode()))
             mcid += 1
     content += b"ET\n"
-    objects: list[bytes] = [
-        b"<< /Type /Catalog /Pages 2 0 R /MarkInfo << /Marked true >> /StructTreeRoot 6 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /StructParents 0 "
-        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
-        _stream(b"", bytes(content)),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Type /StructTreeRoot /K [7 0 R] /ParentTree 8 0 R >>",
-        b"",  # the Sect
-        b"",  # parent tree
-    ]
-    trs, tds = [], []
-    mcid = 0
-    for row in cells:
-        tr = len(objects) + 1
-        objects.append(b"")
-        trs.append(tr)
-        kids = []
-        for _ in row:
-            objects.append(b"<< /Type /StructElem /S /TD /P %d 0 R /Pg 3 0 R /K %d >>"
-                           % (tr, mcid))
-            mcid += 1
-            kids.append(len(objects))
-            tds.append(len(objects))
-        objects[tr - 1] = (b"<< /Type /StructElem /S /TR /P 7 0 R /K [%s] >>"
-                           % b" ".join(b"%d 0 R" % k for k in kids))
-    objects[6] = (b"<< /Type /StructElem /S /Sect /P 6 0 R /K [%s] >>"
-                  % b" ".join(b"%d 0 R" % t for t in trs))
-    objects[7] = b"<< /Nums [0 [%s]] >>" % b" ".join(b"%d 0 R" % t for t in tds)
-    return _pdf(objects)
+    return tagged_cells_pdf(bytes(content), [len(row) for row in cells], container=b"Sect")
 
 
 def test_tagged_rows_without_a_table_element_are_a_table() -> None:
