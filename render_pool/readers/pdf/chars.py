@@ -27,7 +27,7 @@ _TEX_BOLD = re.compile(r"(^|[^a-z])(cmbx|sfbx|cmb|bx)\d|-(medi|bd|bol)\b|-bdit")
 # a name that states a regular weight outranks the weight pdfium reports: without /FontWeight
 # pdfium derives it from /StemV, and Chromium (Skia) writes NotoSans-Regular with StemV 125,
 # which reads as 625
-_REGULAR_NAME = re.compile(r"regular|book|light|thin|-roman\b|times-roman|normal")
+_REGULAR_NAME = re.compile(r"regular|book|light|thin|-roman\b|normal")
 _FLAG_ITALIC = 64
 _FLAG_FORCE_BOLD = 262144
 HYPHENS = ("-", "\u00ad", "\u2010", "\u2011")

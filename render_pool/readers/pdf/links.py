@@ -13,13 +13,14 @@ the link and keeps its text when the page has no heading there.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from render_pool.model import Block, Heading, Inline, Link, NoteRef, plain_text
+from render_pool.model import Block, Heading, Inline, Link, NoteRef, plain_text, walk
 from render_pool.readers.pdf.chars import Char
 from render_pool.slugs import Slugger
 
@@ -160,21 +161,6 @@ def is_internal(target: str) -> bool:
     return target.startswith(INTERNAL)
 
 
-def _internal_targets(blocks: list[Block]) -> list[str]:
-    """Every INTERNAL link target in ``blocks``, in document order."""
-    out: list[str] = []
-    stack: list[object] = list(reversed(blocks))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Link) and is_internal(node.target):
-            out.append(node.target)
-        for attr in ("children", "caption", "blocks", "items", "rows", "cells"):
-            kids = getattr(node, attr, None)
-            if isinstance(kids, list):
-                stack.extend(reversed(kids))
-    return out
-
-
 def _destination_shift(targets: list[str],
                        by_page: dict[int, list[tuple[float | None, Heading]]]) -> float:
     """How far below its destinations a document's headings consistently start (0 when they
@@ -182,21 +168,23 @@ def _destination_shift(targets: list[str],
     every table-of-contents link of its PDFs points about a margin above its heading; the
     shift is learned from the document itself: at least two destinations, each with a
     heading starting 0-100 points below it, all at the same distance (within 8 points)."""
+    tops = {page: sorted(top for top, _ in found if top is not None)
+            for page, found in by_page.items()}
     gaps: list[float] = []
     for target in targets:
         page_s, _, top_s = target[len(INTERNAL):].partition(":")
         if top_s == "-":
             continue
         y = float(top_s)
-        below = [top - y for top, _ in by_page.get(int(page_s), []) if top is not None
-                 and y - 4 <= top <= y + 100]
-        if below:
-            gaps.append(min(below))  # the first heading at or below the destination
+        on_page = tops.get(int(page_s), [])
+        at = bisect.bisect_left(on_page, y - 4)  # the first heading at or below it
+        if at < len(on_page) and on_page[at] <= y + 100:
+            gaps.append(on_page[at] - y)
     if len(gaps) < 2:
         return 0.0
     gaps.sort()
     middle = gaps[len(gaps) // 2]
-    if middle <= _BELOW or any(abs(g - middle) > 8 for g in gaps):
+    if middle <= _BELOW or gaps[-1] - middle > 8 or middle - gaps[0] > 8:
         return 0.0  # already in the window, or no one distance: destinations as written
     return middle
 
@@ -220,7 +208,8 @@ def resolve_internal_links(blocks: list[Block], notes: dict[str, list[Block]],
     for page, top, heading in places:
         by_page.setdefault(page, []).append((top, heading))
 
-    shift = _destination_shift(_internal_targets(blocks), by_page)
+    shift = _destination_shift([n.target for n in walk(blocks) if isinstance(n, Link)
+                                and is_internal(n.target)], by_page)
 
     def heading_at(target: str) -> Heading | None:
         page_s, _, top_s = target[len(INTERNAL):].partition(":")

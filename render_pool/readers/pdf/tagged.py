@@ -267,7 +267,12 @@ class _Builder:
         own = [c for c in self.peek_chars(code) if c.text.strip()]
         if not own:
             return False
-        prev = [c for c in self.peek_chars(before) if c.text.strip()][-1:]
+        prev: list[Char] = []
+        for kid in reversed(before.kids):  # from the end: the loose text read so far is long
+            prev = [c for c in self.peek_chars(StructNode("Span", kids=[kid]))
+                    if c.text.strip()][-1:]
+            if prev:
+                break
         nxt: list[Char] = []
         if after is not None and not (isinstance(after, StructNode) and self.is_block(after)):
             nxt = [c for c in self.peek_chars(StructNode("Span", kids=[after]))
