@@ -2,6 +2,8 @@
 # The virtualenv lives at .venv; Python packages come from requirements.lock.
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
+# Recipe arguments reach commands as typed ("$@"), so `--name "Acme Ltd"` stays one argument.
+set positional-arguments := true
 
 venv := ".venv"
 py := venv / "bin/python"
@@ -10,11 +12,11 @@ image_name := env_var_or_default("IMAGE", "localhost/docservice:latest")
 
 # Start the service on embedded defaults (private redis-server, SecantusDB, SeaweedFS).
 run *ARGS: setup
-    {{py}} -m tornado_app serve {{ARGS}}
+    {{py}} -m tornado_app serve "$@"
 
 # Create a company and its ADMIN from a terminal: asks what --company/--name/--username omit, the password without echo.
 create-admin *ARGS: setup
-    {{py}} -m tornado_app create-admin {{ARGS}}
+    {{py}} -m tornado_app create-admin "$@"
 
 # With no ARGS the run ends with `just image-test` where this machine can build images (root
 # and buildah present; IMAGE_TEST=0 skips it), and says clearly when it skipped it. Under CI
@@ -25,18 +27,19 @@ test *ARGS: setup axe
     {{venv}}/bin/ruff check .
     {{venv}}/bin/lint-imports
     {{venv}}/bin/mypy
-    {{py}} -m pytest {{ARGS}}
-    @[ -n "{{ARGS}}" ] || {{just_executable()}} _image-test-if-possible
+    {{py}} -m pytest "$@"
+    @[ "$#" -gt 0 ] || {{just_executable()}} _image-test-if-possible
 
 # Tests marked `slow` (real servers, the render pool's processes, Chromium, any other process
 # such as LibreOffice, Tesseract or pandoc; see tests/conftest.py, which fails a test that starts
 # a process unmarked) are left out: engines, model, writers, settings and units in under a minute.
+# It needs only Python and the virtualenv: no apt packages, no npm.
 # Run the fast test subset (ruff, the layer contract, mypy, pytest -m "not slow").
-test-fast *ARGS: setup axe
+test-fast *ARGS: venv
     {{venv}}/bin/ruff check .
     {{venv}}/bin/lint-imports
     {{venv}}/bin/mypy
-    {{py}} -m pytest -m "not slow" {{ARGS}}
+    {{py}} -m pytest -m "not slow" "$@"
 
 _image-test-if-possible:
     #!/usr/bin/env bash
@@ -117,11 +120,11 @@ bench *ARGS: setup
         $sudo_cmd apt-get update -q
         DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q $missing
     fi
-    {{py}} -m bench {{ARGS}}
+    {{py}} -m bench "$@"
 
 # Soak: mixed load on one service for SOAK_SECONDS (300) s; errors, p50/p99, memory (--faults).
 soak *ARGS: setup
-    {{py}} -m bench.soak {{ARGS}}
+    {{py}} -m bench.soak "$@"
 
 # Uses buildah (installed with debootstrap from Debian when no builder is present), else podman
 # or docker. Without a reachable registry the base is a local debian:bookworm-slim stand-in
@@ -159,4 +162,4 @@ lint: venv
 # inputs of the known bugs listed in the test. Prints the statuses per operation and the totals.
 # Fuzz both APIs against openapi.json with schemathesis (FUZZ_EXAMPLES, default 100).
 fuzz *ARGS: setup
-    FUZZ_EXAMPLES="${FUZZ_EXAMPLES:-100}" {{py}} -m pytest tests/test_openapi.py -k fuzz -q -o timeout=1800 {{ARGS}}
+    FUZZ_EXAMPLES="${FUZZ_EXAMPLES:-100}" {{py}} -m pytest tests/test_openapi.py -k fuzz -q -o timeout=1800 "$@"
