@@ -14,6 +14,11 @@ image_name := env_var_or_default("IMAGE", "localhost/docservice:latest")
 run *ARGS: setup
     {{py}} -m tornado_app serve "$@"
 
+# Convert documents from the command line with the service's readers and writers, no servers:
+# `just convert report.pdf > report.md`, `just convert docs/ -o out/ --export html`.
+convert *ARGS: setup
+    {{py}} -m tornado_app convert "$@"
+
 # Create a company and its ADMIN from a terminal: asks what --company/--name/--username omit, the password without echo.
 create-admin *ARGS: setup
     {{py}} -m tornado_app create-admin "$@"

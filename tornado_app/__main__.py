@@ -1,4 +1,5 @@
-"""Command line: ``serve``, ``worker``, ``create-admin``, ``create-company`` and ``create-user``.
+"""Command line: ``serve``, ``worker``, ``create-admin``, ``create-company``, ``create-user``
+and ``convert`` (:mod:`tornado_app.convert_cli`).
 
 ``serve`` with no company at all prints one line with a one-time setup address (the UI's
 setup screen creates the first company and its ADMIN); ``create-admin`` does the same from
@@ -26,6 +27,8 @@ from urllib.parse import urlsplit
 import tornado.httpserver
 
 from tornado_app.app import make_app, parse_services
+from tornado_app.convert_cli import add_arguments as add_convert_arguments
+from tornado_app.convert_cli import run_convert
 from tornado_app.embedded.datadir import DataDirBusy, DataDirLock, Holder
 from tornado_app.embedded.secantus import login_url
 from tornado_app.embedded.servers import (
@@ -335,9 +338,15 @@ def main(argv: list[str] | None = None) -> int:
     p_user.add_argument("--password", required=True)
     p_user.add_argument("--role", default="ANNOTATOR")
     p_user.add_argument("--real-name", default="")
+    add_convert_arguments(sub.add_parser(
+        "convert", help="convert documents with the service's readers and writers, "
+        "without servers (like POST /api/convert)"))
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
+    if args.command == "convert":  # its output is the documents and a summary
+        setup_logging("WARNING", settings.log_format)
+        return run_convert(args, settings)
     setup_logging(settings.log_level, settings.log_format)
     embedded = Embedded()
     try:

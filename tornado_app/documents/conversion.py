@@ -20,6 +20,7 @@ from typing import Any
 
 from render_pool import jobs
 from render_pool.errors import ConversionError, OcrPending
+from render_pool.pool import RenderPool
 from store.object_keys import asset_key, result_key
 from store.objects import ObjectStore
 from store.storage_io import link_for_documents
@@ -29,19 +30,19 @@ from tornado_app.services import Services
 log = logging.getLogger(__name__)
 
 
-async def _ocr_pages(svc: Services, company_id: str, pending: OcrPending, data: bytes,
+async def _ocr_pages(pool: RenderPool, company_id: str, pending: OcrPending, data: bytes,
                      languages: str) -> dict[int, Any]:
     """Each page ``pending`` names recognised in a pool job of its own: its reading, or the
     message of the failure it met (the document is read without that page's OCR)."""
     pdf = pending.pdf if pending.pdf is not None else data
-    window = asyncio.Semaphore(max(1, svc.pool.workers))
+    window = asyncio.Semaphore(max(1, pool.workers))
     out: dict[int, Any] = {}
 
     async def one(index: int) -> None:
         async with window:
             try:
                 alone = pending.page_pdfs.get(index)  # the page alone, when it could be
-                out[index] = await svc.pool.run(
+                out[index] = await pool.run(
                     jobs.ocr_page, *((alone, 0) if alone is not None else (pdf, index)),
                     languages, tenant=company_id, admitted=True)
             except ConversionError as exc:
@@ -53,21 +54,28 @@ async def _ocr_pages(svc: Services, company_id: str, pending: OcrPending, data: 
     return out
 
 
+async def read_and_write(pool: RenderPool, company_id: str, data: bytes, export: str,
+                         engine: str, options: dict[str, Any], for_upload: bool
+                         ) -> jobs.Converted:
+    """The conversion's pool job; a scan's OCR pages spread over the pool in between. The
+    service and the command line (``python -m tornado_app convert``) both convert here."""
+    try:
+        return await pool.run(jobs.convert_document, data, export, engine,
+                              {**options, "ocr_fanout": True}, for_upload=for_upload,
+                              tenant=company_id)
+    except OcrPending as pending:
+        with pool.spreading():  # one request against the queue's limit, not one a page
+            pages = await _ocr_pages(pool, company_id, pending, data,
+                                     str(options.get("ocr_languages", "")))
+            return await pool.run(jobs.convert_document, data, export, engine,
+                                  {**options, "ocr_pages": pages},
+                                  for_upload=for_upload, tenant=company_id, admitted=True)
+
+
 async def _convert_job(svc: Services, company_id: str, data: bytes, export: str, engine: str,
                        options: dict[str, Any], for_upload: bool) -> jobs.Converted:
-    """The conversion's pool job; a scan's OCR pages spread over the pool in between."""
-    try:
-        return await svc.pool.run(jobs.convert_document, data, export, engine,
-                                  {**options, "ocr_fanout": True}, for_upload=for_upload,
-                                  tenant=company_id)
-    except OcrPending as pending:
-        with svc.pool.spreading():  # one request against the queue's limit, not one a page
-            pages = await _ocr_pages(svc, company_id, pending, data,
-                                     str(options.get("ocr_languages", "")))
-            return await svc.pool.run(jobs.convert_document, data, export, engine,
-                                      {**options, "ocr_pages": pages},
-                                      for_upload=for_upload, tenant=company_id,
-                                      admitted=True)
+    return await read_and_write(svc.pool, company_id, data, export, engine, options,
+                                for_upload)
 
 
 async def _store(svc: Services, company_id: str) -> ObjectStore:

@@ -15,6 +15,7 @@ from tornado_app.documents.fetch import fetch
 
 if TYPE_CHECKING:
     from tornado_app.services import Services
+    from tornado_app.settings import Settings
 
 OCR_MODES = ("auto", "force", "off")  # scanned pages and images (render_pool.readers.pdf.ocr)
 
@@ -59,25 +60,32 @@ def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes
     return export, engine
 
 
+def conversion_options(fields: dict[str, str], settings: Settings) -> dict[str, Any]:
+    """The reader and writer options of a ``/api/convert`` form under ``settings``: one
+    place, so the service and ``python -m tornado_app convert`` read documents alike."""
+    options = {
+        "include_furniture": bool_field(fields, "include_furniture"),
+        "track_changes": choice_field(fields, "track_changes", ("accept", "all"), "accept"),
+        "notes": bool_field(fields, "notes", True),  # slide speaker notes
+        "max_cells": settings.sheet_max_cells,
+        # below the job's own limit, so LibreOffice is stopped before the worker is
+        "office_timeout": min(settings.office_timeout_seconds,
+                              max(1.0, settings.job_timeout_seconds - 5)),
+        "ocr": choice_field(fields, "ocr", OCR_MODES, "auto"),
+        "ocr_languages": settings.ocr_languages,
+    }
+    if images_field(fields):
+        options["images"] = images_field(fields)
+    return options
+
+
 async def convert_form(svc: Services, company_id: str, fields: dict[str, str],
                        files: dict[str, tuple[str, bytes]], *, save: bool,
                        result_token: str | None = None) -> dict[str, Any]:
     """Convert a ``/api/convert`` form (the remote file fetched first); the answer's data.
     Shared by the request and its async job."""
     export, engine = check_convert_form(fields, files)
-    options = {
-        "include_furniture": bool_field(fields, "include_furniture"),
-        "track_changes": choice_field(fields, "track_changes", ("accept", "all"), "accept"),
-        "notes": bool_field(fields, "notes", True),  # slide speaker notes
-        "max_cells": svc.settings.sheet_max_cells,
-        # below the job's own limit, so LibreOffice is stopped before the worker is
-        "office_timeout": min(svc.settings.office_timeout_seconds,
-                              max(1.0, svc.settings.job_timeout_seconds - 5)),
-        "ocr": choice_field(fields, "ocr", OCR_MODES, "auto"),
-        "ocr_languages": svc.settings.ocr_languages,
-    }
-    if images_field(fields):
-        options["images"] = images_field(fields)
+    options = conversion_options(fields, svc.settings)
     upload = files.get("file")
     if upload:
         original, data = upload
