@@ -8,8 +8,13 @@ so a revoke applies at once on every replica (no cache outlives it).
 
 A key belongs to the user who made it (``createdBy``; a key made with an ADMIN key belongs
 to that key's owner): while that user is disabled the key does not work
-(``tornado_app.callers.live_key``). Keys without an owner (made by the command line or a
-seed) depend on nobody.
+(``tornado_app.callers.live_key``), and it acts with the lower of its own role and the
+owner's current one. Keys without an owner (made by the command line or a seed) depend on
+nobody and keep their own role.
+
+Notices (``noticedAt.<kind>``): the moment an event about the key (used below its role,
+refused for its owner) was last audited, so each is recorded at most once a minute per key
+across all replicas (:func:`claim_notice`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import datetime as dt
 import hashlib
 import secrets
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -30,6 +35,8 @@ KEY_PREFIX = "dsk_"
 SHOWN_PREFIX_CHARS = 12  # "dsk_" + 8 characters: enough to tell keys apart, useless to guess
 MAX_KEYS_PER_COMPANY = 100  # a bound on one company's listing, not a capacity to tune
 LAST_USED_PRECISION = dt.timedelta(seconds=60)  # at most one write per key and minute
+NOTICE_INTERVAL = dt.timedelta(seconds=60)  # at most one audited notice per key, kind, minute
+NOTICE_KINDS = ("role_capped", "owner_disabled")
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,7 @@ class ApiKey:
     created_by: int | None
     last_used_at: dt.datetime | None
     expires_at: dt.datetime | None
+    noticed_at: dict[str, dt.datetime] = field(default_factory=dict, compare=False)
 
     def expired(self, now: dt.datetime | None = None) -> bool:
         return self.expires_at is not None and self.expires_at <= (now or _now())
@@ -82,6 +90,8 @@ def _key(doc: dict[str, Any]) -> ApiKey:
         role=doc["role"], created_at=aware_utc(doc["createdAt"]) or _now(),
         created_by=doc.get("createdBy"), last_used_at=aware_utc(doc.get("lastUsedAt")),
         expires_at=aware_utc(doc.get("expiresAt")),
+        noticed_at={kind: when for kind in NOTICE_KINDS
+                    if (when := aware_utc((doc.get("noticedAt") or {}).get(kind)))},
     )
 
 
@@ -152,3 +162,40 @@ async def get_key(db: AsyncIOMotorDatabase, company_id: int, key_id: str) -> Api
     assert isinstance(company_id, int) and isinstance(key_id, str)
     doc = await db.api_keys.find_one({"_id": key_id, "companyId": company_id})
     return None if doc is None else _key(doc)
+
+
+async def claim_notice(db: AsyncIOMotorDatabase, key: ApiKey, kind: str) -> bool:
+    """True when the caller should audit event ``kind`` of this key now: none was audited in
+    the last :data:`NOTICE_INTERVAL` (by any replica). Costs nothing while the key's document,
+    as read for this request, says one was; otherwise one conditional write decides, so two
+    replicas never both claim the same minute."""
+    assert kind in NOTICE_KINDS
+    now = _now()
+    last = key.noticed_at.get(kind)
+    if last is not None and now - last < NOTICE_INTERVAL:
+        return False
+    path = f"noticedAt.{kind}"
+    result = await db.api_keys.update_one(
+        {"_id": key.id, "$or": [{path: None}, {path: {"$lte": now - NOTICE_INTERVAL}}]},
+        {"$set": {path: now}})
+    return result.modified_count == 1
+
+
+async def maker_names(db: AsyncIOMotorDatabase, company_id: int, keys: list[ApiKey]
+                      ) -> dict[int, str]:
+    """The usernames of the keys' makers (user id -> username), in one read; a maker no
+    longer in the company is absent."""
+    assert isinstance(company_id, int)
+    ids = sorted({k.created_by for k in keys if k.created_by is not None})
+    if not ids:
+        return {}
+    cursor = db.users.find({"_id": {"$in": ids}, "companyId": company_id}, {"username": 1})
+    return {d["_id"]: d["username"] for d in await cursor.to_list(len(ids))}
+
+
+def maker_of(key: ApiKey, names: dict[int, str]) -> dict[str, Any] | None:
+    """A key's maker as the API shows it: ``{"id", "username"}`` (username null when the
+    user is gone), or None for a key made by the command line or a seed."""
+    if key.created_by is None:
+        return None
+    return {"id": key.created_by, "username": names.get(key.created_by)}

@@ -39,7 +39,8 @@ _INDEX_CONFLICTS = (85, 86)  # IndexOptionsConflict, IndexKeySpecsConflict
 MAX_ACCOUNTS_PER_ADDRESS = 20  # distinct accounts with own repeated-event records per window
 ANY_ACCOUNT = "*"
 ACTIONS = ("login", "logout", "setup", "user.create", "user.rename", "user.status",
-           "user.role", "password.change", "password.reset")
+           "user.role", "password.change", "password.reset",
+           "key.use")  # an API key used below its role or refused for its maker
 
 
 async def ensure_indexes(db: AsyncIOMotorDatabase,

@@ -2,10 +2,11 @@
 
 A caller of the conversion face is a session (the same Bearer token as the auth face,
 validated the same way, so a disabled user or a changed role applies at the next request),
-a company API key (``dsk_...``, working while the user who made it is active), the
-operator token (``DOCS_API_TOKEN``, service to service)
-or, with ``DOCS_AUTH=none`` on a loopback-only service, the single local user. The auth
-face accepts sessions and API keys (:func:`auth_principal`).
+a company API key (``dsk_...``, working while the user who made it is active, with the
+lower of its own role and that user's current role), the operator token
+(``DOCS_API_TOKEN``, service to service) or, with ``DOCS_AUTH=none`` on a loopback-only
+service, the single local user. The auth face accepts sessions and API keys
+(:func:`auth_principal`).
 
 Contract with the tenancy work: ``DocsHandler.caller`` is set in ``prepare()`` before any
 handler code runs; ``company_id`` is the tenant handlers pass to services and stores.
@@ -19,12 +20,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from store import api_keys
+from tornado_app import key_audit
 from tornado_app.http import ApiError
 
 if TYPE_CHECKING:
     from tornado_app.services import Services
 
 ROLES = ("ADMIN", "REVIEWER", "ANNOTATOR")
+_RANK = {"ADMIN": 3, "REVIEWER": 2, "ANNOTATOR": 1}  # anything else ranks below them all
 OPERATOR_COMPANY = "_operator"
 LOCAL_COMPANY = "_local"
 
@@ -59,35 +62,80 @@ def _is_operator(svc: Services, value: str) -> bool:
                                                   expected.encode("utf-8"))
 
 
-async def owner_active(svc: Services, key: api_keys.ApiKey) -> bool:
-    """True unless the key's owner is disabled or gone. Read like a session's user: from the
-    per-user profile cache (one Redis round trip), refilled from MongoDB on a miss; a disable
-    evicts that entry, so it applies at the key's very next request."""
+def lower_role(a: str, b: str) -> str:
+    """The lower of two roles (ADMIN > REVIEWER > ANNOTATOR; an unknown one is lowest)."""
+    return a if _RANK.get(a, 0) <= _RANK.get(b, 0) else b
+
+
+@dataclass(frozen=True)
+class Maker:
+    """A key's maker as of this request (from the per-user cache)."""
+
+    user_id: int
+    role: str  # '' when the user or the company is gone
+    status: str  # "ACTIVE" | "DISABLED" | '' when gone
+
+    @property
+    def active(self) -> bool:
+        return self.status == "ACTIVE"
+
+
+@dataclass(frozen=True)
+class LiveKey:
+    """A key that works now and the role it acts with: the lower of its own role and its
+    maker's current role (its own role when it has no maker)."""
+
+    key: api_keys.ApiKey
+    role: str
+
+
+async def maker_of(svc: Services, key: api_keys.ApiKey) -> Maker | None:
+    """The key's maker's current role and status (None: a key without a maker). Read like a
+    session's user: from the per-user profile cache (one Redis round trip, the same one that
+    reads the status), refilled from MongoDB on a miss; a disable or a role change evicts the
+    entry, so either applies at the key's very next request."""
     if key.created_by is None:  # made by the command line or a seed: nobody to check
-        return True
+        return None
     info = await svc.sessions.cached_user(key.created_by, key.company_id)
     if info.role:
         svc.profiles.refresh_ahead(svc.db, info)
-        return info.status == "ACTIVE"
+        return Maker(key.created_by, info.role, info.status)
     profile = await svc.profiles.load(svc.db, info)
-    return profile is not None and profile.status == "ACTIVE"
+    if profile is None:
+        return Maker(key.created_by, "", "")
+    return Maker(key.created_by, profile.role, profile.status)
 
 
-async def live_key(svc: Services, value: str) -> api_keys.ApiKey:
-    """The key ``value`` if it works now: known, not expired, its owner active; 401
-    otherwise. Records its use."""
+async def owner_active(svc: Services, key: api_keys.ApiKey) -> bool:
+    """True unless the key's owner is disabled or gone (:func:`maker_of`)."""
+    maker = await maker_of(svc, key)
+    return maker is None or maker.active
+
+
+async def live_key(svc: Services, value: str, address: str = "") -> LiveKey:
+    """The key ``value`` if it works now (known, not expired, its maker active; 401
+    otherwise) with the role it acts with now. Records its use; a refusal for the maker and
+    a use below the key's own role also go to the audit trail (``tornado_app.key_audit``)."""
     key = await api_keys.find_by_secret(svc.db, value, record=False)
     if key is None:
         raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
-    if not await owner_active(svc, key):
+    maker = await maker_of(svc, key)
+    if maker is not None and not maker.active:
+        await key_audit.notice(svc, key, "owner_disabled", address=address,
+                               detail={"makerStatus": maker.status or "GONE"})
         raise ApiError(401, "UNAUTHORIZED", "the user who made this API key is disabled; "
                                             "the key works again once they are enabled")
+    role = key.role if maker is None else lower_role(key.role, maker.role)
+    if maker is not None and role != key.role:
+        await key_audit.notice(svc, key, "role_capped", address=address,
+                               detail={"makerRole": maker.role, "role": role})
     await api_keys.record_use(svc.db, key)
-    return key
+    return LiveKey(key, role)
 
 
-async def identify(svc: Services, header: str | None) -> Caller:
-    """Resolve the caller of a docs request from its Authorization header; 401 otherwise."""
+async def identify(svc: Services, header: str | None, address: str = "") -> Caller:
+    """Resolve the caller of a docs request from its Authorization header; 401 otherwise.
+    ``address`` (the client's) goes to the audit records of API keys."""
     if svc.settings.docs_auth == "none":
         return Caller("local", LOCAL_COMPANY, "ADMIN")
     value = bearer_value(header)
@@ -96,8 +144,8 @@ async def identify(svc: Services, header: str | None) -> Caller:
     if _is_operator(svc, value):
         return Caller("operator", OPERATOR_COMPANY, "ADMIN")
     if value.startswith(api_keys.KEY_PREFIX):
-        key = await live_key(svc, value)
-        return Caller("api_key", str(key.company_id), key.role, key_id=key.id)
+        live = await live_key(svc, value, address)
+        return Caller("api_key", str(live.key.company_id), live.role, key_id=live.key.id)
     from tornado_app.auth.service import authenticate
 
     try:
@@ -116,15 +164,15 @@ def require_admin(caller: Caller) -> None:
         raise ApiError(403, "FORBIDDEN", "this action needs role ADMIN")
 
 
-async def auth_principal(svc: Services, header: str | None) -> Any:
-    """The principal of an auth-face request: a session, or an API key acting with its
-    role in its company (``user_id`` 0, ``key_id`` set)."""
+async def auth_principal(svc: Services, header: str | None, address: str = "") -> Any:
+    """The principal of an auth-face request: a session, or an API key acting in its company
+    with the role :func:`live_key` gives it (``user_id`` 0, ``key_id`` set)."""
     from tornado_app.auth.service import Principal, authenticate
 
     value = bearer_value(header)
     if value.startswith(api_keys.KEY_PREFIX):
-        key = await live_key(svc, value)
-        return Principal("", 0, key.company_id, key.role, key_id=key.id)
+        live = await live_key(svc, value, address)
+        return Principal("", 0, live.key.company_id, live.role, key_id=live.key.id)
     return await authenticate(svc, header)
 
 

@@ -1,8 +1,10 @@
 """Company API keys over HTTP (annotation envelope, role ADMIN):
 
 - ``POST /api/keys`` ``{name, role, expiresInDays?}``: 201 with the key itself, shown once;
-  the key works only while the user who made it is active;
-- ``GET /api/keys``: the company's keys (name, prefix, role, created, last used, expiry);
+  the key works only while the user who made it is active, and acts with the lower of its
+  own role and that user's current role; it cannot be made with a role above the caller's;
+- ``GET /api/keys``: the company's keys (name, prefix, role, maker, created, last used,
+  expiry);
 - ``DELETE /api/keys/{id}``: revoked at once on every replica (another company's id: 404).
 """
 
@@ -15,6 +17,7 @@ from typing import Any
 from store import api_keys
 from tornado_app.auth.fields import check_role, string_field
 from tornado_app.auth.handlers import AuthApiHandler
+from tornado_app.callers import lower_role
 from tornado_app.http import ApiError, validation_error
 
 MAX_EXPIRY_DAYS = 3650  # the API's own bound on a key's expiresInDays (caller-chosen below it)
@@ -53,8 +56,11 @@ async def owner_of(db: Any, principal: Any) -> int | None:
 class KeysHandler(AuthApiHandler):
     async def get(self) -> None:
         principal = await self.principal("ADMIN")
-        items = await api_keys.list_keys(self.services.db, principal.company_id)
-        self.success({"items": [k.public() for k in items], "total": len(items)})
+        db = self.services.db
+        items = await api_keys.list_keys(db, principal.company_id)
+        names = await api_keys.maker_names(db, principal.company_id, items)
+        self.success({"items": [{**k.public(), "createdBy": api_keys.maker_of(k, names)}
+                                for k in items], "total": len(items)})
 
     async def post(self) -> None:
         principal = await self.principal("ADMIN")
@@ -62,14 +68,20 @@ class KeysHandler(AuthApiHandler):
         name = key_name(body)
         role = check_role(string_field(body, "role", required=False, default="ANNOTATOR"))
         expires_at = expiry(body)
+        if lower_role(role, principal.role) != role:  # the caller's effective role caps it
+            raise ApiError(403, "FORBIDDEN", f"a key cannot have a role above the caller's "
+                                             f"({principal.role})")
+        db = self.services.db
         try:
             key, secret = await api_keys.create_key(
-                self.services.db, company_id=principal.company_id, name=name, role=role,
-                created_by=await owner_of(self.services.db, principal), expires_at=expires_at)
+                db, company_id=principal.company_id, name=name, role=role,
+                created_by=await owner_of(db, principal), expires_at=expires_at)
         except api_keys.TooManyKeys as exc:
             raise ApiError(409, "KEY_LIMIT", f"a company may hold at most "
                            f"{api_keys.MAX_KEYS_PER_COMPANY} keys; revoke unused ones") from exc
-        self.success({**key.public(), "key": secret}, status=201)
+        names = await api_keys.maker_names(db, principal.company_id, [key])
+        self.success({**key.public(), "createdBy": api_keys.maker_of(key, names),
+                      "key": secret}, status=201)
 
 
 class KeyHandler(AuthApiHandler):

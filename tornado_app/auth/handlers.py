@@ -30,7 +30,8 @@ class AuthApiHandler(BaseHandler):
     async def principal(self, role: str | None = None) -> service.Principal:
         from tornado_app.callers import auth_principal  # a session or a company API key
 
-        p = await auth_principal(self.services, self.request.headers.get("Authorization"))
+        p = await auth_principal(self.services, self.request.headers.get("Authorization"),
+                                 self.address)
         if role:
             service.require_role(p, role)
         return p

@@ -284,16 +284,18 @@ async def rename_company(svc: Services, company_id: int, name: str) -> None:
 
 
 async def key_me(svc: Services, principal: Principal) -> dict[str, Any]:
-    """``GET /api/auth/me`` for an API key: the key's company and role, no user."""
+    """``GET /api/auth/me`` for an API key: the key's company and the role it acts with now
+    (the lower of its own and its maker's current role; ``apiKey.role`` is its own), no
+    user."""
     key, company = await asyncio.gather(
         api_keys.get_key(svc.db, principal.company_id, principal.key_id),
         companies.get_by_id(svc.db, principal.company_id))
     if key is None or company is None:
         raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
     return {
-        "id": None, "username": None, "realName": key.name, "role": key.role,
+        "id": None, "username": None, "realName": key.name, "role": principal.role,
         "companyId": company.id, "companyName": company.name,
-        "apiKey": {"id": key.id, "name": key.name, "prefix": key.prefix},
+        "apiKey": {"id": key.id, "name": key.name, "prefix": key.prefix, "role": key.role},
     }
 
 

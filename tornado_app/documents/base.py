@@ -125,7 +125,8 @@ class DocsHandler(BaseHandler):
         self.check_origin()
         if cross_site_refused(self.request, self.services.settings):
             raise ApiError(403, "FORBIDDEN", "cross-site request refused")
-        self.caller = await identify(self.services, self.request.headers.get("Authorization"))
+        self.caller = await identify(self.services, self.request.headers.get("Authorization"),
+                                     self.request.remote_ip or "")
         if self.request.method in self.admin_methods:
             require_admin(self.caller)
 

@@ -6,11 +6,13 @@ const ACTIONS = {
   login: 'Sign-in', logout: 'Sign-out', setup: 'First setup', 'user.create': 'User created',
   'user.rename': 'Renamed', 'user.status': 'Status changed', 'user.role': 'Role changed',
   'password.change': 'Password changed', 'password.reset': 'Password reset',
+  'key.use': 'API key used',
 };
 const OUTCOMES = {
   success: ['OK', 'badge-success'], wrong_password: ['Wrong password', 'badge-danger-soft'],
   disabled: ['Account disabled', 'badge-danger-soft'], throttled: ['Throttled', 'badge-danger-soft'],
   last_admin: ['Refused: last admin', 'badge-muted'], username_exists: ['Refused: name taken', 'badge-muted'],
+  role_capped: ['Limited to its maker\'s role', 'badge-muted'], owner_disabled: ['Refused: maker disabled', 'badge-danger-soft'],
 };
 
 function render(view) {

@@ -17,7 +17,7 @@ function render(view) {
   const table = h('table', { class: 'data-table keys-table' },
     h('caption', { class: 'visually-hidden' }, 'API keys of your company'),
     h('thead', {}, h('tr', {},
-      h('th', { scope: 'col' }, 'Key'), h('th', { scope: 'col' }, 'Role'), h('th', { scope: 'col' }, 'Created'),
+      h('th', { scope: 'col' }, 'Key'), h('th', { scope: 'col' }, 'Role'), h('th', { scope: 'col' }, 'Made by'), h('th', { scope: 'col' }, 'Created'),
       h('th', { scope: 'col' }, 'Last used'), h('th', { scope: 'col' }, 'Expires'), h('th', { scope: 'col', class: 'al-r' }, 'Actions'))),
     tbody);
   const listMessage = h('div', { class: 'list-message' });
@@ -46,7 +46,7 @@ function render(view) {
   function draw(items) {
     clear(tbody);
     if (!items.length) {
-      tbody.append(h('tr', { class: 'empty-row' }, h('td', { colspan: '6' },
+      tbody.append(h('tr', { class: 'empty-row' }, h('td', { colspan: '7' },
         h('p', { class: 'empty-title' }, 'No API keys yet'),
         h('p', { class: 'muted' }, 'Create one with "New key" for a script or a CI job.'))));
     }
@@ -63,11 +63,12 @@ function render(view) {
     const tr = h('tr', { dataset: { keyId: k.id, keyName: k.name }, class: expired ? 'is-disabled' : '' },
       h('td', { dataset: { label: 'Key' } }, h('span', { class: 'user-name' }, k.name), h('code', { class: 'user-login' }, `${k.prefix}…`)),
       h('td', { dataset: { label: 'Role' } }, h('span', { class: 'badge' }, titleCase(k.role))),
+      h('td', { dataset: { label: 'Made by' } }, maker(k.createdBy)),
       h('td', { dataset: { label: 'Created' } }, when(k.createdAt)),
       h('td', { dataset: { label: 'Last used' } }, k.lastUsedAt ? when(k.lastUsedAt) : 'Never'),
       h('td', { dataset: { label: 'Expires' } }, k.expiresAt ? `${expired ? 'Expired ' : ''}${when(k.expiresAt)}` : 'Never'),
       h('td', { class: 'actions-cell', dataset: { label: 'Actions' } }, h('div', { class: 'row-actions' }, revoke)));
-    return [tr, h('tr', { class: 'message-row' }, h('td', { colspan: '6' }, message))];
+    return [tr, h('tr', { class: 'message-row' }, h('td', { colspan: '7' }, message))];
   }
 
 
@@ -215,6 +216,11 @@ function webhookSecret() {
 function when(iso) {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+// A key acts with at most its maker's current role; keys of the command line or a seed have none.
+function maker(m) {
+  if (!m) return h('span', { class: 'muted' }, 'Command line or seed');
+  return m.username || `User ${m.id} (removed)`;
 }
 function titleCase(s) { return s.charAt(0) + s.slice(1).toLowerCase(); }
 
