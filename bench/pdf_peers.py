@@ -1,6 +1,7 @@
 """The peers of ``just bench pdf-layout``: pymupdf4llm, markitdown and pdfplumber read the
 same PDFs as the service, pdfplumber's and PyMuPDF's ``find_tables`` the same tables, and
-all are scored with ``bench.pdf_layout``'s own metrics in the same run:
+all are scored with ``bench.pdf_scoring``'s metrics (the service's bench uses them too) in
+the same run:
 
 * reading order (normalised indel similarity of the words against ``pdftotext``), words
   ratio and word recall over ``realworld/``, the six multi-column PDFs in rows of their own;
@@ -131,25 +132,25 @@ def _run_once(python: str, tool: str, mode: str, manifest: Path, limit: float
 def score_text(text: str | None, ref: list[str], markdown: bool = True) -> dict[str, float]:
     """Reading-order similarity, words ratio and word recall of one output against the words
     of ``pdftotext``; a failed output (None) scores 0."""
-    from bench import pdf_layout
+    from bench import pdf_scoring
 
     if text is None:
         return {"order": 0.0, "ratio": 0.0, "recall": 0.0}
-    got = pdf_layout.words(text, markdown=markdown)
-    return {"order": pdf_layout.order_similarity(got, ref),
-            "ratio": len(got) / max(len(ref), 1), "recall": pdf_layout.recall(got, ref)}
+    got = pdf_scoring.words(text, markdown=markdown)
+    return {"order": pdf_scoring.order_similarity(got, ref),
+            "ratio": len(got) / max(len(ref), 1), "recall": pdf_scoring.recall(got, ref)}
 
 
 def score_tables(found: list[list[list[str]]] | None,
                  expected: list[list[list[str]]]) -> dict[str, float]:
     """Cell F1 and structure similarity of the tables found (None: the tool failed: 0)."""
-    from bench import pdf_layout
+    from bench import pdf_scoring
 
     if found is None:
         return {"f1": 0.0, "structure": 0.0, "tables": 0, "one_col": 0}
     found = [[[c or "" for c in r] for r in t] for t in found if t]
-    return {"f1": pdf_layout.cell_f1(found, expected),
-            "structure": pdf_layout.structure(found, expected),
+    return {"f1": pdf_scoring.cell_f1(found, expected),
+            "structure": pdf_scoring.structure(found, expected),
             "tables": len(found),
             "one_col": sum(1 for t in found if max(len(r) for r in t) == 1)}
 
@@ -161,9 +162,9 @@ def _ratio(secs: list[float], base: list[float]) -> str:
 
 
 def _service_tables(path: Path, page: int | None) -> tuple[list[list[list[str]]], float]:
-    from bench import pdf_layout
+    from bench import pdf_scoring
 
-    read = getattr(pdf_layout.tables_of, "__wrapped__", pdf_layout.tables_of)  # timed: uncached
+    read = getattr(pdf_scoring.tables_of, "__wrapped__", pdf_scoring.tables_of)  # timed: uncached
     t0 = time.perf_counter()
     found = read(path, page)
     return found, time.perf_counter() - t0
@@ -173,18 +174,18 @@ def _service_tables(path: Path, page: int | None) -> tuple[list[list[list[str]]]
 def run_order(quick: bool = False) -> None:
     """Reading order, words ratio and recall of the service and the text peers over
     ``realworld/`` (every 6th PDF with ``quick``, the six multi-column PDFs always)."""
-    from bench import pdf_layout
+    from bench import pdf_scoring
     from bench.common import table
 
-    realworld: Path = pdf_layout.REALWORLD
+    realworld: Path = pdf_scoring.REALWORLD
     if not realworld.is_dir():
         print(f"\npdf-layout peers: {realworld} missing, skipped")
         return
     paths = sorted(realworld.glob("*.pdf"))
     if quick:
-        paths = sorted(set(paths[::6]) | {realworld / n for n in pdf_layout.COLUMNS
+        paths = sorted(set(paths[::6]) | {realworld / n for n in pdf_scoring.COLUMNS
                                           if (realworld / n).is_file()})
-    refs = {p: pdf_layout.reference_words(p) for p in paths}
+    refs = {p: pdf_scoring.reference_words(p) for p in paths}
     paths = [p for p in paths if refs[p]]
     if not paths:
         print("\npdf-layout peers: no pdftotext reference (poppler-utils missing?), skipped")
@@ -195,7 +196,7 @@ def run_order(quick: bool = False) -> None:
     secs: dict[str, list[float]] = {t: [] for t in tools}
     fails: dict[str, int] = dict.fromkeys(tools, 0)
     for p in paths:
-        text, s, err = pdf_layout.markdown_of(p)
+        text, s, err = pdf_scoring.markdown_of(p)
         scores[SERVICE][p] = score_text(None if err else text, refs[p] or [])
         secs[SERVICE].append(s)
         fails[SERVICE] += bool(err)
@@ -210,7 +211,7 @@ def run_order(quick: bool = False) -> None:
             fails[tool] += bool(r["error"])
     live = [t for t in tools if scores[t]]
     rows: list[list[object]] = []
-    for name in pdf_layout.COLUMNS:
+    for name in pdf_scoring.COLUMNS:
         p = realworld / name
         if p in scores[SERVICE]:
             rows.append([name, *(f"{scores[t][p]['order']:.2f} ({scores[t][p]['ratio']:.1f}x)"
@@ -239,10 +240,10 @@ def run_tables(quick: bool = False) -> None:
     """Cell F1 and structure similarity of the service and the table peers on
     ``tables-camelot``, per group (all 17 small files, ``quick`` or not)."""
     del quick
-    from bench import pdf_layout
+    from bench import pdf_scoring
     from bench.common import table
 
-    exp_path = pdf_layout.CAMELOT / "expected.json"
+    exp_path = pdf_scoring.CAMELOT / "expected.json"
     if not exp_path.is_file():
         print(f"\npdf-layout peers: {exp_path} missing, skipped")
         return
@@ -260,11 +261,11 @@ def run_tables(quick: bool = False) -> None:
     secs: dict[str, list[float]] = {t: [] for t in tools}
     fails: dict[str, int] = dict.fromkeys(tools, 0)
     for n in names:
-        found, s = _service_tables(pdf_layout.CAMELOT / n, pages[n])
+        found, s = _service_tables(pdf_scoring.CAMELOT / n, pages[n])
         got[SERVICE][n] = score_tables(found, expected[n])
         secs[SERVICE].append(s)
     for tool in tools[1:]:
-        res = drive(tool, "tables", [{"path": str(pdf_layout.CAMELOT / n), "page": pages[n]}
+        res = drive(tool, "tables", [{"path": str(pdf_scoring.CAMELOT / n), "page": pages[n]}
                                      for n in names])
         for n, r in zip(names, res, strict=True):
             got[tool][n] = score_tables(None if r["error"] else r["tables"], expected[n])

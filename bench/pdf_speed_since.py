@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from bench.common import machine, table
-from bench.pdf_layout import REALWORLD, ROOT
+from bench.pdf_scoring import REALWORLD, ROOT
 
 ROUNDS = 2
 # run inside each tree's interpreter: seconds per file as JSON on stdout

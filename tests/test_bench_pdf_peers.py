@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from bench import pdf_layout
+from bench import pdf_scoring
 from bench.pdf_peers import drive, score_tables, score_text
 
 # pdftotext's reading of a two-column page: the left column, then the right one
 LEFT = "the quick brown fox jumps over the lazy dog near the river bank today"
 RIGHT = "seven small swans swim slowly south while rain falls on the hill"
-REF = pdf_layout.words(f"{LEFT}\n{RIGHT}", markdown=False)
+REF = pdf_scoring.words(f"{LEFT}\n{RIGHT}", markdown=False)
 
 
 def _interleaved() -> str:

@@ -258,13 +258,13 @@ def _read_password() -> str:
 
 async def _create_admin(svc: Services, args: argparse.Namespace) -> int:
     from store import companies
+    from tornado_app.api_errors import ApiError
     from tornado_app.auth.fields import check_password, check_real_name, check_username
     from tornado_app.auth.setup import (
         check_company_code,
         check_company_name,
         create_first_admin,
     )
-    from tornado_app.http import ApiError
 
     try:
         code = check_company_code(_ask("Company code: ", args.company))

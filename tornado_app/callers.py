@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from store import api_keys
 from tornado_app import key_audit
-from tornado_app.http import ApiError
+from tornado_app.api_errors import ApiError
 
 if TYPE_CHECKING:
     from tornado_app.services import Services

@@ -18,6 +18,7 @@ import tornado.web
 from pymongo.errors import PyMongoError
 from redis.exceptions import RedisError
 
+from tornado_app.api_errors import ApiError, validation_error
 from tornado_app.body_rate import BodyRateWatch, declared_length, has_body
 from tornado_app.clientaddr import client_address, forwarded_proto
 from tornado_app.logs import request_id_var
@@ -53,25 +54,6 @@ def load_json(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ValueError("JSON text is not UTF-8") from exc
-
-
-class ApiError(Exception):
-    """A failure with an HTTP status and an error code for the annotation envelope."""
-
-    def __init__(
-        self, status: int, code: str, message: str, headers: dict[str, str] | None = None,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.headers = headers or {}
-        self.details = details or {}  # extra fields of the annotation failure body
-
-
-def validation_error(message: str) -> ApiError:
-    return ApiError(400, "VALIDATION_ERROR", message)
 
 
 class InFlight:

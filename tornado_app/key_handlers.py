@@ -15,10 +15,10 @@ import unicodedata
 from typing import Any
 
 from store import api_keys
+from tornado_app.api_errors import ApiError, validation_error
 from tornado_app.auth.fields import check_role, string_field
 from tornado_app.auth.handlers import AuthApiHandler
 from tornado_app.callers import lower_role
-from tornado_app.http import ApiError, validation_error
 
 MAX_EXPIRY_DAYS = 3650  # the API's own bound on a key's expiresInDays (caller-chosen below it)
 

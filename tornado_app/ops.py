@@ -18,7 +18,8 @@ import tornado.web
 
 from render_pool.browser import find_chromium
 from store.storage_settings import SERVICE
-from tornado_app.http import ApiError, BaseHandler, NotFoundHandler, log_request
+from tornado_app.api_errors import ApiError
+from tornado_app.http import BaseHandler, NotFoundHandler, log_request
 from tornado_app.metrics import CONTENT_TYPE
 
 if TYPE_CHECKING:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from store import companies, users
 from store.audit import Who
+from tornado_app.api_errors import ApiError
 from tornado_app.auth import activity, throttling
 from tornado_app.auth.passwords import HasherBusy
 from tornado_app.auth.service import UNAUTHORIZED, Principal
-from tornado_app.http import ApiError
 
 if TYPE_CHECKING:
     from tornado_app.services import Services

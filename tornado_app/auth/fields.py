@@ -7,7 +7,7 @@ import unicodedata
 from typing import Any
 
 from store.users import ROLES, STATUSES
-from tornado_app.http import ApiError, validation_error
+from tornado_app.api_errors import ApiError, validation_error
 
 _USERNAME_EXTRA = set("_.@-")
 _UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from store.audit import ACTIONS
+from tornado_app.api_errors import ApiError, validation_error
 from tornado_app.auth import account, activity, service, setup
 from tornado_app.auth.fields import (
     check_password,
@@ -18,7 +19,7 @@ from tornado_app.auth.fields import (
     storable,
     string_field,
 )
-from tornado_app.http import ApiError, BaseHandler, validation_error
+from tornado_app.http import BaseHandler
 
 
 class AuthApiHandler(BaseHandler):

@@ -14,10 +14,10 @@ from store import api_keys, companies, users
 from store.audit import Who
 from store.sessions import CompanyLock, Profile
 from store.usernames import mixed_scripts
+from tornado_app.api_errors import ApiError
 from tornado_app.auth import activity, throttling
 from tornado_app.auth.fields import is_canonical_uuid
 from tornado_app.auth.passwords import HasherBusy
-from tornado_app.http import ApiError
 
 if TYPE_CHECKING:
     from tornado_app.services import Services

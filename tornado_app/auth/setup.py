@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from store import companies, users
 from store.audit import Who
 from store.setup_tokens import SetupTokens
+from tornado_app.api_errors import ApiError
 from tornado_app.auth import activity, service
-from tornado_app.http import ApiError
 
 if TYPE_CHECKING:
     from tornado_app.services import Services

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from store.usernames import username_key
-from tornado_app.http import ApiError
+from tornado_app.api_errors import ApiError
 
 if TYPE_CHECKING:
     from tornado_app.services import Services

@@ -12,9 +12,10 @@ import tornado.web
 from render_pool.errors import ConversionError
 from store.booleans import NotABoolean, parse_bool
 from store.storage_errors import StorageError
+from tornado_app.api_errors import ApiError
 from tornado_app.callers import Caller
 from tornado_app.documents.fetch import FetchFailed, FetchRefused
-from tornado_app.http import ApiError, BaseHandler
+from tornado_app.http import BaseHandler
 
 
 class DocsError(Exception):

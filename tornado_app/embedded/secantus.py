@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote_plus
 
-from tornado_app.embedded.servers import (
+from tornado_app.embedded.processes import (
     Child,
     EmbeddedServerError,
-    _spawn,
-    _wait_ready,
     find_binary,
     free_port,
+    spawn,
+    wait_ready,
 )
 from tornado_app.embedded.tls import TlsError, ensure_tls
 
@@ -105,11 +105,11 @@ def _provision(binary: str, config: Path, storage: Path, log_path: Path,
         argv = [*_base_argv(binary, config, port, storage),
                 "--tls-cert-file", str(tls.cert), "--tls-key-file", str(tls.key),
                 "--tls-ca-file", str(tls.ca), "--tls-require-client-cert"]
-        child = Child("secantusd (provisioning)", _spawn("secantusd", argv, log_path), "",
+        child = Child("secantusd (provisioning)", spawn("secantusd", argv, log_path), "",
                       log_path)
         client = None
         try:
-            _wait_ready(child, (socket.AF_INET, port))
+            wait_ready(child, (socket.AF_INET, port))
             client = pymongo.MongoClient(
                 host=HOST, port=port, directConnection=True, tls=True, tlsCAFile=str(tls.ca),
                 tlsCertificateKeyFile=str(tls.pem), serverSelectionTimeoutMS=20_000)
@@ -187,9 +187,9 @@ def _start(binary: str, config: Path, store: Path, auth_path: Path, creds: Crede
             port = free_port()
             log_path = log_dir / f"secantus-{port}.log"
             argv = [*_base_argv(binary, config, port, store), "--auth"]
-            child = Child("secantusd", _spawn("secantusd", argv, log_path), creds.url(port),
+            child = Child("secantusd", spawn("secantusd", argv, log_path), creds.url(port),
                           log_path)
-            _wait_ready(child, (socket.AF_INET, port))
+            wait_ready(child, (socket.AF_INET, port))
             if _login_works(child.url):
                 child.scratch, scratch = scratch, None
                 return child
