@@ -1,10 +1,9 @@
-"""Object keys: safe joining of prefixes and names, content-addressed asset keys, and the
-content type a stored file is given."""
+"""Object keys: safe joining of prefixes and names, the company prefix, result and
+content-addressed asset keys. (The type a stored object is given: ``store.stored_content``.)"""
 
 from __future__ import annotations
 
 import hashlib
-import mimetypes
 import re
 import secrets
 
@@ -84,39 +83,3 @@ def asset_key_for_digest(prefix: str, sha256_hex: str, filename: str) -> str:
     if base in ("", ".", "..") or any(ord(c) < 32 for c in base):
         base = "file"
     return object_key(prefix, "assets", sha256_hex[:16], base)
-
-
-def content_type_for(filename: str) -> str:
-    """MIME type from the file name (text types get ``charset=utf-8``)."""
-    lower = filename.lower()
-    if lower.endswith((".md", ".markdown")):
-        return "text/markdown; charset=utf-8"
-    mime = mimetypes.guess_type(lower)[0] or "application/octet-stream"
-    if mime.startswith("text/") or mime in ("application/json", "image/svg+xml"):
-        return f"{mime}; charset=utf-8"
-    return mime
-
-
-OPAQUE = "application/octet-stream"
-_SHOWN_INLINE = ("application/pdf", "text/plain", "text/markdown", "text/csv",
-                 "application/msword", "application/vnd.ms-excel",
-                 "application/vnd.ms-powerpoint")
-_OFFICE_FAMILIES = ("application/vnd.openxmlformats-officedocument.",
-                    "application/vnd.oasis.opendocument.")
-
-
-def asset_type(filename: str) -> tuple[str, str | None]:
-    """``(content type, content disposition)`` an uploaded asset is stored with.
-
-    Images, PDF, office files and plain text keep their type and may be shown inline; SVG
-    (an image that can carry script) keeps its type for ``<img>`` but is an attachment when
-    opened; anything else (HTML, ``.shtml``, scripts...) is stored as
-    ``application/octet-stream`` with ``attachment``, so the storage host never serves active
-    content inline."""
-    mime = content_type_for(filename)
-    base = mime.split(";", 1)[0]
-    if base == "image/svg+xml":
-        return mime, "attachment"
-    if base.startswith("image/") or base in _SHOWN_INLINE or base.startswith(_OFFICE_FAMILIES):
-        return mime, None
-    return OPAQUE, "attachment"

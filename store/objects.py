@@ -6,7 +6,10 @@ in a thread executor. Rules kept here:
 
 - presigned links are signed by a second client built for the ``public`` host (the host is part
   of the signature); expiry is at most 7 days;
-- direct links are ``http(s)://public/bucket/`` + ``quote(key, safe="/")`` (never ``quote_plus``).
+- direct links are ``http(s)://public/bucket/`` + ``quote(key, safe="/")`` (never ``quote_plus``);
+- every upload is typed and disposed by :func:`store.stored_content.stored_form` (declared
+  type, name and first bytes): no caller can store active content (SVG, HTML, script...)
+  that the storage host would serve inline.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from minio.error import MinioException, S3Error
 
 from store.bucket_policy import policies_equal, policy_statements, public_read_policy
 from store.clock import SKEW_HINT_SECONDS, server_time, time_check
-from store.object_keys import OPAQUE, asset_key, asset_key_for_digest, asset_type
+from store.object_keys import asset_key, asset_key_for_digest
 from store.storage_config import StorageConfig
 from store.storage_errors import (
     CONSOLE_HINT,
@@ -36,6 +39,7 @@ from store.storage_errors import (
     error_hint,
     error_text,
 )
+from store.stored_content import OPAQUE, SNIFF_BYTES, StoredForm, stored_form
 
 DEFAULT_EXPIRY = timedelta(days=1)
 MAX_EXPIRY = timedelta(days=7)
@@ -67,10 +71,12 @@ class StoredAsset:
 class ObjectStream:
     """An object body being read (for the download proxy); close it when done."""
 
-    def __init__(self, response: Any, content_type: str, length: int | None) -> None:
+    def __init__(self, response: Any, content_type: str, length: int | None,
+                 disposition: str = "") -> None:
         self._response = response
         self.content_type = content_type
         self.length = length
+        self.disposition = disposition  # the stored Content-Disposition ("" when none)
 
     def chunks(self, size: int = 64 * 1024) -> Iterator[bytes]:
         """Yield the body in chunks (each read blocks)."""
@@ -141,34 +147,35 @@ class ObjectStore:
         return LinkPair(self.direct_url(key), self.presigned_url(key, expires))
 
     # -- objects
-    def put_bytes(self, key: str, data: bytes, content_type: str = "application/octet-stream",
-                  disposition: str | None = None) -> LinkPair:
-        """Upload ``data`` under ``key`` (overwrites) and return its links; ``disposition``
-        is the ``Content-Disposition`` the storage answers with."""
-        metadata: dict[str, str | list[str] | tuple[str]] | None = (
-            {"Content-Disposition": disposition} if disposition else None)
-        try:
-            self.client.put_object(self.config.bucket, key, io.BytesIO(data), len(data),
-                                   content_type=content_type, metadata=metadata)
-        except (MinioException, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
-            raise StorageError(f"upload of {key!r} failed: {error_text(exc)}",
-                               error_hint(exc)) from exc
-        return self.links(key)
+    def put_bytes(self, key: str, data: bytes, content_type: str = OPAQUE) -> LinkPair:
+        """Upload ``data`` as ``key`` (overwrites) and return the links of the key it was
+        stored under. ``content_type`` is the declared type; the stored type and
+        disposition are :func:`~store.stored_content.stored_form`'s, and an opaque object
+        whose name has an extension is stored as ``key + ".bin"`` (:meth:`StoredForm.key`)."""
+        form = stored_form(_name(key), content_type, data[:SNIFF_BYTES])
+        return self.links(self._put(form.key(key), io.BytesIO(data), len(data), form))
 
-    def put_file(self, key: str, fh: BinaryIO, content_type: str = "application/octet-stream",
-                 disposition: str | None = None) -> LinkPair:
-        """Upload an open file from its current position to its end, in parts (never whole
-        in memory: large archive members and documents are uploaded from their files)."""
+    def put_file(self, key: str, fh: BinaryIO, content_type: str = OPAQUE) -> LinkPair:
+        """:meth:`put_bytes` of an open file, from its current position to its end, in
+        parts (never whole in memory: large archive members and documents are uploaded
+        from their files)."""
+        form = stored_form(_name(key), content_type, _head(fh))
+        return self.links(self._put(form.key(key), fh, None, form))
+
+    def _put(self, key: str, fh: BinaryIO, size: int | None, form: StoredForm) -> str:
+        """The one S3 upload: ``fh`` (``size`` bytes, None: to the end of the file) under
+        ``key`` with ``form``'s type and disposition. Returns ``key``."""
         metadata: dict[str, str | list[str] | tuple[str]] | None = (
-            {"Content-Disposition": disposition} if disposition else None)
+            {"Content-Disposition": form.disposition} if form.disposition else None)
         try:
-            size = os.fstat(fh.fileno()).st_size - fh.tell()
+            if size is None:
+                size = os.fstat(fh.fileno()).st_size - fh.tell()
             self.client.put_object(self.config.bucket, key, fh, size,
-                                   content_type=content_type, metadata=metadata)
+                                   content_type=form.content_type, metadata=metadata)
         except (MinioException, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
             raise StorageError(f"upload of {key!r} failed: {error_text(exc)}",
                                error_hint(exc)) from exc
-        return self.links(key)
+        return key
 
     def exists(self, key: str) -> bool:
         """True when ``key`` exists (stat)."""
@@ -184,35 +191,32 @@ class ObjectStore:
                                error_hint(exc)) from exc
         return True
 
-    def put_asset(self, prefix: str, filename: str, data: bytes) -> StoredAsset:
+    def put_asset(self, prefix: str, filename: str, data: bytes,
+                  content_type: str | None = None) -> StoredAsset:
         """Upload an asset under its content-hash key unless already there (stored once),
-        with the type and disposition :func:`store.object_keys.asset_type` gives its name."""
-        content_type, disposition = asset_type(filename)
-        if content_type == OPAQUE:
-            # some S3 servers (SeaweedFS) replace application/octet-stream with a guess from
-            # the key's extension (.shtml -> text/html): give them nothing to guess from
-            filename += ".bin"
-        key = asset_key(prefix, data, filename)
+        typed by :func:`~store.stored_content.stored_form` from ``content_type`` (declared,
+        or None), its name and its bytes."""
+        form = stored_form(filename, content_type, data[:SNIFF_BYTES])
+        key = form.key(asset_key(prefix, data, filename))
         uploaded = False
         if not self.exists(key):
-            self.put_bytes(key, data, content_type, disposition)
+            self._put(key, io.BytesIO(data), len(data), form)
             uploaded = True
         return StoredAsset(key, self.links(key), uploaded)
 
-    def put_asset_file(self, prefix: str, filename: str, fh: BinaryIO) -> StoredAsset:
+    def put_asset_file(self, prefix: str, filename: str, fh: BinaryIO,
+                       content_type: str | None = None) -> StoredAsset:
         """:meth:`put_asset` of an open file: hashed and uploaded in chunks."""
-        content_type, disposition = asset_type(filename)
-        if content_type == OPAQUE:
-            filename += ".bin"
+        form = stored_form(filename, content_type, _head(fh))
         start = fh.tell()
         digest = hashlib.sha256()
         for chunk in iter(lambda: fh.read(1024 * 1024), b""):
             digest.update(chunk)
-        key = asset_key_for_digest(prefix, digest.hexdigest(), filename)
+        key = form.key(asset_key_for_digest(prefix, digest.hexdigest(), filename))
         uploaded = False
         if not self.exists(key):
             fh.seek(start)
-            self.put_file(key, fh, content_type, disposition)
+            self._put(key, fh, None, form)
             uploaded = True
         return StoredAsset(key, self.links(key), uploaded)
 
@@ -230,8 +234,9 @@ class ObjectStore:
             raise StorageError(f"download of {key!r} failed: {error_text(exc)}",
                                error_hint(exc)) from exc
         length = resp.headers.get("Content-Length")
-        return ObjectStream(resp, resp.headers.get("Content-Type", "application/octet-stream"),
-                            int(length) if length and length.isdigit() else None)
+        return ObjectStream(resp, resp.headers.get("Content-Type", OPAQUE),
+                            int(length) if length and length.isdigit() else None,
+                            resp.headers.get("Content-Disposition", ""))
 
     def remove(self, key: str) -> None:
         """Delete ``key`` (no error when missing)."""
@@ -387,6 +392,19 @@ class ObjectStore:
     def time_check(self, threshold: float = SKEW_HINT_SECONDS) -> dict[str, Any]:
         """Clock difference with the storage: ``{ok, server_time, local_time, diff_sec, hint}``."""
         return time_check(self.config.endpoint, self.config.secure, threshold=threshold)
+
+
+def _name(key: str) -> str:
+    """The file name of an object key (its last part)."""
+    return key.rsplit("/", 1)[-1]
+
+
+def _head(fh: BinaryIO) -> bytes:
+    """The first bytes of an open file from its position, which is left where it was."""
+    start = fh.tell()
+    head = fh.read(SNIFF_BYTES)
+    fh.seek(start)
+    return head
 
 
 def clamp_expiry(expires: timedelta | float | int) -> timedelta:

@@ -11,7 +11,7 @@ Rules kept here:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -100,6 +100,10 @@ class StorageConfig:
     public_read: bool = False
     public_secure: bool | None = None
     region: str = DEFAULT_REGION
+    # where the secret came from: True when it is the operator's (the company loaded or
+    # saved a copy of the operator's storage), False when the company sent it, None in a
+    # record written before this was kept (see :func:`secret_is_operators`)
+    secret_from_operator: bool | None = None
 
     @classmethod
     def from_form(cls, form: Mapping[str, Any], *, require_credentials: bool = True
@@ -173,6 +177,7 @@ class StorageConfig:
     def masked(self) -> dict[str, Any]:
         """All fields with the secret hidden (safe for ``GET /config``)."""
         out = asdict(self)
+        out.pop("secret_from_operator")
         out["secret"] = mask_secret(self.secret)
         out["secret_set"] = bool(self.secret)
         return out
@@ -196,3 +201,68 @@ def mask_secret(secret: str) -> str:
     if not secret:
         return ""
     return "****" + secret[-2:] if len(secret) >= 12 else "****"
+
+
+# -- whose secret a company's configuration may use: the one decision (issue 30, item 6)
+
+OPERATOR_REFUSED = ("the service's own storage can only be used as it is: its endpoint and "
+                    "access key are the operator's, and its secret is not lent to another "
+                    "prefix, bucket or address")
+OPERATOR_HINT = ("to store into the built-in storage, load the 'embedded' profile or keep no "
+                 "storage configuration of your own; for your own storage send its endpoint, "
+                 "access key and secret")
+
+
+def _identity(config: StorageConfig) -> tuple[str, str]:
+    return config.endpoint, config.access
+
+
+def _scope(config: StorageConfig) -> tuple[object, ...]:
+    """What a configuration writes to and links to (not the secret, nor the company's own
+    preferences ``store_final`` and ``public_read``)."""
+    return (config.endpoint, config.access, config.bucket, config.prefix, config.secure,
+            config.region, config.public or config.endpoint, config.link_secure)
+
+
+def secret_is_operators(config: StorageConfig, operators: Sequence[StorageConfig]) -> bool:
+    """True when ``config``'s secret is the operator's: marked so when the service copied
+    it (``secret_from_operator``), or, in a record written before the mark was kept, when
+    its endpoint, access key and secret are those of an operator configuration."""
+    if config.secret_from_operator is not None:
+        return config.secret_from_operator
+    return any(_identity(op) == _identity(config) and op.secret == config.secret
+               for op in operators)
+
+
+def resolve_secret(config: StorageConfig, current: StorageConfig | None,
+                   operators: Sequence[StorageConfig]) -> StorageConfig:
+    """``config`` (a company's form, saved or tested) with the secret it may use; the one
+    place that decides it. ``current`` is the company's own stored configuration (None
+    without one) and ``operators`` the operator's (the service-wide storage: the embedded
+    one, ``S3_*``, the service-wide profiles).
+
+    - A secret the form sent (not blank, not the masked form of the stored one) is used as
+      sent and marked the company's: the storage itself checks it.
+    - Without one, never a secret of the operator's configuration: a stored secret that is
+      the operator's (a loaded copy of the built-in storage) is kept only for exactly that
+      storage and scope (the company's default ``t/<company>/`` prefix); another prefix,
+      bucket, address or key is refused, as is a form naming the operator's endpoint or
+      access key with nothing to keep.
+    - Otherwise the company's own stored secret, for the same endpoint, access key and
+      bucket only (:meth:`StorageConfig.keep_secret_from`).
+
+    Raises :class:`StorageConfigError` (answered 400 with ``error`` and ``hint``)."""
+    if config.secret and (current is None or config.secret != mask_secret(current.secret)):
+        return replace(config, secret_from_operator=False)
+    if current is not None and secret_is_operators(current, operators):
+        if _scope(config) != _scope(current) or not any(
+                _scope(op) == _scope(current) and op.secret == current.secret
+                for op in operators):
+            raise StorageConfigError(OPERATOR_REFUSED, OPERATOR_HINT)
+        return replace(config, secret=current.secret, secret_from_operator=True)
+    if current is None:
+        if any(config.endpoint == op.endpoint or (config.access and config.access == op.access)
+               for op in operators):
+            raise StorageConfigError(OPERATOR_REFUSED, OPERATOR_HINT)
+        raise StorageConfigError("access and secret are required", "the S3 access key pair")
+    return replace(config.keep_secret_from(current), secret_from_operator=False)

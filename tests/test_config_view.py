@@ -60,10 +60,15 @@ async def test_a_tenant_sees_only_that_the_operators_storage_is_in_use(api, stor
     assert (await api.call("GET", "/config", token=admin)).body["storage"] == {
         "source": "operator"}
     again = await post_form(api, "/config/storage", {
+        "endpoint": s3.endpoint, "access": s3.handle.access, "bucket": operator_bucket},
+        token=admin)
+    assert again.status == 200 and again.body["storage"] == {"source": "operator"}
+    # ... but its secret is not lent to another prefix (tests/test_operator_storage_secret.py)
+    moved = await post_form(api, "/config/storage", {
         "endpoint": s3.endpoint, "access": s3.handle.access, "bucket": operator_bucket,
         "prefix": "moved"}, token=admin)
-    assert again.status == 200 and again.body["storage"] == {"source": "operator"}
-    for body in (saved.body, loaded.body, again.body):
+    assert moved.status == 400 and moved.body["ok"] is False
+    for body in (saved.body, loaded.body, again.body, moved.body):
         assert _leaks(body, s3, operator_bucket) == []
 
     # a service-wide profile loaded by name (the embedded storage is one)

@@ -21,7 +21,7 @@ from typing import Any
 from render_pool import jobs
 from render_pool.errors import ConversionError, OcrPending
 from render_pool.pool import RenderPool
-from store.object_keys import asset_key, result_key
+from store.object_keys import result_key
 from store.objects import ObjectStore
 from store.storage_io import link_for_documents
 from tornado_app.documents.base import DocsError
@@ -100,10 +100,10 @@ async def convert(svc: Services, company_id: str, data: bytes, *, export: str, e
     prefix = store.config.prefix
     result = await _convert_job(svc, company_id, data, export, engine, options, True)
     links: dict[str, str] = {}
-    for image in result.images:
-        stored = await svc.storage.put(store, asset_key(prefix, image.data, image.name),
-                                       image.data, image.content_type)
-        links[image.token] = link_for_documents(store, stored)
+    for image in result.images:  # typed by store.stored_content: an SVG is an attachment
+        asset = await svc.storage.io(store.put_asset, prefix, image.name, image.data,
+                                     image.content_type)
+        links[image.token] = link_for_documents(store, asset.links)
     content = jobs.fill_image_links(result, links)
     key = result_key(prefix, "converted", f"{filename}.{jobs.FILE_EXTENSIONS[export]}",
                      token=result_token)

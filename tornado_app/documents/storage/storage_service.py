@@ -9,11 +9,19 @@ handlers answer as ``{"ok":false,"error","hint"}``."""
 from __future__ import annotations
 
 import urllib.parse
+from dataclasses import replace
 from typing import Any
 
 from store.clock import time_check
+from store.object_keys import tenant_prefix
 from store.objects import ObjectStream
-from store.storage_config import StorageConfig, normalize_endpoint, parse_bool
+from store.storage_config import (
+    StorageConfig,
+    normalize_endpoint,
+    parse_bool,
+    resolve_secret,
+    secret_is_operators,
+)
 from store.storage_errors import StorageError
 from store.storage_io import StorageIO
 from store.storage_settings import EMBEDDED_PROFILE
@@ -24,6 +32,7 @@ from tornado_app.documents.plain import PlainError
 from tornado_app.documents.storage.storage_view import (
     OPERATOR_KINDS,
     is_operators,
+    operator_configs,
     profile_views,
     storage_view,
 )
@@ -53,18 +62,31 @@ async def check_storage_endpoint(svc: Services, endpoint: str) -> None:
 
 async def config_from_form(svc: Services, company_id: str, fields: dict[str, str]
                            ) -> StorageConfig:
-    """A validated config from the form, allowed by the address policy. A blank or masked
-    secret keeps the company's own stored one for the same endpoint, key and bucket (never
-    the service-wide storage's secret, which a company does not own)."""
+    """A validated config from the form, allowed by the address policy, with the secret
+    :func:`store.storage_config.resolve_secret` allows (one decision for saving, testing
+    and saving as a profile): a blank or masked secret keeps the company's own stored one
+    for the same endpoint, key and bucket, and the operator's secret (a loaded copy of the
+    built-in storage) only for exactly the company's default scope; the service-wide
+    storage's secret is never filled in for another prefix, bucket or address."""
     configs = storage_of(svc).configs
     current = (await configs.active_config(company_id)
                if await configs.has_own_config(company_id) else None)
-    has_secret = bool(fields.get("secret")) or current is not None
-    config = StorageConfig.from_form(fields, require_credentials=not has_secret)
-    config = config.keep_secret_from(current)
+    if current is not None and current.secret_from_operator is None \
+            and await configs.active_is_embedded(company_id):
+        current = replace(current, secret_from_operator=True)  # loaded before it was marked
+    config = StorageConfig.from_form(fields, require_credentials=False)
+    config = resolve_secret(config, current, await operator_configs(configs))
     config.validate()
     await check_storage_endpoint(svc, config.endpoint)
     return config
+
+
+async def _marked(svc: Services, config: StorageConfig) -> StorageConfig:
+    """``config`` (a copy the service makes for a company: a loaded profile, the storage in
+    use saved as one) with ``secret_from_operator`` set, so that its secret is never lent
+    to another scope later (:func:`store.storage_config.resolve_secret`)."""
+    operators = await operator_configs(storage_of(svc).configs)
+    return replace(config, secret_from_operator=secret_is_operators(config, operators))
 
 
 async def configure_storage(svc: Services, caller: Caller, company_id: str,
@@ -77,13 +99,15 @@ async def configure_storage(svc: Services, caller: Caller, company_id: str,
     answer: dict[str, Any] = {"ok": True, "storage": await storage_view(
         storage.configs, caller, company_id, config, active=False)}
     if config.public_read:
-        answer["public_read_check"] = await public_read_check(svc, config)
+        answer["public_read_check"] = await public_read_check(svc, company_id, config)
     return answer
 
 
-async def public_read_check(svc: Services, config: StorageConfig) -> dict[str, Any]:
+async def public_read_check(svc: Services, company_id: str, config: StorageConfig
+                            ) -> dict[str, Any]:
     """Read a test object anonymously through its direct link (the public host goes
-    through the address policy first, as the endpoint did)."""
+    through the address policy first, as the endpoint did); the object is written under the
+    company's own prefix, as everything a company stores."""
     public = config.public or config.endpoint
     if public != config.endpoint:
         try:
@@ -92,8 +116,8 @@ async def public_read_check(svc: Services, config: StorageConfig) -> dict[str, A
             return {"ok": False, "status": None, "url": "",
                     "error": f"not checked: public address refused ({exc.error})"}
     storage = storage_of(svc)
-    store = storage.store_for(config)
-    return await storage.io(store.verify_public_read)
+    store = storage.store_for(replace(config, prefix=tenant_prefix(config.prefix, company_id)))
+    return await storage.io(store.verify_public_read)  # its test object: the company's prefix
 
 
 async def test_storage(svc: Services, caller: Caller, company_id: str,
@@ -175,7 +199,7 @@ async def save_profile(svc: Services, caller: Caller, company_id: str, name: str
         if found is None:
             raise PlainError(400, "no storage configured to save",
                              "send the storage fields or configure storage first")
-        config = found
+        config = await _marked(svc, found)
     await configs.save_profile(company_id, name, config)
     return {"ok": True, "name": name, "storage": await storage_view(
         configs, caller, company_id, config, active=False)}
@@ -188,6 +212,7 @@ async def load_profile(svc: Services, caller: Caller, company_id: str, name: str
     config = await configs.load_profile(company_id, name)
     if config is None:
         raise PlainError(404, f"no profile named {name!r}")
+    config = await _marked(svc, config)
     await configs.set_active(company_id, config, embedded=name == EMBEDDED_PROFILE)
     return {"ok": True, "name": name, "storage": await storage_view(
         configs, caller, company_id, config)}
