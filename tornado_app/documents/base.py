@@ -3,8 +3,10 @@ streamed multipart uploads with a size limit, and error-code mapping."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import tornado.httputil
 import tornado.web
@@ -16,6 +18,10 @@ from tornado_app.api_errors import ApiError
 from tornado_app.callers import Caller
 from tornado_app.documents.fetch import FetchFailed, FetchRefused
 from tornado_app.http import BaseHandler
+from tornado_app.multipart import MultipartError, boundary_of
+from tornado_app.upload_spool import FieldTooLarge, MultipartBody
+
+_T = TypeVar("_T")
 
 
 class DocsError(Exception):
@@ -139,12 +145,21 @@ class DocsHandler(BaseHandler):
 
 @tornado.web.stream_request_body
 class UploadHandler(DocsHandler):
-    """Multipart/form uploads read as a stream: past the limit nothing more is kept, and
-    the request answers 41301 (the body is drained, never buffered)."""
+    """Multipart/form uploads read as a stream: a multipart body is parsed as it arrives and
+    its parts spooled (``tornado_app.upload_spool``: memory, then files under
+    ``DATA_DIR/tmp``), so the event loop only copies chunks; past the limit nothing more is
+    kept, and the request answers 41301 (the body is drained, never buffered). Another body
+    (url-encoded, or the JSON of ``/config/linkmap``) is kept in ``_chunks``."""
+
+    _upload: MultipartBody | None = None
 
     def upload_limit(self) -> int:
         """The largest upload this route keeps (41301 past it)."""
         return self.services.settings.max_upload_bytes
+
+    def field_limit(self) -> int:
+        """The largest form field without a file name this route keeps (41301 past it)."""
+        return min(self.upload_limit(), MAX_FIELD_BYTES)
 
     def body_limit(self) -> int:
         """Past the upload limit the body is drained (never kept) up to this, so the caller
@@ -156,50 +171,123 @@ class UploadHandler(DocsHandler):
         self._chunks: list[bytes] = []
         self._received = 0
         self._over = False
+        self._boundary_error = ""
         declared = self.request.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.upload_limit():
+            if self.request.headers.get("Expect", "").strip().lower() == "100-continue":
+                raise self._too_large()  # answered before the client sends its body
             self._over = True
+            return
+        content_type = self.request.headers.get("Content-Type", "")
+        if content_type.startswith("multipart/form-data"):
+            try:
+                boundary = boundary_of(content_type)
+            except MultipartError as exc:
+                self._boundary_error = str(exc)
+                return
+            if boundary:
+                self._upload = MultipartBody(boundary, self.services.settings.data_dir / "tmp",
+                                             self.field_limit())
 
     def data_received(self, chunk: bytes) -> None:
+        if self._finished or self._over:
+            return  # answered already (a 408), or drained past the limit
         self._received += len(chunk)
         if self._received > self.upload_limit():
             self._over = True
             self._chunks.clear()
-        if not self._over:
+            self._discard_upload()
+        elif self._upload is not None:
+            self._upload.feed(chunk)
+        elif not self.request.headers.get("Content-Type", "").startswith("multipart/"):
             self._chunks.append(chunk)
 
-    def form(self) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]:
-        """Parsed fields and files (``name -> (filename, bytes)``), once the body is in."""
+    def _too_large(self) -> DocsError:
+        return DocsError(41301, f"upload is larger than {self.upload_limit()} bytes")
+
+    def _discard_upload(self) -> None:
+        if self._upload is not None:
+            self._upload.discard()
+
+    def on_finish(self) -> None:
+        self._discard_upload()
+        super().on_finish()
+
+    def on_connection_close(self) -> None:
+        self._discard_upload()
+        super().on_connection_close()
+
+    async def form(self) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]:
+        """Parsed fields and files (``name -> (filename, bytes)``), once the body is in; the
+        spooled parts are read, and large fields decoded, in a worker thread."""
         if self._over:
-            raise DocsError(41301, f"upload is larger than {self.upload_limit()} bytes")
-        body = b"".join(self._chunks)
-        self._chunks = []
+            raise self._too_large()
         args: dict[str, list[bytes]] = {}
-        files: dict[str, list[tornado.httputil.HTTPFile]] = {}
+        uploads: dict[str, tuple[str, bytes]] = {}
         content_type = self.request.headers.get("Content-Type", "")
-        if body:
+        if self._received:
             if not content_type.startswith(("multipart/form-data",
                                             "application/x-www-form-urlencoded")):
                 raise DocsError(40001, "send the fields as multipart/form-data")
-            try:
-                tornado.httputil.parse_body_arguments(content_type, body, args, files)
-            except tornado.httputil.HTTPInputError as exc:
-                raise DocsError(40001, f"malformed form body: {exc}") from exc
-            if content_type.startswith("multipart/form-data") and "boundary=" not in content_type:
+            if self._boundary_error:
+                raise DocsError(40001, f"malformed form body: {self._boundary_error}")
+            if self._upload is not None:
+                args, uploads = await self._multipart_parts()
+            elif content_type.startswith("multipart/form-data"):
                 raise DocsError(40001, "multipart/form-data needs a boundary")
+            else:
+                body = b"".join(self._chunks)
+                self._chunks = []
+                args = await _off_loop(len(body), _parse_urlencoded, content_type, body)
         for name, values in self.request.query_arguments.items():
             args.setdefault(name, values)
-        fields: dict[str, str] = {}
-        for name, values in args.items():
-            try:
-                fields[name] = values[-1].decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DocsError(40001, f"field {name} is not valid UTF-8") from exc
-            if "\x00" in fields[name]:
-                raise DocsError(40001, f"field {name} contains a NUL character")
-        uploads = {name: (items[-1].filename or "", items[-1].body)
-                   for name, items in files.items() if items}
-        return fields, uploads
+        size = sum(len(v) for values in args.values() for v in values)
+        return await _off_loop(size, _decode_fields, args), uploads
+
+    async def _multipart_parts(self
+                               ) -> tuple[dict[str, list[bytes]], dict[str, tuple[str, bytes]]]:
+        assert self._upload is not None
+        try:
+            return await self._upload.parts()
+        except FieldTooLarge as exc:
+            raise DocsError(41301, str(exc)) from exc
+        except MultipartError as exc:
+            raise DocsError(40001, f"malformed form body: {exc}") from exc
+        except OSError as exc:
+            raise DocsError(50001, "the upload could not be stored; try again") from exc
+
+
+MAX_FIELD_BYTES = 1 << 20  # a form field without a file name, unless a route says more
+_ON_LOOP_BYTES = 64 * 1024  # form work on less than this stays on the event loop
+
+
+async def _off_loop(size: int, fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)`` at once for a small input, else in a worker thread."""
+    if size < _ON_LOOP_BYTES:
+        return fn(*args)
+    return await asyncio.to_thread(fn, *args)
+
+
+def _parse_urlencoded(content_type: str, body: bytes) -> dict[str, list[bytes]]:
+    args: dict[str, list[bytes]] = {}
+    try:
+        tornado.httputil.parse_body_arguments(content_type, body, args, {})
+    except tornado.httputil.HTTPInputError as exc:
+        raise DocsError(40001, f"malformed form body: {exc}") from exc
+    return args
+
+
+def _decode_fields(args: dict[str, list[bytes]]) -> dict[str, str]:
+    """The last value of each field as text: 40001 for one that is not UTF-8 or has a NUL."""
+    fields: dict[str, str] = {}
+    for name, values in args.items():
+        try:
+            fields[name] = values[-1].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DocsError(40001, f"field {name} is not valid UTF-8") from exc
+        if "\x00" in fields[name]:
+            raise DocsError(40001, f"field {name} contains a NUL character")
+    return fields
 
 
 def bool_field(fields: dict[str, str], name: str, default: bool = False) -> bool:

@@ -100,7 +100,7 @@ async def convert_form(svc: Services, company_id: str, fields: dict[str, str],
 
 class ConvertHandler(UploadHandler):
     async def post(self) -> None:
-        fields, files = self.form()
+        fields, files = await self.form()
         export, _ = check_convert_form(fields, files)
         save = bool_field(fields, "save")
         self.conversion = ("document", export)

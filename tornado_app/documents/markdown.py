@@ -22,6 +22,7 @@ from render_pool.asset_files import AssetFile, render_markdown_files
 from render_pool.cover import CoverPage
 from render_pool.markdown_limits import MarkdownLimits, check_markdown
 from render_pool.themes import list_themes
+from store.stored_content import attachment
 from tornado_app.documents.base import (
     DocsError,
     DocsHandler,
@@ -150,13 +151,6 @@ async def gather_images(svc: Services, sources: list[str], folder: Path
     return fetched, refused
 
 
-def content_disposition(filename: str) -> str:
-    """``attachment`` with an ASCII fallback and the RFC 5987 UTF-8 name."""
-    ascii_name = filename.encode("ascii", "replace").decode("ascii").replace("?", "_")
-    quoted = urllib.parse.quote(filename, safe="")
-    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quoted}"
-
-
 async def _image_field(svc: Services, fields: dict[str, str],
                        files: dict[str, tuple[str, bytes]], name: str, folder: Path
                        ) -> AssetFile | None:
@@ -270,8 +264,13 @@ async def _render_form(svc: Services, company_id: str, fields: dict[str, str],
 
 
 class MarkdownConvertHandler(UploadHandler):
+    def field_limit(self) -> int:
+        """``markdown_text`` may be as large as a Markdown input may be (41301 past it,
+        while the body streams)."""
+        return max(super().field_limit(), self.services.settings.max_markdown_bytes)
+
     async def post(self) -> None:
-        fields, files = self.form()
+        fields, files = await self.form()
         target, _ = check_markdown_form(fields)
         save = bool_field(fields, "save")
         self.conversion = ("markdown", target)
@@ -286,7 +285,7 @@ class MarkdownConvertHandler(UploadHandler):
             self.success(await save_rendered(self.services, self.company_id, rendered, name))
             return
         self.set_header("Content-Type", rendered.media_type)
-        self.set_header("Content-Disposition", content_disposition(name))
+        self.set_header("Content-Disposition", attachment(name))
         if rendered.warnings:
             self.set_header("X-Conversion-Warnings",
                             urllib.parse.quote(json.dumps(rendered.warnings[:50])))

@@ -48,7 +48,7 @@ class ArchiveRunner(UploadHandler):
 
 class UploadArchiveHandler(ArchiveRunner):
     async def post(self) -> None:
-        fields, files = self.form()
+        fields, files = await self.form()
         upload = files.get("file")
         if not upload:
             raise DocsError(40001, "file (zip, tar.gz or tgz) is required")
@@ -57,7 +57,7 @@ class UploadArchiveHandler(ArchiveRunner):
 
 class StageArchiveHandler(UploadHandler):
     async def post(self) -> None:
-        _, files = self.form()
+        _, files = await self.form()
         upload = files.get("file")
         if not upload:
             raise DocsError(40001, "file (zip, tar.gz or tgz) is required")
@@ -68,7 +68,7 @@ class StageArchiveHandler(UploadHandler):
 
 class ProcessArchiveHandler(ArchiveRunner):
     async def post(self) -> None:
-        fields, _ = self.form()
+        fields, _ = await self.form()
         stage_id = (fields.get("id") or "").strip()
         if not stage_id:
             raise DocsError(40001, "id of a staged archive is required")

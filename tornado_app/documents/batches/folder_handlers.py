@@ -20,7 +20,7 @@ class ConvertFolderHandler(PlainHandler):
     admin_methods = frozenset({"POST"})
 
     async def post(self) -> None:
-        fields, _ = self.form()
+        fields, _ = await self.form()
         raw = (fields.get("folder_path") or "").strip()
         if not raw:
             raise PlainError(400, "folder_path is required")

@@ -12,7 +12,7 @@ class StorageConfigHandler(PlainHandler):
     admin_methods = frozenset({"POST"})
 
     async def post(self) -> None:
-        fields, _ = self.form()
+        fields, _ = await self.form()
         self.reply(await storage_service.configure_storage(
             self.services, self.caller, self.company_id, fields))
 
@@ -21,7 +21,7 @@ class StorageTestHandler(PlainHandler):
     admin_methods = frozenset({"POST"})
 
     async def post(self) -> None:
-        fields, _ = self.form()
+        fields, _ = await self.form()
         self.reply(await storage_service.test_storage(
             self.services, self.caller, self.company_id, fields))
 

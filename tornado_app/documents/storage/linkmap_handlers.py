@@ -63,7 +63,7 @@ class LinkMapHandler(PlainHandler):
             if self._over:
                 raise PlainError(413, "link map is too large")
         else:
-            fields, _ = self.form()
+            fields, _ = await self.form()
             text = fields.get("linkmap") or fields.get("map") or ""
             try:
                 raw = load_json(text)

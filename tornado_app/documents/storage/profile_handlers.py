@@ -28,7 +28,7 @@ class SaveProfileHandler(PlainHandler):
     admin_methods = frozenset({"POST"})
 
     async def post(self) -> None:
-        fields, _ = self.form()
+        fields, _ = await self.form()
         name = profile_name(fields.get("name"))
         self.reply(await storage_service.save_profile(
             self.services, self.caller, self.company_id, name, fields))
@@ -52,7 +52,7 @@ class LoadProfileHandler(PlainHandler):
         await self._load(self.get_query_argument("name", ""))
 
     async def post(self) -> None:
-        fields, _ = self.form()
+        fields, _ = await self.form()
         await self._load(fields.get("name", ""))
 
     async def _load(self, raw_name: str) -> None:
