@@ -14,6 +14,7 @@ and no bound ``Idempotency-Key``.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hashlib
@@ -76,7 +77,9 @@ async def submit(handler: DocsHandler, kind: str, fields: dict[str, str],
         await require_secret(svc, handler.company_id)
     queue = svc.job_queue()
     job_id = uuid.uuid4().hex
-    earlier = await earlier_job(handler, job_id, form_digest(fields, files))
+    # hashing a large upload takes time: off the event loop, like every other pass over it
+    earlier = await earlier_job(handler, job_id,
+                                await asyncio.to_thread(form_digest, fields, files))
     if earlier is not None:
         return earlier
     try:
@@ -126,5 +129,5 @@ async def enqueue_form(handler: DocsHandler, kind: str, fields: dict[str, str],
                        files: dict[str, tuple[str, bytes]]) -> None:
     """``/api/convert`` or ``/md/convert`` with ``async=true``: store the form, queue the job
     (its result is saved to object storage, as with ``save=true``)."""
-    answer(handler, await submit(handler, kind, fields, files, pack_form(fields, files),
-                                 {"name": kind}))
+    packed = await asyncio.to_thread(pack_form, fields, files)  # base64 + JSON of the upload
+    answer(handler, await submit(handler, kind, fields, files, packed, {"name": kind}))

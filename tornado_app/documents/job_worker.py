@@ -162,7 +162,7 @@ class JobWorker:
         from tornado_app.documents.convert import convert_form
         from tornado_app.documents.markdown import render_markdown_form
 
-        fields, files = unpack_form(data)
+        fields, files = await asyncio.to_thread(unpack_form, data)  # base64 of a large upload
         if kind == "convert":
             return await convert_form(self.svc, company_id, fields, files, save=True,
                                       result_token=job_id)
