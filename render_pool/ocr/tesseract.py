@@ -40,10 +40,14 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from render_pool.errors import ConversionError
+from render_pool.errors import ConversionError, TooLarge
 from render_pool.ocr.clean import Segment, bullet_left_of, clean_page, sideways, skew_angle
 
 TESSERACT = "tesseract"
+# Not a setting: Tesseract's own limit. A wider or taller image makes its Recognize fail
+# (reported as if it had run out of time); the PDF reader renders pages of at most 12
+# megapixels, so only a page of an extreme shape gets here.
+MAX_SIDE = 32_767
 MIN_WORD_CONFIDENCE = 10  # below this a "word" is mostly speckle or a picture read as text
 _GOOD_CONFIDENCE = 70  # an upright reading at least this confident skips rotation detection
 _MIN_WORDS = 8
@@ -366,8 +370,11 @@ def recognise(image: Image.Image, languages: str = "eng", timeout: float = 60.0)
     poorly is checked by OSD after: turned when it is upside down, and read with the packs
     of the script OSD sees when that is another one of ``languages``; the better reading
     (more words, more confident) is kept. Raises TimeoutError when Tesseract takes longer
-    than ``timeout`` seconds in all.
+    than ``timeout`` seconds in all, TooLarge (41301) for an image over ``MAX_SIDE``.
     """
+    if max(image.size) > MAX_SIDE:
+        raise TooLarge(f"The page image is {image.width:,} x {image.height:,} pixels; OCR "
+                       f"reads at most {MAX_SIDE:,} pixels a side")
     deadline = time.monotonic() + timeout
     first, other = _split_by_script(_languages(languages))
     image = image.convert("L")

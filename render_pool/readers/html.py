@@ -57,6 +57,7 @@ from render_pool.model import (
     plain_text,
 )
 from render_pool.readers.docx.inline import merge_texts, strip_edges
+from render_pool.readers.html_unclosed import close_open_elements
 from render_pool.slugs import Slugger, slugify
 from render_pool.url_safety import is_safe_image_src, is_safe_link
 
@@ -313,10 +314,14 @@ def _check_depth(root: etree._Element) -> None:
 
 def read_html(html: str) -> Document:
     """Read an HTML string (fragment or page) into a :class:`Document`, leniently; 40003
-    for HTML nested deeper than ``MAX_HTML_DEPTH``."""
+    for HTML nested deeper than ``MAX_HTML_DEPTH``. An element left open does not take the
+    rest of the page with it (``readers/html_unclosed.py``; a warning names it)."""
     reader = _HtmlReader()
     if not html or not html.strip():
         return reader.doc
+    html, warnings = close_open_elements(html)
+    for warning in warnings:
+        reader.doc.warn(warning)
     try:
         root = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError):
@@ -338,6 +343,9 @@ def read_html_blocks(html: str, doc: Document) -> list[Block]:
     its ``data:`` images join ``doc.resources``."""
     if not html.strip():
         return []
+    html, warnings = close_open_elements(html)
+    for warning in warnings:
+        doc.warn(warning)
     try:
         root = lxml.html.fragment_fromstring(html, create_parent="div")
     except (etree.ParserError, ValueError):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from render_pool.errors import CorruptDocument, UnsupportedFormat
+from render_pool.readers.xml_guard import check_xml
 from render_pool.zipread import BoundedZip, ZipLimits
 
 # ---------------------------------------------------------------- limits
@@ -124,8 +125,12 @@ def sniff(data: bytes) -> None:
         raise CorruptDocument("Not a DOCX document: the file is not a zip package.")
 
 
-def parse_xml(data: bytes) -> etree._Element:
-    """Parse one XML part safely (no entities, no network), mapping Strict namespaces."""
+def parse_xml(data: bytes, name: str = "") -> etree._Element:
+    """Parse one XML part safely, mapping Strict namespaces: first the XML guard
+    (:func:`render_pool.readers.xml_guard.check_xml`, 40003 for entity declarations, DTD
+    subsets, external DTDs and undeclared entities, in whatever encoding the part is
+    written), then a parser that expands no entity and loads nothing."""
+    check_xml(data, f"A part of the DOCX package ({name or 'XML'})", strict=True)
     if b"purl.oclc.org/ooxml" in data:
         for old, new in _STRICT_MAP:
             data = data.replace(old, new)
@@ -179,7 +184,7 @@ class Package:
         """Parsed XML of a part, or None when the part is absent."""
         key = name.lstrip("/").lower()
         if key not in self._xml_cache:
-            self._xml_cache[key] = parse_xml(self.read(name)) if self.has(name) else None
+            self._xml_cache[key] = parse_xml(self.read(name), name) if self.has(name) else None
         return self._xml_cache[key]
 
     # ------------------------------------------------------------ relationships
