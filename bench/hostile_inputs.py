@@ -90,3 +90,10 @@ def space_bomb_pdf(mb: int = 2048) -> bytes:
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
         len(objects) + 1, xref)
     return bytes(out)
+
+
+def random_upload(mb: float) -> bytes:
+    """``mb`` MB of random bytes: an upload no reader recognises, as large as the limit
+    allows (issue 30: four at once used to stall the event loop while their bodies were
+    parsed)."""
+    return os.urandom(int(mb * 1024 * 1024))
