@@ -9,6 +9,14 @@ starts then, never while it waits in the queue.
   recently (a tenant never served, or new to the queue, comes first), in arrival order within
   the tenant. So one company's backlog delays another company's job by at most about one job
   per slot, instead of the whole backlog.
+- No tenant takes every worker: while another tenant waits, a tenant runs at most
+  ``tenant_max_running`` jobs at once (default ``workers - 1``, at least 1). When nobody
+  else waits a tenant may use every worker; a job it runs past its share that way is
+  *borrowed*, and the moment another tenant's job has to wait, the most recently started
+  borrowed job is stopped (its worker killed and replaced) and queued again at the head of
+  its tenant's queue, to start over later. Why not just wait for it: one company's two
+  slow files on a two-worker pool made another company's one-line document wait 53 s
+  (issue 30); with the share it waits for a worker to start instead.
 - Bounded: at most ``workers + queue_limit`` jobs are accepted at once, and at most
   ``tenant_queue_limit`` waiting jobs of one tenant; more raise :class:`PoolBusy` at once (the
   service answers 50301 with ``Retry-After``) instead of queueing without end.
@@ -42,6 +50,7 @@ import math
 import multiprocessing
 import os
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -50,7 +59,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from render_pool import memlimit
+from render_pool import limits, memlimit
 from render_pool.errors import ConversionError, ConversionTimeout, TooLarge
 from render_pool.procfs import descendants, own_tree_rss_mb, tree_rss_mb
 
@@ -83,6 +92,10 @@ class MemoryLimitExceeded(TooLarge):
     """The job needed more memory than a worker may use (41301); its worker is replaced."""
 
 
+class _Preempted(Exception):
+    """Inside the pool: a borrowed job was stopped for another tenant; it is queued again."""
+
+
 def _exit_with_parent() -> None:
     """In a worker: once the process that started it has died, kill this worker's own
     children and exit. The parent's end of the start-up pipe (``parent_process().sentinel``)
@@ -102,11 +115,14 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def _worker_init(browser_limits: dict[str, Any] | None = None, memory_limit_mb: int = 0) -> None:
+def _worker_init(browser_limits: dict[str, Any] | None = None, memory_limit_mb: int = 0,
+                 reader_limits: dict[str, Any] | None = None) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the parent decides, not workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
     memlimit.apply(memory_limit_mb)
+    if reader_limits:
+        limits.configure(**reader_limits)
     if browser_limits:
         from render_pool import browser
 
@@ -122,6 +138,49 @@ class _Done:
     tree_mb: float | None = None
 
 
+# Inputs at least this large go to the worker as a file, not through the executor's pipe:
+# pickling 47 MB holds the interpreter lock for tens of milliseconds in the service, where
+# the event loop waits for it; writing the file runs in a thread that lets go of the lock.
+SPILL_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class _Spilled:
+    """A bytes argument written to ``path`` for the worker to read (:func:`_unspill`)."""
+
+    path: str
+
+
+def _spill_one(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray) and len(value) >= SPILL_BYTES:
+        fd, path = tempfile.mkstemp(prefix="pool-input-")
+        with os.fdopen(fd, "wb") as out:
+            out.write(value)
+        return _Spilled(path)
+    return value
+
+
+def _spill(args: tuple[Any, ...], kwargs: dict[str, Any]
+           ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The job's arguments with every large bytes value written to a file (in a thread)."""
+    return (tuple(_spill_one(a) for a in args),
+            {k: _spill_one(v) for k, v in kwargs.items()})
+
+
+def _unspill(value: Any) -> Any:
+    if isinstance(value, _Spilled):
+        with open(value.path, "rb") as f:
+            return f.read()
+    return value
+
+
+def _remove_spilled(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, _Spilled):
+            with contextlib.suppress(OSError):
+                os.unlink(value.path)
+
+
 def _bounded_call(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any],
                   measure: bool = False) -> _Done:
     """In a worker: run the job; an allocation that failed under the worker's memory limit
@@ -132,7 +191,7 @@ def _bounded_call(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any],
     worker has children) rather than in the service, where walking it from outside means
     reading every process of the machine on the event loop after every job."""
     try:
-        value = fn(*args, **kwargs)
+        value = fn(*map(_unspill, args), **{k: _unspill(v) for k, v in kwargs.items()})
     except BaseException as exc:
         if not memlimit.caused_by_memory(exc):
             raise
@@ -162,11 +221,15 @@ class _Slot:
     """One worker process behind its own single-worker executor."""
 
     def __init__(self, browser_limits: dict[str, Any] | None = None,
-                 memory_limit_mb: int = 0) -> None:
+                 memory_limit_mb: int = 0, reader_limits: dict[str, Any] | None = None) -> None:
         self.executor = ProcessPoolExecutor(
             max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init, initargs=(browser_limits, memory_limit_mb))
+            initializer=_worker_init, initargs=(browser_limits, memory_limit_mb, reader_limits))
         self.pid = 0  # known once the worker has answered os.getpid
+        self.tenant: str | None = None  # whose job holds the slot (None: idle)
+        # while a job runs here: resolved to stop it for another tenant (see _make_room)
+        self.preempt: asyncio.Future[None] | None = None
+        self.began = 0.0  # when that job started (the newest borrowed one is stopped)
 
     def kill(self) -> None:
         """Kill the worker and its children (a stuck job never returns on its own)."""
@@ -181,16 +244,26 @@ class RenderPool:
 
     def __init__(self, workers: int = 0, *, queue_limit: int = 16, job_timeout: float = 120.0,
                  memory_limit_mb: int = 1500, tenant_queue_limit: int = 0,
-                 browser_limits: dict[str, Any] | None = None) -> None:
+                 tenant_max_running: int = 0,
+                 browser_limits: dict[str, Any] | None = None,
+                 reader_limits: dict[str, Any] | None = None) -> None:
         """``browser_limits``: keyword arguments of :func:`render_pool.browser.configure`,
-        applied in every worker when it starts (the service passes its settings).
+        applied in every worker when it starts (the service passes its settings);
+        ``reader_limits`` likewise of :func:`render_pool.limits.configure` (checked here).
         ``tenant_queue_limit``: waiting jobs one tenant may have (0: only ``queue_limit``).
+        ``tenant_max_running``: jobs one tenant runs at once while another tenant waits
+        (0: ``workers - 1``; never below 1).
         ``memory_limit_mb``: each worker's address-space limit and the bound on its tree's
         resident size after a job (0: neither)."""
         self.browser_limits = browser_limits
+        if reader_limits:
+            limits.ReaderLimits(**reader_limits)  # an unknown name fails here, not in a worker
+        self.reader_limits = reader_limits
         self.workers = workers or max(1, os.cpu_count() or 1)
         self.queue_limit = queue_limit
         self.tenant_queue_limit = tenant_queue_limit
+        self.tenant_max_running = max(1, min(self.workers,
+                                             tenant_max_running or self.workers - 1))
         self.job_timeout = job_timeout
         self.memory_limit_mb = memory_limit_mb
         self.in_flight = 0
@@ -209,8 +282,9 @@ class RenderPool:
         self._job_seconds = 1.0  # running average of a job's time, for Retry-After
 
     def _new_slot(self) -> _Slot:
-        """A slot whose worker will start with this pool's browser and memory limits."""
-        return _Slot(self.browser_limits, self.memory_limit_mb)
+        """A slot whose worker will start with this pool's browser, memory and reader
+        limits."""
+        return _Slot(self.browser_limits, self.memory_limit_mb, self.reader_limits)
 
     def worker_pids(self) -> list[int]:
         """Pids of the worker processes that have started."""
@@ -219,6 +293,10 @@ class RenderPool:
     def stats(self) -> PoolStats:
         return PoolStats(self.workers, self.queue_limit, self.in_flight, self.restarts)
 
+    def running(self, tenant: str) -> int:
+        """Slots ``tenant``'s jobs hold now (starting, running, or ending abandoned)."""
+        return sum(1 for s in self._slots if s.tenant == tenant)
+
     def waiting(self, tenant: str | None = None) -> int:
         """Jobs waiting for a slot: of ``tenant``, or of everyone when None."""
         if tenant is None:
@@ -226,13 +304,18 @@ class RenderPool:
         return len(self._waiters.get(tenant, ()))
 
     # ------------------------------------------------------------ dispatcher
-    async def _acquire(self, tenant: str) -> _Slot:
-        """The next idle slot; while none is, wait in ``tenant``'s queue."""
+    async def _acquire(self, tenant: str, *, again: bool = False) -> _Slot:
+        """The next idle slot; while none is, wait in ``tenant``'s queue (at its head when
+        ``again``: a job that was stopped for another tenant keeps its place)."""
         if self._idle and not self._waiters:
             self._served(tenant)
-            return self._idle.popleft()
+            slot = self._idle.popleft()
+            slot.tenant = tenant
+            return slot
         waiter: asyncio.Future[_Slot] = asyncio.get_running_loop().create_future()
-        self._waiters.setdefault(tenant, collections.deque()).append(waiter)
+        queue = self._waiters.setdefault(tenant, collections.deque())
+        queue.appendleft(waiter) if again else queue.append(waiter)
+        self._make_room()
         try:
             return await waiter
         except asyncio.CancelledError:
@@ -252,13 +335,48 @@ class RenderPool:
 
     def _next_tenant(self) -> str:
         """The waiting tenant served least recently (never served: first; ties: the one that
-        started waiting first, which is the dict's order)."""
-        return min(self._waiters, key=lambda t: self._served_at.get(t, 0))
+        started waiting first, which is the dict's order), among those running fewer than
+        their share; when every waiting tenant has its share, among all of them (a free
+        worker never stays idle while a job waits)."""
+        cap = self.tenant_max_running
+        under = [t for t in self._waiters if self.running(t) < cap]
+        return min(under or self._waiters, key=lambda t: self._served_at.get(t, 0))
+
+    def _make_room(self) -> None:
+        """Stop borrowed jobs (a tenant's jobs past its share, started while nobody else
+        waited) for the waiting jobs of tenants below their share: one per such job, the
+        most recently started first (the least work lost). Each stopped job's own ``run``
+        kills and replaces its worker, hands the fresh slot on and queues the job again."""
+        if self._idle:
+            return
+        cap = self.tenant_max_running
+        stopping = [s for s in self._slots if s.preempt is not None and s.preempt.done()]
+        wanted = sum(min(len(queue), cap - self.running(t))
+                     for t, queue in self._waiters.items() if self.running(t) < cap)
+        for _ in range(wanted - len(stopping)):
+            kept: collections.Counter[str | None] = collections.Counter(
+                s.tenant for s in self._slots if s.tenant is not None and s not in stopping)
+            borrowed = [s for s in self._slots if s.preempt is not None
+                        and not s.preempt.done() and kept[s.tenant] > cap]
+            if not borrowed:
+                return
+            victim = max(borrowed, key=lambda s: s.began)
+            assert victim.preempt is not None
+            victim.preempt.set_result(None)
+            stopping.append(victim)
+
+    def _should_yield(self, tenant: str) -> bool:
+        """Whether ``tenant``, holding a slot that just started, is past its share while
+        another tenant below its share waits (the slot then goes to that tenant)."""
+        cap = self.tenant_max_running
+        return self.running(tenant) > cap and any(
+            self.running(t) < cap for t in self._waiters if t != tenant)
 
     def _release(self, slot: _Slot) -> None:
         """Give ``slot`` to the next waiting job (tenants in turn), or mark it idle."""
         if slot not in self._slots:
             return
+        slot.tenant, slot.preempt = None, None
         while self._waiters:
             tenant = self._next_tenant()
             queue = self._waiters[tenant]
@@ -267,6 +385,7 @@ class RenderPool:
                 del self._waiters[tenant]
             if not waiter.done():
                 self._served(tenant)
+                slot.tenant = tenant
                 waiter.set_result(slot)
                 return
         self._idle.append(slot)
@@ -344,19 +463,33 @@ class RenderPool:
         limit = timeout or self.job_timeout
         self.in_flight += 1
         self._parts += admitted
+        spilled = False
         try:
-            for attempt in (1, 2):
-                slot = await self._started(await self._acquire(queue))
+            if any(isinstance(v, bytes | bytearray) and len(v) >= SPILL_BYTES
+                   for v in (*args, *kwargs.values())):
+                args, kwargs = await asyncio.to_thread(_spill, args, kwargs)
+                spilled = True
+            failures, again = 0, False
+            while failures < 2:
+                slot = await self._started(await self._acquire(queue, again=again))
+                again = True  # from here on, a job queued again keeps its place
+                if self._should_yield(queue):
+                    self._release(slot)
+                    continue
                 try:
                     future = slot.executor.submit(_bounded_call, fn, args, kwargs,
                                                   bool(self.memory_limit_mb))
                 except (BrokenProcessPool, RuntimeError):
                     self._release(self._replace(slot, kill=True, reason="executor unusable"))
+                    failures += 1
                     continue
                 try:
                     done = await self._wait(slot, future, limit)
+                except _Preempted:
+                    continue
                 except BrokenProcessPool as exc:
-                    if attempt == 2:
+                    failures += 1
+                    if failures == 2:
                         raise WorkerCrashed(self._crash_message()) from exc
                     continue
                 return done.value
@@ -364,6 +497,8 @@ class RenderPool:
         finally:
             self.in_flight -= 1
             self._parts -= admitted
+            if spilled:
+                _remove_spilled(args, kwargs)
 
     @contextlib.contextmanager
     def spreading(self) -> Iterator[None]:
@@ -382,17 +517,27 @@ class RenderPool:
         """The job's outcome; the slot goes back (or is replaced) once the job is over."""
         job = asyncio.wrap_future(future)
         began = time.monotonic()
+        preempt: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        slot.preempt, slot.began = preempt, began
         try:
-            result = await asyncio.wait_for(asyncio.shield(job), limit)
-        except TimeoutError as exc:
+            await asyncio.wait((job, preempt), timeout=limit,
+                               return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the caller left; the slot is busy until the job ends
+            slot.preempt = None  # nobody would queue it again: not stopped for others
+            job.add_done_callback(lambda f: self._after_abandoned(slot, f))
+            raise
+        if not job.done():
             job.add_done_callback(_consume)
+            if preempt.done():
+                self._release(self._replace(slot, kill=True,
+                                            reason="stopped for another company's job"))
+                raise _Preempted
             self._release(self._replace(slot, kill=True, reason="job timed out"))
-            raise JobTimeout(f"conversion took longer than {limit:.0f} s") from exc
+            raise JobTimeout(f"conversion took longer than {limit:.0f} s")
+        try:
+            result = job.result()
         except BrokenProcessPool:
             self._release(self._replace(slot, kill=True, reason="worker died"))
-            raise
-        except asyncio.CancelledError:  # the caller left; the slot is busy until the job ends
-            job.add_done_callback(lambda f: self._after_abandoned(slot, f))
             raise
         except MemoryLimitExceeded:  # its heap is past saving: a fresh worker
             self._release(self._replace(slot, kill=True, reason="worker memory limit"))

@@ -24,10 +24,13 @@ _RASTER_DATA = re.compile(
 )
 
 
+_IGNORED = re.compile(r"[\x00-\x20\x7f]+")
+
+
 def _as_browser_sees(url: str) -> str:
     """``url`` without the characters browsers and Word ignore inside a scheme: ASCII
     control characters, whitespace and DEL (``java\\tscript:`` is ``javascript:``)."""
-    return "".join(ch for ch in url if ord(ch) > 0x20 and ch != "\x7f")
+    return _IGNORED.sub("", url)  # one pass in C: a data URI can be megabytes long
 
 
 def _scheme_allowed(url: str) -> bool:

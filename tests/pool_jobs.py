@@ -87,3 +87,10 @@ def child_hog(mb: int) -> int:
 
 
 _CHILDREN: list[object] = []
+
+
+def digest(data: bytes, *, tail: bytes = b"") -> tuple[int, str]:
+    """The length and SHA-256 of what the job was given."""
+    import hashlib
+
+    return len(data) + len(tail), hashlib.sha256(data + tail).hexdigest()

@@ -4,7 +4,9 @@ more than about one job.
 - The render pool (real worker processes): company A queues 10 slow jobs, company B's (or an
   operator's) one quick job waits less than two slow jobs; waiting jobs start companies in
   turn; a company past ``tenant_queue_limit`` waiting jobs gets 50301 with a Retry-After, and
-  so does a sync request through HTTP.
+  so does a sync request through HTTP. A company alone uses every worker, but while another
+  company's job waits it runs at most ``tenant_max_running`` (workers - 1): its job past that
+  share is stopped and queued again (issue 30).
 - The job stream (the real app with a real consumer, redis-server, SeaweedFS; and once more
   through HTTP with ``serve --no-worker`` and a ``worker`` process): company A queues 10 slow
   archive batches, company B's one small batch ends within about one of A's batches; past
@@ -122,6 +124,59 @@ async def test_the_global_limit_also_says_when_to_retry(io_loop):
         await asyncio.gather(*running)
     finally:
         pool.close(wait=False)
+
+
+async def test_one_company_never_holds_every_worker_while_another_waits(io_loop, tmp_path):
+    """Issue 30: A's three long jobs on a two-worker pool took both workers and B's short job
+    waited for one of them. Now B starts while A's first job still runs: the job A ran past
+    its share (one worker) is stopped and queued again at the head of A's queue, and every
+    one of A's jobs still ends with its own result."""
+    pool = RenderPool(2, queue_limit=10, job_timeout=60, memory_limit_mb=1000)
+    runs = tmp_path / "runs.txt"
+    mine: list[asyncio.Future[Any]] = []
+    try:
+        await asyncio.gather(*(pool.run(pool_jobs.echo, "warm", tenant="A") for _ in range(2)))
+        assert pool.tenant_max_running == 1
+        mine = [asyncio.ensure_future(pool.run(pool_jobs.record_then, str(runs), 8, f"a{i}",
+                                               tenant="A")) for i in range(3)]
+        await _until(lambda: pool.running("A") == 2 and pool.waiting("A") == 1)
+        assert await pool.run(pool_jobs.echo, "b", tenant="B") == "b"
+        assert not mine[0].done()  # B started while A's first job still ran
+        assert sorted(await asyncio.gather(*mine)) == ["a0", "a1", "a2"]
+        counts = {v: runs.read_text().split().count(v) for v in ("a0", "a1", "a2")}
+        assert counts["a0"] == 1 and sorted(counts.values()) == [1, 1, 2], counts
+    finally:
+        for job in mine:
+            job.cancel()
+        await asyncio.gather(*mine, return_exceptions=True)
+        pool.close(wait=False)
+
+
+async def test_a_company_alone_uses_every_worker(io_loop):
+    """With nobody else waiting a company's jobs run on every worker at once, and none is
+    stopped."""
+    pool = RenderPool(2, queue_limit=10, job_timeout=60, memory_limit_mb=1000)
+    try:
+        await asyncio.gather(*(pool.run(pool_jobs.echo, "warm", tenant="A") for _ in range(2)))
+        jobs = [asyncio.ensure_future(pool.run(pool_jobs.sleep_then, 1.0, i, tenant="A"))
+                for i in range(2)]
+        await _until(lambda: pool.running("A") == 2)
+        assert pool.waiting() == 0
+        assert sorted(await asyncio.gather(*jobs)) == [0, 1]
+        assert pool.restarts == 0
+    finally:
+        pool.close(wait=False)
+
+
+def test_the_share_of_a_company_is_workers_minus_one_and_never_zero():
+    sizes = {(w, cap): RenderPool(w, tenant_max_running=cap, memory_limit_mb=0)
+             for w, cap in ((1, 0), (2, 0), (4, 0), (4, 2), (4, 9))}
+    try:
+        assert {k: p.tenant_max_running for k, p in sizes.items()} == {
+            (1, 0): 1, (2, 0): 1, (4, 0): 3, (4, 2): 2, (4, 9): 4}
+    finally:
+        for p in sizes.values():
+            p.close(wait=False)
 
 
 async def test_sync_request_past_the_company_limit_answers_50301_with_retry_after(

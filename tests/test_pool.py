@@ -229,3 +229,35 @@ async def test_a_companys_spread_scans_do_not_fill_the_queue_for_others(io_loop)
         await asyncio.gather(*scans)
     finally:
         pool.close(wait=False)
+
+
+async def test_large_inputs_reach_the_job_through_a_file_that_is_removed(io_loop, pool,
+                                                                         tmp_path, monkeypatch):
+    """A large upload is handed over as a file (no 47 MB pickle in the service); the job
+    gets the same bytes, and the file is gone once the job is done."""
+    import hashlib
+    import tempfile
+
+    from render_pool import pool as pool_module
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    handed: list[object] = []
+    spill = pool_module._spill
+    monkeypatch.setattr(pool_module, "_spill",
+                        lambda args, kwargs: handed.append(spill(args, kwargs)) or handed[-1])
+    data = os.urandom(pool_module.SPILL_BYTES + 17)
+    small = b"tail bytes"
+    got = await pool.run(pool_jobs.digest, data, tail=small, tenant="co")
+    assert got == (len(data) + len(small), hashlib.sha256(data + small).hexdigest())
+    assert len(handed) == 1  # the large input went as a file
+    assert await pool.run(pool_jobs.digest, small, tenant="co") == (
+        len(small), hashlib.sha256(small).hexdigest())
+    assert len(handed) == 1  # a small one through the pipe as before
+    assert list(tmp_path.iterdir()) == []  # written there, then removed
+    spilled = spill((data,), {"tail": small})
+    try:
+        assert isinstance(spilled[0][0], pool_module._Spilled) and spilled[1]["tail"] == small
+        assert [p.name.startswith("pool-input-") for p in tmp_path.iterdir()] == [True]
+    finally:
+        pool_module._remove_spilled(*spilled)
+    assert list(tmp_path.iterdir()) == []

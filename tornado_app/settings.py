@@ -450,6 +450,13 @@ class Settings:
                                                 "`POOL_QUEUE_LIMIT`", group=POOL, low=0,
                                                 clamp=True)
     job_timeout_seconds: float = setting(120.0, "duration", "time limit of one conversion (then "
+    pool_tenant_max_running: int = setting(0, "int", "conversions one company runs at once "
+                                           "while another company's job waits; when nobody "
+                                           "else waits it may use every worker, and a job past "
+                                           "this share is stopped and queued again the moment "
+                                           "another company's job would wait; `0`: "
+                                           "`POOL_WORKERS` - 1 (at least 1)", group=POOL, low=0,
+                                           shown="`0` (workers - 1)")
                                          "50401)", group=POOL, low=1)
     worker_memory_mb: int = setting(1500, "size", "hard memory limit of each conversion worker "
                                     "(`RLIMIT_AS`, set when it starts): a job that needs more "
@@ -462,6 +469,27 @@ class Settings:
                                    "document; the rest is left out with a warning", group=POOL,
                                    low=1, clamp=True)
     office_timeout_seconds: float = setting(60.0, "duration", "time limit of one LibreOffice "
+    # bounds checked in the workers before the costly work (render_pool/limits.py, whose
+    # defaults these are; the pool hands them to every worker)
+    table_max_rows: int = setting(10_000, "int", "rows of one table read from a DOCX or an XLSX "
+                                  "sheet (also from ODT, RTF, DOC, ODS and XLS once LibreOffice "
+                                  "has converted them); the rest is left out with a warning",
+                                  group=POOL, low=1, clamp=True)
+    office_max_text_cells: int = setting(10_000, "int", "table cells of an ODT, DOC or RTF "
+                                         "LibreOffice may lay out, counted before it starts "
+                                         "(its table layout grows faster than the cells: "
+                                         "30,000 took 38 s); more: 41301 at once", group=POOL,
+                                         low=1)
+    office_max_sheet_cells: int = setting(200_000, "int", "cells of an ODS or XLS LibreOffice "
+                                          "may convert, counted before it starts (repeated "
+                                          "rows and columns counted as many times as they "
+                                          "repeat); more: 41301 at once", group=POOL, low=1)
+    embedded_images_max_mb: int = setting(100, "size", "image data (base64) one HTML or "
+                                          "Markdown output may embed with `images=embed`; an "
+                                          "image shown 3,000 times counts 3,000 times; more: "
+                                          "41301 before anything is written (ask "
+                                          "`images=placeholder` or `save=true`)", group=POOL,
+                                          unit=_MB, low=1)
                                             "conversion (ODT, ODS, ODP, DOC, XLS, PPT, RTF; kept "
                                             "5 s under `JOB_TIMEOUT_SECONDS`), then its process "
                                             "group is killed and 50401", group=POOL, low=1,

@@ -16,13 +16,20 @@ ImageResolver = Callable[[str], str]
 
 
 def data_uri_resolver(doc: Document) -> ImageResolver:
-    """Resolve resource keys to ``data:`` URIs; other sources (URLs) pass through."""
+    """Resolve resource keys to ``data:`` URIs; other sources (URLs) pass through. Each
+    resource is encoded once, however many times the document shows it (a logo on every
+    page, or one picture used 3,000 times)."""
+    encoded: dict[str, str] = {}
 
     def resolve(src: str) -> str:
+        uri = encoded.get(src)
+        if uri is not None:
+            return uri
         res = doc.resources.get(src)
         if res is None:
             return src
-        return encode_data_uri(res.data, res.mime)
+        uri = encoded[src] = encode_data_uri(res.data, res.mime)
+        return uri
 
     return resolve
 

@@ -22,6 +22,7 @@ def open_pool(svc: Services) -> RenderPool:
     st = svc.settings
     svc.pool = RenderPool(st.pool_workers, queue_limit=st.pool_queue_limit,
                           tenant_queue_limit=st.pool_queue_limit_per_company,
+                          tenant_max_running=st.pool_tenant_max_running,
                           job_timeout=st.job_timeout_seconds,
                           memory_limit_mb=st.worker_memory_mb,
                           browser_limits={
@@ -29,7 +30,12 @@ def open_pool(svc: Services) -> RenderPool:
                               "max_rss_mb": st.chromium_max_rss_mb,
                               "timeout_s": st.pdf_render_timeout,
                               "page_reuse_jobs": st.chromium_page_reuse_jobs,
-                              "executable": st.chromium_path})
+                              "executable": st.chromium_path},
+                          reader_limits={
+                              "table_max_rows": st.table_max_rows,
+                              "office_max_text_cells": st.office_max_text_cells,
+                              "office_max_sheet_cells": st.office_max_sheet_cells,
+                              "embedded_images_max_bytes": st.embedded_images_max_mb * 1024**2})
     return svc.pool
 
 

@@ -3,11 +3,16 @@
 Why a second engine: when the structured ``word2markdown`` reader gives an odd result for an
 unusual document, a simpler, more forgiving route is useful. This walk looks only at
 paragraphs, headings (by style), lists (by numbering), tables (with spans), links, basic
-formatting, images (inlined as data URIs) and notes; every element it fails on is reported
+formatting, images and notes; every element it fails on is reported
 as a warning and skipped instead of failing the whole conversion. The HTML then goes through
 the same HTML reader as any HTML, so every export is written by the ordinary writers (with
 their link allow-list). Input safety (zip bombs, encrypted or non-DOCX files) is shared with
 the main reader through ``package``.
+
+Images: :func:`docx_to_html` inlines each as a data URI (encoded once per picture). The
+reader itself names each picture by its part instead (``media/image1.png``, as the main
+reader does) and hands the bytes over as one resource, so a picture the document shows
+3,000 times is read and kept once, not written into the HTML and decoded 3,000 times.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import html as htmlmod
 from lxml import etree
 
 from render_pool.errors import CorruptDocument
-from render_pool.model import Document
+from render_pool.model import Document, Image, Resource, walk_document
 from render_pool.readers.docx.numbering import Numbering
 from render_pool.readers.docx.omml import omml_to_latex
 from render_pool.readers.docx.package import NS, Package, mime_for
@@ -42,7 +47,10 @@ def _on(el: etree._Element | None) -> bool:
 
 
 class _AltWalker:
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, *, inline_images: bool = True) -> None:
+        self.inline_images = inline_images  # False: pictures by part name, see ``media``
+        self.media: dict[str, Resource] = {}  # key (part name without word/) -> picture
+        self.inlined: dict[str, str] = {}  # part -> its data URI, encoded once
         self.pkg = Package(data)
         self.part = self.pkg.main_part
         root = self.pkg.xml(self.part)
@@ -236,11 +244,24 @@ class _AltWalker:
             if not self.pkg.has(rel.target):
                 self.warn("An image points to a missing part and was skipped.")
                 continue
-            data = self.pkg.read(rel.target)
-            mime = mime_for(rel.target, self.pkg.content_type(rel.target))
-            b64 = base64.b64encode(data).decode("ascii")
-            out.append(f'<img src="data:{mime};base64,{b64}" alt="{alt}">')
+            out.append(f'<img src="{self._picture(rel.target)}" alt="{alt}">')
         return out
+
+    def _picture(self, target: str) -> str:
+        """The ``src`` of the picture in part ``target``: its data URI (made once), or
+        its key in ``media`` (read once)."""
+        if self.inline_images:
+            uri = self.inlined.get(target)
+            if uri is None:
+                mime = mime_for(target, self.pkg.content_type(target))
+                b64 = base64.b64encode(self.pkg.read(target)).decode("ascii")
+                uri = self.inlined[target] = f"data:{mime};base64,{b64}"
+            return uri
+        key = target[5:] if target.startswith("word/") else target
+        if key not in self.media:
+            self.media[key] = Resource(self.pkg.read(target),
+                                       mime_for(target, self.pkg.content_type(target)))
+        return htmlmod.escape(key)
 
     def note(self, kind: str, nid: str) -> str:
         key = f"{kind}{nid}"
@@ -323,7 +344,11 @@ def docx_to_html(data: bytes) -> tuple[str, list[str]]:
 
     Raises ``CorruptDocument``/``UnsupportedFormat``/``TooLarge`` for unusable input.
     """
-    walker = _AltWalker(data)
+    return _walk(_AltWalker(data))
+
+
+def _walk(walker: _AltWalker) -> tuple[str, list[str]]:
+    """The HTML page of ``walker``'s document and the walk's warnings."""
     body = walker.blocks(walker.body)
     if walker.notes:
         items = "".join(f'<li id="note-{i}">{t}</li>' for i, t in enumerate(walker.notes, 1))
@@ -334,10 +359,15 @@ def docx_to_html(data: bytes) -> tuple[str, list[str]]:
 
 
 def read_docx_alt(data: bytes) -> Document:
-    """The document model of a DOCX through :func:`docx_to_html` and the HTML reader, with
-    the lenient walk's warnings."""
-    html, warnings = docx_to_html(data)
+    """The document model of a DOCX through the lenient walk's HTML (pictures by part name,
+    see the module doc) and the HTML reader, with the walk's warnings."""
+    walker = _AltWalker(data, inline_images=False)
+    html, warnings = _walk(walker)
     doc = read_html(html)
+    shown = {n.src for n in walk_document(doc) if isinstance(n, Image)}
+    for key, picture in walker.media.items():
+        if key in shown:
+            doc.resources.setdefault(key, picture)
     for w in warnings:
         doc.warn(w)
     return doc

@@ -4,6 +4,11 @@ Why: Word encodes a horizontally merged cell as one ``w:tc`` with ``gridSpan`` a
 merge as a ``vMerge="restart"`` cell followed by ``vMerge`` (continue) cells in the rows below.
 The model wants one cell with ``rowspan``/``colspan`` and no placeholder cells, so the grid
 column of every cell is tracked and continuation cells extend their origin.
+
+A table keeps at most ``max_rows`` rows (``TABLE_MAX_ROWS``, see ``render_pool.limits``);
+the rest is left out with a warning, before their cells are read. Why: an RTF with a
+100,000-row table comes back from LibreOffice as a DOCX whose reading and writing would
+cost minutes for a table nobody reads whole.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 from lxml import etree
 
+from render_pool import limits
 from render_pool.model import Block, Table, TableCell, TableRow
 from render_pool.readers.docx.package import W
 
@@ -65,13 +71,22 @@ def read_table(
     cell_blocks: Callable[[etree._Element], list[Block]],
     *,
     keep_deleted_rows: bool = False,
+    warn: Callable[[str], None] | None = None,
+    max_rows: int | None = None,
 ) -> Table:
-    """Build a :class:`Table`; ``cell_blocks`` converts one ``w:tc`` into blocks."""
+    """Build a :class:`Table`; ``cell_blocks`` converts one ``w:tc`` into blocks. Past
+    ``max_rows`` rows (default: this worker's ``table_max_rows``) the rest is left out and
+    ``warn`` told so."""
+    cap = limits.current().table_max_rows if max_rows is None else max_rows
     rows: list[TableRow] = []
     header_rows = 0
     counting_header = True
     active: dict[int, TableCell] = {}  # grid column -> cell whose vertical merge is open
     for tr in _children(tbl, "tr"):
+        if len(rows) == cap:
+            if warn is not None:
+                warn(f"A table has more than {cap:,} rows; only its first {cap:,} were read.")
+            break
         trpr = tr.find(_W + "trPr")
         if trpr is not None and trpr.find(_W + "del") is not None and not keep_deleted_rows:
             continue
