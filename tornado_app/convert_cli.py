@@ -2,7 +2,8 @@
 
 The same readers and writers as ``POST /api/convert``, with the same options (one function
 builds them: :func:`tornado_app.documents.convert.conversion_options`) and the same process
-pool (its time limit and memory bound per document, a scan's pages spread over the workers),
+pool (:func:`tornado_app.documents.setup.pool_from_settings`: its time limit, memory bound
+and reader limits per document, a scan's pages spread over the workers),
 so a file converts here exactly as it does through the service. One file without ``-o``
 prints its output; with ``-o DIR`` each input is written to ``DIR/<name>.<extension>``.
 Failures are summed up with the service's error codes; the exit status is 1 when any file
@@ -19,7 +20,6 @@ from pathlib import Path
 from typing import TextIO
 
 from render_pool import jobs
-from render_pool.pool import RenderPool
 from tornado_app.documents.base import DocsError, docs_error_for
 from tornado_app.documents.conversion import read_and_write
 from tornado_app.documents.convert import (
@@ -28,6 +28,7 @@ from tornado_app.documents.convert import (
     conversion_options,
     safe_basename,
 )
+from tornado_app.documents.setup import pool_from_settings
 from tornado_app.settings import Settings
 
 # what a folder walk picks up (a file named on the command line is always tried: its kind
@@ -150,9 +151,7 @@ async def convert_files(inputs: list[Path], fields: dict[str, str], settings: Se
     options = conversion_options(fields, settings)
     extension = jobs.FILE_EXTENSIONS[export]
     names = output_names(inputs, extension)
-    pool = RenderPool(settings.pool_workers, queue_limit=max(16, len(inputs)),
-                      job_timeout=settings.job_timeout_seconds,
-                      memory_limit_mb=settings.worker_memory_mb)
+    pool = pool_from_settings(settings, queue_limit=max(16, len(inputs)))
     outcome = Outcome()
     window = asyncio.Semaphore(pool.workers)
 

@@ -19,24 +19,29 @@ log = logging.getLogger("tornado_app.documents.setup")
 
 def open_pool(svc: Services) -> RenderPool:
     """The bounded process pool sized from the settings (CPU count by default)."""
-    st = svc.settings
-    svc.pool = RenderPool(st.pool_workers, queue_limit=st.pool_queue_limit,
-                          tenant_queue_limit=st.pool_queue_limit_per_company,
-                          tenant_max_running=st.pool_tenant_max_running,
-                          job_timeout=st.job_timeout_seconds,
-                          memory_limit_mb=st.worker_memory_mb,
-                          browser_limits={
-                              "max_jobs": st.chromium_max_jobs,
-                              "max_rss_mb": st.chromium_max_rss_mb,
-                              "timeout_s": st.pdf_render_timeout,
-                              "page_reuse_jobs": st.chromium_page_reuse_jobs,
-                              "executable": st.chromium_path},
-                          reader_limits={
-                              "table_max_rows": st.table_max_rows,
-                              "office_max_text_cells": st.office_max_text_cells,
-                              "office_max_sheet_cells": st.office_max_sheet_cells,
-                              "embedded_images_max_bytes": st.embedded_images_max_mb * 1024**2})
+    svc.pool = pool_from_settings(svc.settings)
     return svc.pool
+
+
+def pool_from_settings(st: Settings, queue_limit: int | None = None) -> RenderPool:
+    """A render pool with every limit the settings give (the service's, and the command
+    line's: ``queue_limit`` lets it queue a whole folder)."""
+    return RenderPool(st.pool_workers, queue_limit=queue_limit or st.pool_queue_limit,
+                      tenant_queue_limit=st.pool_queue_limit_per_company,
+                      tenant_max_running=st.pool_tenant_max_running,
+                      job_timeout=st.job_timeout_seconds,
+                      memory_limit_mb=st.worker_memory_mb,
+                      browser_limits={
+                          "max_jobs": st.chromium_max_jobs,
+                          "max_rss_mb": st.chromium_max_rss_mb,
+                          "timeout_s": st.pdf_render_timeout,
+                          "page_reuse_jobs": st.chromium_page_reuse_jobs,
+                          "executable": st.chromium_path},
+                      reader_limits={
+                          "table_max_rows": st.table_max_rows,
+                          "office_max_text_cells": st.office_max_text_cells,
+                          "office_max_sheet_cells": st.office_max_sheet_cells,
+                          "embedded_images_max_bytes": st.embedded_images_max_mb * 1024**2})
 
 
 def storage_from_settings(st: Settings) -> StorageConfig | None:
