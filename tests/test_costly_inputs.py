@@ -101,6 +101,21 @@ def test_the_embedded_image_limit_counts_every_showing():
         resolve(key)
 
 
+def test_the_pdf_writer_bounds_the_images_it_hands_chromium(monkeypatch):
+    """Markdown to PDF embeds images as data URIs in the HTML Chromium prints: the same
+    bound as the HTML export, counted per showing, before Chromium is asked anything."""
+    from render_pool.writers import pdf
+
+    doc = registry.read(slow_inputs.reused_image_docx(image_mb=0.1, uses=3))
+    monkeypatch.setattr(limits, "_current", limits.ReaderLimits(
+        embedded_images_max_bytes=300 * 1024))  # two showings fit, not three
+    with pytest.raises(TooLarge) as info:
+        pdf._body_fragment(doc)
+    assert info.value.code == 41301
+    monkeypatch.setattr(limits, "_current", limits.ReaderLimits())
+    assert pdf._body_fragment(doc).count("data:image/png;base64,") == 3
+
+
 # -- XLSX and DOCX tables -----------------------------------------------------------------
 
 

@@ -24,7 +24,6 @@ from typing import Any
 from render_pool import browser
 from render_pool.model import Document
 from render_pool.themes import list_themes
-from render_pool.writers import data_uri_resolver
 from render_pool.writers.options import WriterOptions
 from render_pool.writers.pdf_layout import (
     HeadingRef,
@@ -69,9 +68,13 @@ def _pdf_options(options: WriterOptions) -> dict[str, Any]:
 
 
 def _body_fragment(doc: Document) -> str:
+    """The document's HTML for Chromium, its images as data URIs: each encoded once, and at
+    most ``EMBEDDED_IMAGES_MAX_MB`` of them in all (one picture shown 3,000 times counts
+    3,000 times; 41301 past it), as for the HTML and Markdown exports."""
     from render_pool.writers.html_render import html_body
+    from render_pool.writers.images import resolver_for
 
-    return highlight_code(html_body(doc, resolve_image=data_uri_resolver(doc)))
+    return highlight_code(html_body(doc, resolve_image=resolver_for(doc, "embed")))
 
 
 def _render_with_toc(
