@@ -81,12 +81,14 @@ ENV DEBIAN_FRONTEND=noninteractive
 # Vulkan validation layer, and the full browser's resource packs and icons.
 # LibreOffice (the `-nogui` Writer, Calc and Impress) converts ODT/ODS/ODP/DOC/XLS/PPT/RTF to
 # OOXML for the readers (render_pool/readers/office_lo.py); it adds about 330 MB to the image.
+# bubblewrap is its sandbox (OFFICE_SANDBOX=required): it needs user namespaces, which
+# Docker's default seccomp profile refuses; without them those formats answer 50001.
 # Tesseract 5 and its language packs read scanned pages and images (OCR_LANGUAGES).
 COPY deploy/dpkg-headless.cfg /etc/dpkg/dpkg.cfg.d/headless
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 chromium-headless-shell fontconfig \
       fonts-wqy-microhei fonts-dejavu-core fonts-noto-core redis-server openssl tini ca-certificates \
-      libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui \
+      libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui bubblewrap \
       tesseract-ocr tesseract-ocr-osd tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra \
       tesseract-ocr-spa tesseract-ocr-chi-sim tesseract-ocr-jpn \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old \

@@ -34,6 +34,7 @@ LogFormat = Literal["auto", "json", "console"]
 EventLoop = Literal["uvloop", "asyncio"]
 DocsAuth = Literal["required", "none"]
 OcrEngine = Literal["api", "cli"]
+OfficeSandbox = Literal["required", "off"]
 
 KINDS = ("int", "duration", "size", "bool", "choice", "list", "text", "path", "custom")
 # The multiple of one size unit, in bytes; "MB" in the variable names is this binary MB.
@@ -449,7 +450,6 @@ class Settings:
                                                 "(then 50301 with `Retry-After`); `0`: only "
                                                 "`POOL_QUEUE_LIMIT`", group=POOL, low=0,
                                                 clamp=True)
-    job_timeout_seconds: float = setting(120.0, "duration", "time limit of one conversion (then "
     pool_tenant_max_running: int = setting(0, "int", "conversions one company runs at once "
                                            "while another company's job waits; when nobody "
                                            "else waits it may use every worker, and a job past "
@@ -457,6 +457,7 @@ class Settings:
                                            "another company's job would wait; `0`: "
                                            "`POOL_WORKERS` - 1 (at least 1)", group=POOL, low=0,
                                            shown="`0` (workers - 1)")
+    job_timeout_seconds: float = setting(120.0, "duration", "time limit of one conversion (then "
                                          "50401)", group=POOL, low=1)
     worker_memory_mb: int = setting(1500, "size", "hard memory limit of each conversion worker "
                                     "(`RLIMIT_AS`, set when it starts): a job that needs more "
@@ -468,7 +469,6 @@ class Settings:
     sheet_max_cells: int = setting(50_000, "int", "cells of an XLSX/ODS/XLS/CSV read per "
                                    "document; the rest is left out with a warning", group=POOL,
                                    low=1, clamp=True)
-    office_timeout_seconds: float = setting(60.0, "duration", "time limit of one LibreOffice "
     # bounds checked in the workers before the costly work (render_pool/limits.py, whose
     # defaults these are; the pool hands them to every worker)
     table_max_rows: int = setting(10_000, "int", "rows of one table read from a DOCX or an XLSX "
@@ -490,10 +490,19 @@ class Settings:
                                           "41301 before anything is written (ask "
                                           "`images=placeholder` or `save=true`)", group=POOL,
                                           unit=_MB, low=1)
+    office_timeout_seconds: float = setting(60.0, "duration", "time limit of one LibreOffice "
                                             "conversion (ODT, ODS, ODP, DOC, XLS, PPT, RTF; kept "
                                             "5 s under `JOB_TIMEOUT_SECONDS`), then its process "
                                             "group is killed and 50401", group=POOL, low=1,
                                             clamp=True)
+    # read again by the pool's workers (render_pool/readers/office_sandbox.py), which inherit
+    # the environment; there any value but `off` means `required`
+    office_sandbox: OfficeSandbox = setting(
+        "required", "choice", "`required`: LibreOffice (ODT, ODS, ODP, DOC, XLS, PPT, RTF) "
+        "runs only in a bubblewrap sandbox that sees its job folder, its profile and read-only "
+        "system files, with no network; where the sandbox cannot start (no `bwrap`, no user "
+        "namespaces) those formats answer 50001. `off`: no sandbox (a network namespace where "
+        "the kernel allows it); links to other files are still removed first", group=POOL)
     ocr_languages: str = setting("eng+deu+fra+spa+chi_sim+jpn", "text", "Tesseract language "
                                  "packs (`+`-joined) OCR reads scanned pages and images with; "
                                  "packs not installed are skipped. A page is read with the "

@@ -11,14 +11,23 @@ How LibreOffice runs (as Gotenberg runs it):
   macros disabled (``DisableMacrosExecution``, security level "very high"), links to other
   files and the web never updated, untrusted referer links blocked and every proxy pointed
   at a closed loopback port;
-- in a network namespace of its own (``unshare -rn``: no interface but loopback) where the
-  kernel allows it;
+- in a sandbox (:mod:`render_pool.readers.office_sandbox`, bubblewrap): it sees only its
+  job folder, its profile and read-only system files, has no network, runs as an
+  unprivileged uid in a user namespace; under ``OFFICE_SANDBOX=required`` (the default) no
+  sandbox means no conversion (50001); with ``OFFICE_SANDBOX=off`` it runs as before, in a
+  network namespace of its own (``unshare -rn``) where the kernel allows it;
 - under its own time limit (``office_timeout``): past it the whole process group is killed
   and the profile thrown away, so the next conversion starts a fresh one.
 
 Before LibreOffice sees an OpenDocument zip, it passes the zip-bomb and XML-bomb guards
-(``safe_zip.verified_zip``); an encrypted OpenDocument or an OLE file LibreOffice cannot open
-(password-protected DOC/XLS/PPT) answers 40003.
+(``safe_zip.verified_zip``) and LibreOffice gets the verified copy; an encrypted OpenDocument
+or an OLE file LibreOffice cannot open (password-protected DOC/XLS/PPT) answers 40003.
+
+What LibreOffice could fetch or reveal is handled three times: links to other files are
+removed from ODF and RTF before it opens them (:mod:`render_pool.readers.office_links`), the
+sandbox hides every file it was not given, and what the reader gets from its output is
+checked (:mod:`render_pool.readers.office_output`: images must be the upload's own, text
+must not name the server).
 """
 
 from __future__ import annotations
@@ -29,13 +38,13 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import zipfile
-from io import BytesIO
+from collections.abc import Callable
 from pathlib import Path
 
 from render_pool.errors import ConversionFailed, ConversionTimeout, CorruptDocument, TooLarge
 from render_pool.model import Document
-from render_pool.readers.safe_zip import verified_zip
+from render_pool.readers import office_cost, office_links, office_output, office_sandbox
+from render_pool.readers.office_links import Prepared
 from render_pool.sniff import detect_kind
 
 DEFAULT_TIMEOUT = 60.0  # without the service (tests, scripts); it passes OFFICE_TIMEOUT_SECONDS
@@ -127,44 +136,48 @@ def _can_unshare() -> bool:
         return False
 
 
+def _soffice_args(source: str, outdir: str, filter_name: str, profile_uri: str) -> list[str]:
+    return [soffice_path(), "--headless", "--invisible", "--nologo", "--nodefault",
+            "--norestore", "--nolockcheck", "--nofirststartwizard",
+            f"-env:UserInstallation={profile_uri}",
+            "--convert-to", filter_name, "--outdir", outdir, source]
+
+
 def command(source: Path, outdir: Path, filter_name: str, profile: Path) -> list[str]:
-    """The LibreOffice command line for one conversion (no network where possible)."""
-    cmd = [soffice_path(), "--headless", "--invisible", "--nologo", "--nodefault",
-           "--norestore", "--nolockcheck", "--nofirststartwizard",
-           f"-env:UserInstallation={profile.as_uri()}",
-           "--convert-to", filter_name, "--outdir", str(outdir), str(source)]
+    """The LibreOffice command line for one conversion without the sandbox
+    (``OFFICE_SANDBOX=off``): no network where possible."""
+    cmd = _soffice_args(str(source), str(outdir), filter_name, profile.as_uri())
     return (["unshare", "-rn", *cmd]) if _can_unshare() else cmd
 
 
-def _check_odf(data: bytes, kind: str) -> None:
-    """Zip-bomb and XML-bomb guards; an encrypted OpenDocument is 40003."""
-    label = f"The {kind.upper()} package"
-    # LibreOffice's own XML parser reads these parts: no DOCTYPE at all (ODF has none)
-    safe = zipfile.ZipFile(BytesIO(verified_zip(data, label, strict_dtd=True)))
-    try:
-        manifest = safe.read("META-INF/manifest.xml")
-    except KeyError:
-        return
-    if b"encryption-data" in manifest:
-        raise CorruptDocument(f"The {kind.upper()} document is password-protected "
-                              "(encrypted); remove the password and retry.")
+def sandboxed_command(job: Path, name: str, filter_name: str, profile: Path) -> list[str]:
+    """The LibreOffice command line for one conversion in the sandbox: the job folder
+    ``job`` (holding ``name`` and ``out/``) and ``profile`` seen under neutral names."""
+    inner = _soffice_args(f"{office_sandbox.JOB}/{name}", f"{office_sandbox.JOB}/out",
+                          filter_name, Path(office_sandbox.PROFILE).as_uri())
+    return office_sandbox.wrap(inner, job, profile)
 
 
-def convert_to_ooxml(data: bytes, kind: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
-    """``data`` (of ``kind``) converted by LibreOffice to DOCX, XLSX or PPTX bytes."""
+def run_libreoffice(data: bytes, kind: str, timeout: float = DEFAULT_TIMEOUT, *,
+                    sandboxed: bool = True) -> tuple[bytes, list[str]]:
+    """``data`` (of ``kind``, taken as it is) converted by LibreOffice to DOCX, XLSX or PPTX
+    bytes, in the sandbox or not; with the host folders it used (for the output check)."""
     target, filter_name = TARGETS[kind]
-    if kind in _ODF:
-        _check_odf(data, kind)
     profile = profile_dir()
     with tempfile.TemporaryDirectory(prefix="docservice-lo-job-") as tmp:
-        source = Path(tmp) / f"input.{kind}"
+        name = f"input.{kind}"
+        source = Path(tmp) / name
         source.write_bytes(data)
         outdir = Path(tmp) / "out"
         outdir.mkdir()
-        proc = subprocess.Popen(command(source, outdir, filter_name, profile),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        if sandboxed:
+            cmd, env = sandboxed_command(Path(tmp), name, filter_name, profile), None
+        else:
+            cmd = command(source, outdir, filter_name, profile)
+            env = {**os.environ, "HOME": tmp}
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True,
-                                cwd=tmp, env={**os.environ, "HOME": tmp})
+                                cwd=tmp, env=env)
         try:
             output, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -180,10 +193,26 @@ def convert_to_ooxml(data: bytes, kind: str, timeout: float = DEFAULT_TIMEOUT) -
                                   + ".")
         if result.stat().st_size > MAX_OUTPUT:
             raise TooLarge(f"The {kind.upper()} file converts to more than the size limit.")
-        return result.read_bytes()
+        return result.read_bytes(), [tmp, str(profile)]
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def convert(data: bytes, kind: str, timeout: float = DEFAULT_TIMEOUT
+            ) -> tuple[bytes, Prepared, list[str]]:
+    """``data`` of ``kind`` with its links neutralised, converted by LibreOffice in the
+    sandbox (unless ``OFFICE_SANDBOX=off``): the OOXML bytes, what was prepared, and the
+    host folders used."""
+    prepared = office_links.prepare(data, kind)  # a damaged or encrypted file: 40003 first
+    sandboxed = office_sandbox.check()  # no sandbox: refused before LibreOffice starts
+    ooxml, places = run_libreoffice(prepared.data, kind, timeout, sandboxed=sandboxed)
+    return ooxml, prepared, places
+
+
+def convert_to_ooxml(data: bytes, kind: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
+    """``data`` (of ``kind``) converted by LibreOffice to DOCX, XLSX or PPTX bytes."""
+    return convert(data, kind, timeout)[0]
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -191,15 +220,17 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _converted(data: bytes, timeout: float, family: str) -> tuple[bytes, str]:
+def _read(data: bytes, timeout: float, family: str,
+          reader: Callable[[bytes], Document]) -> Document:
+    """``data`` converted by LibreOffice to ``family`` (docx/xlsx/pptx), read by ``reader``
+    and passed through the output check."""
     kind = detect_kind(data) or ""
     if kind not in TARGETS or TARGETS[kind][0] != family:
         raise CorruptDocument(f"Not a file LibreOffice converts to {family.upper()}.")
-    return convert_to_ooxml(data, kind, timeout), kind
-
-
-def _note(doc: Document, kind: str, target: str) -> Document:
-    doc.warn(f"{kind.upper()} was converted to {target.upper()} by LibreOffice before reading.")
+    office_cost.check_cost(data, kind)  # 41301 at once for what LibreOffice would take minutes on
+    ooxml, prepared, places = convert(data, kind, timeout)
+    doc = office_output.check(reader(ooxml), prepared, places)
+    doc.note(f"{kind.upper()} was converted to {family.upper()} by LibreOffice before reading.")
     return doc
 
 
@@ -208,9 +239,8 @@ def read_lo_text(data: bytes, include_furniture: bool = False, track_changes: st
     """ODT, DOC or RTF through LibreOffice and the DOCX reader."""
     from render_pool.readers.docx.reader import read_docx
 
-    docx, kind = _converted(data, office_timeout, "docx")
-    return _note(read_docx(docx, include_furniture=include_furniture,
-                           track_changes=track_changes), kind, "docx")
+    return _read(data, office_timeout, "docx", lambda docx: read_docx(
+        docx, include_furniture=include_furniture, track_changes=track_changes))
 
 
 def read_lo_sheets(data: bytes, max_cells: int = 50_000,
@@ -218,8 +248,7 @@ def read_lo_sheets(data: bytes, max_cells: int = 50_000,
     """ODS or XLS through LibreOffice and the XLSX reader."""
     from render_pool.readers.xlsx import read_xlsx
 
-    xlsx, kind = _converted(data, office_timeout, "xlsx")
-    return _note(read_xlsx(xlsx, max_cells=max_cells), kind, "xlsx")
+    return _read(data, office_timeout, "xlsx", lambda xlsx: read_xlsx(xlsx, max_cells=max_cells))
 
 
 def read_lo_slides(data: bytes, notes: bool = True,
@@ -227,5 +256,4 @@ def read_lo_slides(data: bytes, notes: bool = True,
     """ODP or PPT through LibreOffice and the PPTX reader."""
     from render_pool.readers.pptx import read_pptx
 
-    pptx, kind = _converted(data, office_timeout, "pptx")
-    return _note(read_pptx(pptx, notes=notes), kind, "pptx")
+    return _read(data, office_timeout, "pptx", lambda pptx: read_pptx(pptx, notes=notes))
