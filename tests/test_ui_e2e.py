@@ -539,6 +539,15 @@ def test_convert_document_flow(page):
     page.locator(".json-view .j-key").first.wait_for()
     assert '\n  "' in page.locator(".json-view").inner_text()
     shot(page, "22-convert-json")
+    # chunks: a list of chunks with their heading path and size, beside the JSON
+    page.get_by_role("radio", name="Chunks").check()
+    page.get_by_role("button", name="Convert", exact=True).click()
+    chunk = page.locator(".chunk-list .chunk").first
+    chunk.wait_for()
+    assert "Chunk 1 · " in chunk.locator(".chunk-meta").inner_text()
+    assert "Introduction" in chunk.locator(".chunk-path").inner_text()
+    assert chunk.locator(".chunk-text h1", has_text="Introduction").count() == 1
+    assert page.get_by_role("tab", name="JSON").count() == 1
 
 
 def test_convert_errors_and_keyboard(page, base_url):

@@ -76,11 +76,44 @@ const DOCS_PREFIX = {
 
 const FIELD_WORDS = ['companyCode', 'companyName', 'username', 'password', 'realName', 'role', 'status', 'oldPassword', 'newPassword'];
 
-function sentence(text) {
+/** A server's text as a sentence: capital first letter, a full stop at the end. */
+export function sentence(text) {
   const t = String(text || '').trim();
   if (!t) return '';
   const s = t[0].toUpperCase() + t.slice(1);
   return /[.!?]$/.test(s) ? s : `${s}.`;
+}
+
+/**
+ * A server message that names one of the operator's settings, in words for this caller: the
+ * reason stays, the setting gets a sentence of its own, and only for an ADMIN (others cannot
+ * act on it). "127.0.0.2 is a loopback address; list it in STORAGE_ALLOWED_ENDPOINTS to use
+ * it" -> "127.0.0.2 is a loopback address, which this server does not connect to. The
+ * server's operator can allow it with the setting STORAGE_ALLOWED_ENDPOINTS."
+ */
+const SETTING = '([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)';
+const SETTING_RULES = [
+  [new RegExp(`^(.*?)[;,] list it in ${SETTING} to use it\\.?$`), (m) => [`${m[1]}, which this server does not connect to`, `The server's operator can allow it with the setting ${m[2]}`]],
+  [new RegExp(`^(.*? is a private address) and ${SETTING} is set\\.?$`), (m) => [`${m[1]}, which this server does not connect to`, `The server's operator refuses private addresses with the setting ${m[2]}`]],
+  [new RegExp(`^(.*?) under this worker's ${SETTING}.*$`), (m) => [`${m[1]} one this worker may read`, `The server's operator lists those folders in the setting ${m[2]}`]],
+];
+
+export function settingParts(text) {
+  const t = String(text || '').trim();
+  const admin = Boolean(session.user && session.user.role === 'ADMIN');
+  for (const [re, words] of SETTING_RULES) {
+    const m = t.match(re);
+    if (m) {
+      const [reason, setting] = words(m);
+      return [sentence(reason), admin ? sentence(setting) : ''];
+    }
+  }
+  return [t, ''];
+}
+
+/** settingParts as one text: the reason, then (for an ADMIN) the setting's sentence. */
+export function settingWords(text) {
+  return settingParts(text).filter(Boolean).join(' ');
 }
 
 function humanField(name) {
@@ -123,9 +156,9 @@ export function authError(status, body, retryAfter = 0) {
 export function docsError(body, status = 200) {
   const code = Number(body && body.code) || 50001;
   const raw = (body && (body.msg || body.message)) || '';
-  const redundant = { 40002: /unsupported|not supported|^not an? /i, 42201: /refused|not allowed/i, 50001: /failed/i, 41301: /large|limit/i, 40004: /unsafe/i, 40401: /not found|no such/i };
+  const redundant = { 40002: /unsupported|not supported|^not an? /i, 40003: /damaged|corrupt|password|encrypted|empty/i, 42201: /refused|not allowed/i, 50001: /failed/i, 41301: /large|limit/i, 40004: /unsafe/i, 40401: /not found|no such/i };
   const prefix = redundant[code] && redundant[code].test(raw) ? '' : (DOCS_PREFIX[code] ?? '');
-  let message = prefix + (raw ? sentence(raw) : '');
+  let message = prefix + (raw ? sentence(settingWords(raw)) : '');
   if (!message.trim()) message = `The request failed (code ${code}).`;
   let hint = '';
   if (code === 50201 && /not configured/i.test(raw)) hint = 'Set up object storage on the Storage screen first.';
@@ -137,8 +170,11 @@ export function docsError(body, status = 200) {
 /** Words for a plain-JSON failure (`{ok:false,error,hint}`). */
 export function plainError(status, body) {
   const raw = (body && (body.error || body.message || body.msg)) || '';
-  const message = sentence(raw) || `The request failed (HTTP ${status}).`;
-  return new ApiError({ status, code: (body && body.code) || `HTTP_${status}`, message, raw, hint: (body && body.hint) || '', field: (body && body.field) || '' });
+  // the reason first, then the hint, then (for an ADMIN) the operator's setting
+  const [reason, setting] = settingParts(raw.replace(/^endpoint refused: /i, 'Endpoint refused: '));
+  const message = sentence(reason) || `The request failed (HTTP ${status}).`;
+  const hint = [sentence(settingWords((body && body.hint) || '')), setting].filter(Boolean).join(' ');
+  return new ApiError({ status, code: (body && body.code) || `HTTP_${status}`, message, raw, hint, field: (body && body.field) || '' });
 }
 
 function missingEndpoint(status, body) {

@@ -69,7 +69,7 @@ export function passwordTools(inputs) {
   show.addEventListener('click', () => setShown(inputs[0].type === 'password'));
   generate.addEventListener('click', () => {
     const value = randomPassword();
-    for (const input of inputs) input.value = value;
+    for (const input of inputs) { input.value = value; input.dataset.generated = value; }
     setShown(true);
     inputs[0].focus();
     inputs[0].select();

@@ -33,13 +33,14 @@ function append(el, children) {
   }
 }
 
-/** Focus a result's heading and scroll its card to the top of the screen, under the sticky
- * top bar (a plain focus() leaves it at the very bottom on a phone). */
+/** Focus a result's heading and scroll its card to the top of the screen, under the top bar
+ * when that is sticky (a plain focus() leaves it at the very bottom on a phone). */
 export function revealResult(heading) {
   heading.focus({ preventScroll: true });
   const box = heading.closest('.card') || heading;
   const bar = document.getElementById('topbar');
-  const offset = bar && !bar.hidden ? bar.getBoundingClientRect().height : 0;
+  const sticky = bar && !bar.hidden && getComputedStyle(bar).position === 'sticky';
+  const offset = sticky ? bar.getBoundingClientRect().height : 0;
   window.scrollTo({ top: Math.max(0, box.getBoundingClientRect().top + window.scrollY - offset - 12), behavior: 'instant' });
 }
 
@@ -142,10 +143,13 @@ export function showError(slot, err, title = '') {
   slot.append(notice('error', title || null, h('p', {}, message), ...extra));
 }
 
-/** Put a button in a busy state (disabled + spinner + label) and back. */
+/** Put a button in a busy state (disabled + spinner + label) and back. A button that had
+ * the focus gets it back when it is ready again, unless the focus has moved on meanwhile
+ * (a disabled button drops the focus to the page, and a keyboard user would start over). */
 export function setBusy(button, busy, busyLabel) {
   if (busy) {
     button.dataset.label = button.textContent;
+    button.dataset.hadFocus = document.activeElement === button ? '1' : '';
     button.disabled = true;
     button.setAttribute('aria-busy', 'true');
     button.textContent = '';
@@ -154,6 +158,9 @@ export function setBusy(button, busy, busyLabel) {
     button.disabled = false;
     button.removeAttribute('aria-busy');
     button.textContent = button.dataset.label || button.textContent;
+    const lost = !document.activeElement || document.activeElement === document.body;
+    if (button.dataset.hadFocus && lost && button.isConnected) button.focus();
+    button.dataset.hadFocus = '';
   }
 }
 
@@ -256,6 +263,12 @@ export function dropzone({ label, name, accept, hint, onfile, multiple = false }
     if (onfile) onfile(f);
   }
   input.addEventListener('change', () => set(input.files && input.files[0] ? input.files[0] : null));
+  // Enter opens the file chooser too (browsers open it on Space only), as on any button
+  input.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    e.preventDefault();
+    try { input.showPicker(); } catch { input.click(); }
+  });
   zone.addEventListener('dragover', (e) => { e.preventDefault(); zone.classList.add('dragging'); });
   zone.addEventListener('dragleave', () => zone.classList.remove('dragging'));
   zone.addEventListener('drop', (e) => {

@@ -29,10 +29,29 @@ export function cancelJob(jobId) {
 }
 
 const STATE_BADGE = { queued: 'badge-muted', running: '', done: 'badge-success', failed: 'badge-danger', cancelled: 'badge-muted' };
+const ENDED = ['done', 'failed', 'cancelled'];
+
+/** The later of two readings of one job (the event stream and the polled list arrive in any
+ * order): an ended job stays ended, and the count of documents done never goes back. */
+export function laterState(known, incoming) {
+  if (!known) return { ...incoming };
+  if (ENDED.includes(known.state) && !ENDED.includes(incoming.state)) return known;
+  if (!ENDED.includes(incoming.state) && Number(incoming.done || 0) < Number(known.done || 0)) return known;
+  return { ...known, ...incoming };
+}
+
+/** "283 of 400 documents": the one wording of a job's count, in its row and its progress line. */
+export function jobCount(job, long = false) {
+  if (!job.total) return job.state === 'queued' ? 'waiting' : '—';
+  return long ? `${job.done} of ${job.total} document${job.total === 1 ? '' : 's'}` : `${job.done} of ${job.total}`;
+}
 
 /**
  * The "Recent jobs" card. `onOpen(job)` shows a finished job's results. Polls every 2 s
- * while a job is queued or running; `dispose()` stops it.
+ * while a job is queued or running; `dispose()` stops it. It holds the one state of each job
+ * it has seen: `update(state)` takes a newer reading (from a job's event stream), redraws its
+ * row and tells those who `watch(id, fn)` it, so a progress line elsewhere and the row never
+ * disagree.
  */
 export function jobsPanel({ onOpen }) {
   const message = h('div', { class: 'list-message' });
@@ -49,6 +68,25 @@ export function jobsPanel({ onOpen }) {
     message, h('div', { class: 'table-scroll' }, table));
   let timer = null;
   let disposed = false;
+  const states = new Map();    // job id -> its latest state
+  const watchers = new Map();  // job id -> functions told of every change
+
+  /** Take a reading of a job; redraw its row and tell its watchers. Returns the state. */
+  function update(reading) {
+    const job = laterState(states.get(reading.id), reading);
+    states.set(job.id, job);
+    const tr = tbody.querySelector(`tr[data-job-id="${CSS.escape(String(job.id))}"]`);
+    if (tr) tr.replaceWith(row(job));
+    for (const fn of watchers.get(job.id) || []) fn(job);
+    return job;
+  }
+
+  function watch(jobId, fn) {
+    if (!watchers.has(jobId)) watchers.set(jobId, new Set());
+    watchers.get(jobId).add(fn);
+    if (states.has(jobId)) fn(states.get(jobId));
+    return () => watchers.get(jobId)?.delete(fn);
+  }
 
   async function load() {
     clearTimeout(timer);
@@ -56,8 +94,11 @@ export function jobsPanel({ onOpen }) {
     try {
       const data = await docsGet('/api/jobs?pageSize=20');
       clear(message);
-      draw(data.items || []);
-      if ((data.items || []).some((j) => j.state === 'queued' || j.state === 'running')) timer = setTimeout(load, 2000);
+      const items = (data.items || []).map((j) => laterState(states.get(j.id), j));
+      for (const job of items) states.set(job.id, job);
+      draw(items);
+      for (const job of items) for (const fn of watchers.get(job.id) || []) fn(job);
+      if (items.some((j) => j.state === 'queued' || j.state === 'running')) timer = setTimeout(load, 2000);
     } catch (err) {
       showError(message, err, 'The jobs could not be loaded');
     }
@@ -84,14 +125,15 @@ export function jobsPanel({ onOpen }) {
       });
       actions.push(cancel);
     }
-    if (job.state === 'done' || job.state === 'failed') {
+    // a cancelled job that ran lists what it stored before the cancel and what it did not
+    if (job.state === 'done' || job.state === 'failed' || (job.state === 'cancelled' && job.total)) {
       const open = h('button', { type: 'button', class: 'btn btn-sm btn-secondary' }, 'Open results', h('span', { class: 'visually-hidden' }, ` of ${name}`));
       open.addEventListener('click', async () => {
         try { onOpen(await docsGet(`/api/jobs/${encodeURIComponent(job.id)}`), name); } catch (err) { showError(message, err, 'The results could not be opened'); }
       });
       actions.push(open);
     }
-    const progress = job.total ? `${job.done} of ${job.total}` : (job.state === 'queued' ? 'waiting' : '—');
+    const progress = jobCount(job);
     const started = new Date((job.created || 0) * 1000);
     return h('tr', { dataset: { jobId: job.id, state: job.state } },
       h('td', { dataset: { label: 'Job' } }, h('span', { class: 'source-path' }, name)),
@@ -103,7 +145,7 @@ export function jobsPanel({ onOpen }) {
 
   refresh.addEventListener('click', load);
   load();
-  return { root, load, dispose() { disposed = true; clearTimeout(timer); }, notice: (text) => { clear(message); message.append(notice('info', null, h('p', {}, text))); } };
+  return { root, load, update, watch, dispose() { disposed = true; clearTimeout(timer); watchers.clear(); }, notice: (text) => { clear(message); message.append(notice('info', null, h('p', {}, text))); } };
 }
 
 /** The result files as CSV (one row a file) for a spreadsheet. */

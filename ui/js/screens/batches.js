@@ -1,7 +1,7 @@
 // Batches: upload an archive (zip, tar.gz, tgz) and process it, or stage it and process later.
 import { docsError, docsEvents, docsForm, docsGet, probe, Unavailable } from '../api.js';
 import { announce, card, checkbox, clear, downloadBlob, dropzone, field, formatBytes, h, newId, notice, pageHeader, revealResult, segmented, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
-import { cancelJob, filesCsv, jobsPanel, rememberJobName } from './batch-jobs.js';
+import { cancelJob, filesCsv, jobCount, jobsPanel, rememberJobName } from './batch-jobs.js';
 import { progressBar } from './shared.js';
 
 const ACCEPT = '.zip,.tar.gz,.tgz,application/zip,application/gzip,application/x-gzip,application/x-tar';
@@ -38,19 +38,25 @@ function render(view) {
     cancelButton.onclick = onCancel;
     bar.busy('Queued…');
     const statusUrl = first.status_url || `/api/jobs/${first.job_id}`;
-    const show = (st) => {
+    // one source of counts: every reading (event stream or polled list) goes to the jobs
+    // panel, and this line is drawn from the state it keeps, as the job's row is
+    const paint = (st) => {
       if (st.state === 'queued') bar.busy('Queued…');
-      else if (st.total) {
+      else if (st.total && !['done', 'failed', 'cancelled'].includes(st.state)) {
         const where = st.current ? ` (${st.current})` : '';
-        bar.set((uploadPhase ? 0.3 : 0) + (uploadPhase ? 0.7 : 1) * (st.done / st.total), `Processing… ${st.done} of ${st.total} document${st.total === 1 ? '' : 's'}${where}`);
+        bar.set((uploadPhase ? 0.3 : 0) + (uploadPhase ? 0.7 : 1) * (st.done / st.total), `Processing… ${jobCount(st, true)}${where}`);
       }
     };
-    const finish = (st) => {
+    const unwatch = jobs.watch(first.job_id, paint);
+    const show = (st) => jobs.update({ ...st, id: first.job_id });
+    const finish = async (st) => {
       cancelButton.hidden = true;
       cancelButton.onclick = null;
+      unwatch();
+      if (st.state === 'cancelled') st = await cancelledResult(statusUrl, st);
       jobs.load();
       if (st.state === 'done') return st.result;
-      if (st.state === 'cancelled') throw docsError({ code: 40901, msg: 'The job was cancelled.', data: null });
+      if (st.state === 'cancelled') throw Object.assign(docsError({ code: 40901, msg: 'The job was cancelled.', data: null }), { job: st });
       throw docsError({ code: st.code, msg: st.msg, data: st.result || null });
     };
     const stop = new AbortController();
@@ -58,18 +64,28 @@ function render(view) {
     try {
       await docsEvents(`${statusUrl}/events`, (name, data) => { if (name === 'progress') show(data); }, { signal: stop.signal });
     } catch (e) {
-      if (disposed) throw new Error('left the page');
-      if (e && e.code && e.code !== 'HTTP_404' && !(e instanceof Unavailable)) throw e;
+      if (disposed) { unwatch(); throw new Error('left the page'); }
+      if (e && e.code && e.code !== 'HTTP_404' && !(e instanceof Unavailable)) { unwatch(); throw e; }
     } finally {
       clearInterval(watchdog);
     }
     for (;;) {  // the stream has ended (or broke): read the job, polling until it has ended
-      if (disposed) throw new Error('left the page');
+      if (disposed) { unwatch(); throw new Error('left the page'); }
       const st = await docsGet(statusUrl);
       show(st);
       if (['done', 'failed', 'cancelled'].includes(st.state)) return finish(st);
       await sleep(350);
     }
+  }
+
+  /** A cancelled job that ran records what it stored once the document in work is done (a
+   * moment after the cancel): wait a little for that list. */
+  async function cancelledResult(statusUrl, st) {
+    for (let i = 0; i < 20 && st.total && !st.result && !disposed; i += 1) {
+      await sleep(300);
+      st = await docsGet(statusUrl);
+    }
+    return st;
   }
   const archive = dropzone({ label: 'Drop an archive here, or choose one', name: 'file', accept: ACCEPT, hint: 'zip, tar.gz or tgz with Markdown, HTML and their images', onfile: () => setFieldError(archive, '') });
   const prefix = field({ label: 'Storage prefix', name: 'prefix', placeholder: 'e.g. manuals/2025', hint: 'Optional key prefix for everything uploaded.', spellcheck: false });
@@ -100,6 +116,7 @@ function render(view) {
   const results = h('div', { class: 'result-area' });
   const jobs = jobsPanel({ onOpen: (job, name) => {
     if (job.state === 'done') showResults(job.result || {}, name);
+    else if (job.state === 'cancelled') { clear(message); clear(processMessage); showCancelled(job, name, results); }
     else if (job.result && Array.isArray(job.result.files)) showResults(job.result, name, { message: job.msg || 'The job failed.' });
     else { clear(results); results.append(notice('error', `${name} failed`, h('p', {}, String(job.msg || 'The job failed.')))); }
   } });
@@ -141,7 +158,8 @@ function render(view) {
       if (disposed) return;
       if (err.data && Array.isArray(err.data.files)) { showResults(err.data, f.name, err); return; }
       if (err instanceof Unavailable) { clear(message); message.append(notice('info', 'Not available on this server', h('p', {}, `${path} is not offered by this deployment.`))); return; }
-      if (isCancelled(err)) { clear(message); message.append(notice('info', 'Batch cancelled', h('p', {}, 'The job was cancelled. Files it had finished by then (if any) stay in storage.'))); } else if ([40002, 40003, 40004, 41301].includes(err.code)) { setFieldError(archive, err.message); archive.input.focus(); } else showError(message, err, mode === 'upload' ? 'The archive was not processed' : 'The archive was not staged');
+      if (isCancelled(err)) showCancelled(err.job, f.name, message);
+      else if ([40002, 40003, 40004, 41301].includes(err.code)) { setFieldError(archive, err.message); archive.input.focus(); } else showError(message, err, mode === 'upload' ? 'The archive was not processed' : 'The archive was not staged');
       announce(err.message, true);
     } finally {
       setBusy(submit, false);
@@ -187,7 +205,8 @@ function render(view) {
       if (disposed) return;
       if (err.data && Array.isArray(err.data.files)) { showResults(err.data, stagedName || id, err); return; }
       if (err instanceof Unavailable) { clear(processMessage); processMessage.append(notice('info', 'Not available on this server', h('p', {}, 'Processing staged archives is not offered by this deployment.'))); return; }
-      if (isCancelled(err)) { clear(processMessage); processMessage.append(notice('info', 'Batch cancelled', h('p', {}, 'The job was cancelled. Files it had finished by then (if any) stay in storage.'))); } else if (err.code === 40401 || /\bid\b/i.test(err.raw)) { setFieldError(stageId, err.code === 40401 ? 'No staged archive has this id (it may have expired).' : err.message); stageId.input.focus(); } else showError(processMessage, err, 'The archive was not processed');
+      if (isCancelled(err)) showCancelled(err.job, stagedName || id, processMessage);
+      else if (err.code === 40401 || /\bid\b/i.test(err.raw)) { setFieldError(stageId, err.code === 40401 ? 'No staged archive has this id (it may have expired).' : err.message); stageId.input.focus(); } else showError(processMessage, err, 'The archive was not processed');
       announce(err.message, true);
     } finally {
       setBusy(processBtn, false);
@@ -195,7 +214,20 @@ function render(view) {
     }
   });
 
-  function showResults(data, label, error = null) {
+  /** A cancelled batch: what it stored before the cancel (the results table) and what it did
+   * not (listed under it); without that list (cancelled while queued, or the job not done
+   * with its last document yet) a note in `slot`. */
+  function showCancelled(job, label, slot) {
+    clear(slot);
+    const result = job && job.result;
+    if (result && Array.isArray(result.files)) { showResults(result, label, null, job); return; }
+    const ran = job && job.total;
+    slot.append(notice('info', 'Batch cancelled', h('p', {}, ran
+      ? `The job was cancelled after ${jobCount(job, true)}. The list of what it stored appears under "Recent jobs" (Open results) once the document in work is done.`
+      : 'The job was cancelled before it started; nothing was stored.')));
+  }
+
+  function showResults(data, label, error = null, cancelled = null) {
     clear(results);
     if (error) results.append(notice('error', 'The batch stopped early', h('p', {}, error.message), error.hint ? h('p', { class: 'notice-hint' }, error.hint) : null));
     const files = Array.isArray(data.files) ? data.files : [];
@@ -239,16 +271,29 @@ function render(view) {
     const heading = h('h2', { class: 'card-title', tabindex: '-1' }, `Results · ${label}`);
     results.append(h('section', { class: 'card', 'aria-label': 'Batch results' },
       heading,
-      error ? null : failed.length ? notice('warning', `${failed.length} file${failed.length > 1 ? 's' : ''} had problems`, h('p', {}, 'They are highlighted below.')) : notice('success', null, h('p', {}, 'Every file was processed.')),
+      cancelled ? cancelNote(data, cancelled) : null,
+      error || cancelled ? null : failed.length ? notice('warning', `${failed.length} file${failed.length > 1 ? 's' : ''} had problems`, h('p', {}, 'They are highlighted below.')) : notice('success', null, h('p', {}, 'Every file was processed.')),
       stats,
       files.length ? tools : null,
       files.length ? h('div', { class: 'table-scroll' }, table) : h('p', { class: 'muted' }, 'The archive held no Markdown or HTML files.'),
       more));
     revealResult(heading);
-    announce(`Processed ${files.length} files, ${failed.length} with problems.`);
+    announce(cancelled ? `Batch cancelled. ${files.length} documents were stored before the cancel.` : `Processed ${files.length} files, ${failed.length} with problems.`);
   }
 
   return () => { disposed = true; jobs.dispose(); };
+}
+
+/** What a cancelled batch stored (the table under it) and what it did not (listed here). */
+function cancelNote(data, job) {
+  const stored = Array.isArray(data.files) ? data.files.length : 0;
+  const skipped = Array.isArray(data.not_processed) ? data.not_processed : [];
+  const total = job.total || stored + skipped.length;
+  return notice('info', 'Batch cancelled',
+    h('p', {}, `Stored before the cancel: ${stored} of ${total} document${total === 1 ? '' : 's'} (listed below). Not processed, so not stored: ${skipped.length}.`),
+    skipped.length ? h('details', { class: 'not-processed' }, h('summary', {}, `Show the ${skipped.length} document${skipped.length === 1 ? '' : 's'} not processed`),
+      h('ul', {}, skipped.slice(0, 1000).map((s) => h('li', {}, h('code', {}, String(s)))),
+        skipped.length > 1000 ? h('li', { class: 'muted' }, `… and ${skipped.length - 1000} more (in Download JSON)`) : null)) : null);
 }
 
 function isCancelled(err) { return err && err.code === 40901 && /cancel/i.test(err.raw || err.message || ''); }

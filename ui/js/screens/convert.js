@@ -1,17 +1,35 @@
 // Convert a document (office formats, PDF, scans and images; upload or address) to Markdown,
-// HTML, JSON or DocTags.
+// HTML, JSON, DocTags or chunks (pieces for search and language models, a view of their own).
 import { docsForm, Unavailable } from '../api.js';
 import { announce, card, checkbox, clear, copyText, downloadBlob, dropzone, field, h, notice, pageHeader, revealResult, segmented, setBusy, setFieldError, showError, tabs, unavailablePanel } from '../dom.js';
 import { highlightJson, prettyJson, renderMarkdown } from '../markdown.js';
 import { mountHtml } from '../sanitize.js';
-import { linkPair, progressBar } from './shared.js';
+import { conversionRemarks, linkPair, progressBar } from './shared.js';
 
 const EXPORTS = [
   { value: 'markdown', label: 'Markdown', ext: 'md', type: 'text/markdown' },
   { value: 'html', label: 'HTML', ext: 'html', type: 'text/html' },
   { value: 'json', label: 'JSON', ext: 'json', type: 'application/json' },
   { value: 'doctags', label: 'DocTags', ext: 'doctags.txt', type: 'text/plain' },
+  { value: 'chunks', label: 'Chunks', ext: 'chunks.json', type: 'application/json' },
 ];
+
+// export=chunks: each chunk with its heading path, pages and size, its text rendered
+function chunkList(content) {
+  let chunks = [];
+  try { chunks = JSON.parse(content); } catch { chunks = []; }
+  const list = h('ol', { class: 'chunk-list', 'aria-label': `${chunks.length} chunk${chunks.length === 1 ? '' : 's'}` });
+  chunks.forEach((c, i) => {
+    const pages = (c.pages || []).length ? ` · page${c.pages.length > 1 ? 's' : ''} ${c.pages.join(', ')}` : '';
+    const text = h('div', { class: 'prose chunk-text' });
+    mountHtml(text, renderMarkdown(c.text || '', { html: true }));
+    list.append(h('li', { class: 'chunk' },
+      h('p', { class: 'chunk-meta muted small' }, `Chunk ${i + 1} · ${c.tokens} tokens${pages}`),
+      (c.headings || []).length ? h('p', { class: 'chunk-path small' }, c.headings.join(' › ')) : null,
+      text));
+  });
+  return list;
+}
 
 function render(view) {
   let mode = 'file';
@@ -31,11 +49,13 @@ function render(view) {
   const exportChoice = segmented({ legend: 'Export as', name: 'export', value: 'markdown', options: EXPORTS });
   const engine = field({
     label: 'Engine', name: 'engine', type: 'select', value: 'word2markdown',
-    hint: 'Structured reads styles, numbering, tables and footnotes. Lenient copes better with unusual files.',
-    options: [{ value: 'word2markdown', label: 'Structured (word2markdown)' }, { value: 'alt_engine', label: 'Lenient (alt_engine)' }],
+    hint: 'Structured reads styles, numbering, tables and footnotes. Lenient copes better with unusual Word files.',
+    // the values are the API's engine names; people see what each does
+    options: [{ value: 'word2markdown', label: 'Structured (recommended)' }, { value: 'alt_engine', label: 'Lenient, for unusual Word files' }],
   });
   const filename = field({ label: 'Output name', name: 'filename', placeholder: 'same as the document', hint: 'Optional base name, without extension.', spellcheck: false });
   const save = checkbox({ label: 'Save to storage', name: 'save', hint: 'Store the result and its images, and get links instead of the text.' });
+  const pageMarkers = checkbox({ label: 'Mark where PDF pages start', name: 'page_markers', hint: 'Markdown and HTML: a comment <!-- page N --> before the first block of each page.' });
   const saveError = h('p', { class: 'field-error', hidden: true, id: 'convert-save-error' });
   save.input.setAttribute('aria-describedby', `${save.input.getAttribute('aria-describedby') || ''} convert-save-error`.trim());
   save.wrap.querySelector('.check-text').append(saveError);
@@ -46,9 +66,9 @@ function render(view) {
   const form = h('form', { class: 'convert-form', novalidate: true },
     h('div', { class: 'form-grid' },
       h('div', { class: 'form-col stack' }, source.group, file.wrap, urlWrap),
-      h('div', { class: 'form-col stack' }, exportChoice.group, engine.wrap, filename.wrap, save.wrap)),
-    message, progress.el,
-    h('div', { class: 'form-actions' }, submit));
+      h('div', { class: 'form-col stack' }, exportChoice.group, engine.wrap, filename.wrap, save.wrap, pageMarkers.wrap)),
+    // the action bar stays in view at the bottom of the screen while the form is scrolled
+    h('div', { class: 'action-bar' }, message, progress.el, h('div', { class: 'form-actions' }, submit)));
 
   const result = h('div', { class: 'result-area', 'aria-live': 'polite' });
   const body = h('div', { class: 'stack-lg' }, card(null, form), result);
@@ -78,7 +98,9 @@ function render(view) {
     fd.append('export', exportValue);
     fd.append('engine', engine.input.value);
     fd.append('save', save.input.checked ? 'true' : 'false');
-    fd.append('images', 'embed'); // the preview shows the images (Markdown defaults to placeholders)
+    // the preview shows the images (Markdown defaults to placeholders); chunks keep their names
+    if (exportValue !== 'chunks') fd.append('images', 'embed');
+    if (pageMarkers.input.checked && ['markdown', 'html'].includes(exportValue)) fd.append('page_markers', 'true');
     if (filename.input.value.trim()) fd.append('filename', filename.input.value.trim());
     const stem = filename.input.value.trim() || (mode === 'file' ? file.file.name.replace(/\.[^.]+$/, '') : (url.input.value.split('/').pop().split('?')[0].replace(/\.[^.]+$/, '') || 'document'));
 
@@ -124,12 +146,13 @@ function render(view) {
     if (data.content === undefined) {
       result.append(card('Saved to storage',
         notice('success', null, h('p', {}, 'The result is stored.')),
+        conversionRemarks(data, 'from the converter'),
         linkPair(data)));
       result.querySelector('.card-title').setAttribute('tabindex', '-1');
       revealResult(result.querySelector('.card-title'));
       return;
     }
-    const content = exportValue === 'json' ? prettyJson(data.content) : data.content;
+    const content = ['json', 'chunks'].includes(exportValue) ? prettyJson(data.content) : data.content;
     const fname = `${stem || 'document'}.${meta.ext}`;
     const copyBtn = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Copy');
     const dlBtn = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Download');
@@ -161,13 +184,15 @@ function render(view) {
       views = [
         { id: 'json', label: 'JSON', panel: h('pre', { class: 'code-view json-view', tabindex: '0', 'aria-label': 'JSON, pretty-printed', html: highlightJson(data.content) }) },
       ];
+    } else if (exportValue === 'chunks') {
+      views = [
+        { id: 'chunks', label: 'Chunks', panel: chunkList(data.content) },
+        { id: 'json', label: 'JSON', panel: h('pre', { class: 'code-view json-view', tabindex: '0', 'aria-label': 'Chunks as JSON, pretty-printed', html: highlightJson(data.content) }) },
+      ];
     } else {
       views = [{ id: 'source', label: 'DocTags', panel: sourceView }];
     }
-    const warnings = (data.warnings || []).length
-      ? h('details', { class: 'warnings' }, h('summary', {}, `${data.warnings.length} warning${data.warnings.length > 1 ? 's' : ''} from the converter`),
-        h('ul', {}, data.warnings.map((w) => h('li', {}, String(w)))))
-      : null;
+    const warnings = conversionRemarks(data, 'from the converter');
     const t = tabs(views, { label: 'Result views' });
     const heading = h('h2', { class: 'card-title', tabindex: '-1' }, 'Result');
     result.append(h('section', { class: 'card result-card', 'aria-label': 'Result' },

@@ -1,10 +1,10 @@
 // Markdown to PDF/DOCX: editor with live preview, every option of /md/convert, download or save.
 import { docsForm, Unavailable } from '../api.js';
-import { announce, card, checkbox, clear, downloadBlob, field, formatBytes, h, notice, pageHeader, segmented, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
+import { announce, card, checkbox, clear, downloadBlob, field, formatBytes, h, notice, pageHeader, revealResult, segmented, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
 import { mountHtml } from '../sanitize.js';
 import { keepOptions } from './md-options.js';
-import { linkPair, progressBar, themes } from './shared.js';
+import { conversionRemarks, linkPair, progressBar, themes } from './shared.js';
 
 const SAMPLE = `# Release notes
 
@@ -144,6 +144,7 @@ function render(view) {
   const generate = h('button', { type: 'submit', class: 'btn btn-primary btn-lg', value: 'download' }, 'Download PDF');
   const saveBtn = h('button', { type: 'submit', class: 'btn btn-secondary btn-lg', value: 'save' }, 'Save to storage');
   const result = h('div', { class: 'result-area', 'aria-live': 'polite' });
+  const ready = h('div', { class: 'bar-status', 'aria-live': 'polite' });  // "Your file is ready"
 
   const fieldset = (legend, ...children) => h('fieldset', { class: 'group' }, h('legend', {}, legend), ...children);
   const options = h('div', { class: 'options-grid' },
@@ -159,7 +160,10 @@ function render(view) {
         h('div', { class: 'card-head' }, h('h2', { class: 'card-title', id: 'md-editor-title' }, 'Markdown'), source.group),
         textWrap, urlWrap),
       previewRegion),
-    card('Options', options, message, progress.el, h('div', { class: 'form-actions' }, saveBtn, generate)),
+    card('Options', options),
+    // the action bar stays in view at the bottom of the screen (on a phone the options are
+    // far below the editor): errors, progress, the file just made, and the two actions
+    h('div', { class: 'action-bar action-bar-card' }, message, progress.el, ready, h('div', { class: 'form-actions' }, saveBtn, generate)),
     result);
 
   const body = h('div', {});
@@ -210,6 +214,7 @@ function render(view) {
     setBusy(button, true, saving ? 'Saving…' : 'Generating…');
     (saving ? generate : saveBtn).disabled = true;
     clear(result);
+    clear(ready);
     progress.start(`Generating the ${tgt.toUpperCase()}…`);
     try {
       const answer = await docsForm('/md/convert', fd, { onProgress: (f) => { if (f !== null && f < 1) progress.set(f, `Uploading… ${Math.round(f * 100)}%`); else progress.busy(`Generating the ${tgt.toUpperCase()}…`); } });
@@ -256,16 +261,16 @@ function render(view) {
       h('p', { class: 'row-inline' },
         h('a', { class: 'btn btn-secondary btn-sm', href: lastUrl, download: name }, 'Download again'),
         tgt === 'pdf' ? h('a', { class: 'btn btn-ghost btn-sm', href: lastUrl, target: '_blank', rel: 'noopener' }, 'Open in a new tab') : null)];
-    if (answer.warnings && answer.warnings.length) {
-      items.push(h('details', { class: 'warnings' }, h('summary', {}, `${answer.warnings.length} warning${answer.warnings.length > 1 ? 's' : ''}`),
-        h('ul', {}, answer.warnings.map((w) => h('li', {}, typeof w === 'string' ? w : JSON.stringify(w))))));
-    }
-    result.append(notice('success', 'Your file is ready', ...items));
+    items.push(conversionRemarks(answer));
+    ready.append(notice('success', 'Your file is ready', ...items));
     announce(`${name} is ready.`);
   }
 
   function showSaved(data) {
-    result.append(card('Saved to storage', notice('success', null, h('p', {}, 'The file is stored.')), linkPair(data)));
+    result.append(card('Saved to storage', notice('success', null, h('p', {}, 'The file is stored.')), conversionRemarks(data), linkPair(data)));
+    const heading = result.querySelector('.card-title');
+    heading.setAttribute('tabindex', '-1');
+    revealResult(heading);
     announce('Saved to storage.');
   }
 

@@ -17,6 +17,24 @@ export function progressBar(label) {
   };
 }
 
+/**
+ * What the converter said besides the result: its warnings (problems: something left out or
+ * approximated) in the amber box, and its notes (facts that are no problem, such as
+ * "converted by LibreOffice" or the OCR confidence) apart, as plain information.
+ */
+export function conversionRemarks(data, from = '') {
+  const text = (w) => (typeof w === 'string' ? w : JSON.stringify(w));
+  const warnings = Array.isArray(data.warnings) ? data.warnings : [];
+  const notes = Array.isArray(data.notes) ? data.notes : [];
+  if (!warnings.length && !notes.length) return null;
+  return h('div', { class: 'remarks' },
+    warnings.length ? h('details', { class: 'warnings' }, h('summary', {}, `${warnings.length} warning${warnings.length > 1 ? 's' : ''}${from ? ` ${from}` : ''}`),
+      h('ul', {}, warnings.map((w) => h('li', {}, text(w))))) : null,
+    notes.length ? h('div', { class: 'conversion-notes', role: 'note', 'aria-label': 'Notes on the conversion' },
+      h('span', { class: 'notes-icon', 'aria-hidden': 'true' }, 'i'),
+      h('ul', {}, notes.map((n) => h('li', {}, text(n))))) : null);
+}
+
 /** When a presigned S3 link stops working, read from the link itself (X-Amz-Date and
  * X-Amz-Expires): {seconds, until}, or null for a link that carries neither. */
 export function linkLifetime(url) {

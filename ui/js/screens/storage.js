@@ -1,5 +1,5 @@
 // Storage settings: connection form, test, clock check, profiles and link map.
-import { plainApi, Unavailable } from '../api.js';
+import { plainApi, sentence, settingWords, Unavailable } from '../api.js';
 import { announce, card, checkbox, clear, field, h, newId, notice, pageHeader, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
 
 const CONSOLE_RE = /(:9001\b)|\/(browser|minio)(\/|$)/i;
@@ -85,12 +85,27 @@ function render(view) {
   const saveBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save settings');
   const testBtn = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Test connection');
   const clockBtn = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Check clock');
+  // the answers of Save, Test and Check clock sit just above the action bar, which stays in
+  // view at the bottom of the screen while the form is scrolled
   const form = h('form', { class: 'stack', novalidate: true }, builtIn,
     h('div', { class: 'two-col' }, endpoint.wrap, pub.wrap, access.wrap, secret.wrap, bucket.wrap, prefix.wrap),
     h('div', { class: 'checks' }, secure.wrap, publicRead.wrap, storeFinal.wrap, createMissing.wrap),
-    formMessage,
-    h('div', { class: 'form-actions form-actions-split' }, h('div', { class: 'row-inline' }, testBtn, clockBtn), saveBtn),
-    testResult, clockResult);
+    formMessage, testResult, clockResult,
+    h('div', { class: 'action-bar' }, h('div', { class: 'form-actions form-actions-split' }, h('div', { class: 'row-inline' }, testBtn, clockBtn), saveBtn)));
+
+  /** The answers of an earlier Save, Test or Check clock go when the next one starts (an old
+   * "Clocks agree" beside a new error reads as if both were now). */
+  function clearAnswers() {
+    clear(formMessage);
+    clear(testResult);
+    clear(clockResult);
+  }
+  /** Bring an answer into view above the action bar (the button pressed may be far below it
+   * on a phone). */
+  function reveal(slot) {
+    const el = slot.firstElementChild;
+    if (el) el.scrollIntoView({ block: 'nearest' });
+  }
 
   function values({ withSecret = true } = {}) {
     const v = {
@@ -154,7 +169,7 @@ function render(view) {
 
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
-    clear(formMessage);
+    clearAnswers();
     if (!validate()) return;
     setBusy(saveBtn, true, 'Saving…');
     try {
@@ -171,7 +186,7 @@ function render(view) {
     } catch (err) {
       if (err instanceof Unavailable) showError(formMessage, 'Saving settings is not available on this server.');
       else placeError(err, formMessage, 'The settings were not saved');
-    } finally { setBusy(saveBtn, false); }
+    } finally { setBusy(saveBtn, false); reveal(formMessage); }
   });
 
   const yes = (v) => v === true || v === 'true';
@@ -183,8 +198,7 @@ function render(view) {
   }
 
   testBtn.addEventListener('click', async () => {
-    clear(testResult);
-    clear(formMessage);
+    clearAnswers();
     if (!inUse && !validate()) return;
     setBusy(testBtn, true, 'Testing…');
     try {
@@ -193,11 +207,13 @@ function render(view) {
       const form = inUse ? { create_if_missing: createMissing.input.checked } : { ...values(), create_if_missing: createMissing.input.checked };
       const data = await plainApi('POST', '/config/storage/test', { form, allowNotOk: true });
       const ok = yes(data.ok) && yes(data.connected);
+      // "created" is said only when the test made the bucket (not "Created now: unknown")
       const list = h('ul', { class: 'checklist', 'aria-label': 'Connection test' },
-        checkItem('Connected', data.connected), checkItem('Bucket exists', data.bucket_exists), checkItem('Created now', data.created, { neutral: true }));
+        checkItem('Connected', data.connected), checkItem('Bucket exists', data.bucket_exists),
+        yes(data.created) ? checkItem('Bucket created by this test', true) : null);
       const details = [];
-      if (data.error) details.push(h('p', {}, h('strong', {}, 'Error: '), String(data.error)));
-      if (data.hint) details.push(h('p', { class: 'notice-hint' }, h('strong', {}, 'Hint: '), String(data.hint)));
+      if (data.error) details.push(h('p', {}, h('strong', {}, 'Error: '), sentence(settingWords(data.error))));
+      if (data.hint) details.push(h('p', { class: 'notice-hint' }, h('strong', {}, 'Hint: '), sentence(settingWords(data.hint))));
       testResult.append(h('section', { class: `result-panel ${ok ? 'is-ok' : 'is-bad'}`, 'aria-label': 'Connection test result' },
         h('p', { class: 'result-panel-title' }, ok ? 'Connection works' : 'Connection problem'), list, ...details));
       if (!ok && /console|web page/i.test(`${data.error} ${data.hint}`)) setFieldError(endpoint, 'This address answers like the web console, not the S3 API. Use the API port (usually 9000).');
@@ -205,11 +221,11 @@ function render(view) {
     } catch (err) {
       if (err instanceof Unavailable) showError(testResult, 'Testing the connection is not available on this server.');
       else placeError(err, testResult, 'The test could not run');
-    } finally { setBusy(testBtn, false); }
+    } finally { setBusy(testBtn, false); reveal(testResult); }
   });
 
   clockBtn.addEventListener('click', async () => {
-    clear(clockResult);
+    clearAnswers();
     setBusy(clockBtn, true, 'Checking…');
     try {
       const v = values({ withSecret: false });
@@ -223,14 +239,14 @@ function render(view) {
       clockResult.append(h('section', { class: `result-panel ${fine ? 'is-ok' : 'is-bad'}`, 'aria-label': 'Clock check result' },
         h('p', { class: 'result-panel-title' }, fine ? 'Clocks agree' : 'Clock difference'),
         h('dl', { class: 'kv' }, rows.map(([k, val]) => h('div', {}, h('dt', {}, k), h('dd', {}, val ? String(val) : '—')))),
-        data.error ? h('p', {}, h('strong', {}, 'Error: '), String(data.error)) : null,
-        data.hint ? h('p', { class: 'notice-hint' }, h('strong', {}, 'Hint: '), String(data.hint)) : null));
+        data.error ? h('p', {}, h('strong', {}, 'Error: '), sentence(settingWords(data.error))) : null,
+        data.hint ? h('p', { class: 'notice-hint' }, h('strong', {}, 'Hint: '), sentence(settingWords(data.hint))) : null));
       announce(fine ? 'Clocks agree.' : `Clock difference of ${diff} seconds. ${data.hint || ''}`);
     } catch (err) {
       if (err instanceof Unavailable) showError(clockResult, 'The clock check is not available on this server.');
       else showError(clockResult, err, 'The clock could not be checked');
       announce(err.message, true);
-    } finally { setBusy(clockBtn, false); }
+    } finally { setBusy(clockBtn, false); reveal(clockResult); }
   });
 
   // ---- profiles ---------------------------------------------------------------------------

@@ -2,10 +2,13 @@
 // reset a password.
 import { authApi, session, Unavailable } from '../api.js';
 import { confirmDialog, dialog, passwordPair, passwordTools } from '../dialog.js';
-import { announce, card, clear, field, h, newId, notice, pageHeader, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
+import { announce, card, clear, copyText, field, h, newId, notice, pageHeader, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
 
 const ROLES = ['ADMIN', 'REVIEWER', 'ANNOTATOR'];
 const STATUSES = ['ACTIVE', 'DISABLED'];
+// keys that move through a closed list one option at a time: a change they make is only a
+// choice in progress, confirmed by Enter or by leaving the list (not a question per key)
+const LIST_KEYS = new Set(['ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'Home', 'End', 'PageUp', 'PageDown']);
 const ROLE_WORDS = {
   ADMIN: 'An Admin manages users, API keys, storage and the activity log of the company.',
   REVIEWER: 'A Reviewer works with documents; no administration of users, keys or storage.',
@@ -111,7 +114,29 @@ function render(view, ctx) {
     const roleSelect = h('select', { id: roleId, class: 'select-sm', 'aria-describedby': msgId, dataset: { action: 'role' } },
       ROLES.map((r) => h('option', { value: r }, titleCase(r))));
     roleSelect.value = u.role;
-    roleSelect.addEventListener('change', async () => {
+    // A pick with the mouse (or the open list) asks at once; arrow keys on the closed list
+    // only choose: Enter or leaving the list asks, Escape puts the role back.
+    let byKeys = false;
+    let asking = false;
+    const pending = (on) => {
+      clear(message);
+      if (on) message.append(h('p', { class: 'muted small' }, `Press Enter to make ${displayName(u)} ${titleCase(roleSelect.value)}, or Escape to keep ${titleCase(u.role)}.`));
+    };
+    roleSelect.addEventListener('mousedown', () => { byKeys = false; });
+    roleSelect.addEventListener('keydown', (e) => {
+      const changed = roleSelect.value !== u.role;
+      if (e.key === 'Enter' && changed) { e.preventDefault(); commitRole(); return; }
+      if (e.key === 'Escape' && changed) { e.preventDefault(); roleSelect.value = u.role; pending(false); return; }
+      byKeys = LIST_KEYS.has(e.key) && !e.altKey;  // Alt+Down and Space open the list
+    });
+    roleSelect.addEventListener('change', () => {
+      if (byKeys) { byKeys = false; pending(roleSelect.value !== u.role); return; }
+      commitRole();
+    });
+    roleSelect.addEventListener('blur', () => { if (roleSelect.value !== u.role) commitRole(); });
+    async function commitRole() {
+      if (asking || roleSelect.value === u.role) return;
+      asking = true;
       const wanted = roleSelect.value;
       clearMessages();
       const ok = await confirmDialog({
@@ -119,7 +144,7 @@ function render(view, ctx) {
         text: `${ROLE_WORDS[wanted]} The change applies on ${me ? 'your' : 'their'} very next request.`,
         confirmLabel: `Make ${titleCase(wanted)}`, opener: roleSelect,
       });
-      if (!ok) { roleSelect.value = u.role; return; }
+      if (!ok) { roleSelect.value = u.role; asking = false; return; }
       roleSelect.disabled = true;
       try {
         await authApi('PUT', `/api/users/${u.id}/role`, { role: wanted });
@@ -131,12 +156,16 @@ function render(view, ctx) {
         roleSelect.value = u.role;
         rowError(message, err, roleSelect);
       }
-    });
+      asking = false;
+    }
     const active = u.status === 'ACTIVE';
-    const statusButton = h('button', { type: 'button', class: `btn btn-sm ${active ? 'btn-danger-outline' : 'btn-secondary'}`, 'aria-describedby': msgId, dataset: { action: 'status' }, title: active ? 'Their sessions end and their API keys stop working until enabled again' : 'Their API keys work again' },
+    // one's own account is not disabled from here: said before, not refused after the question
+    const selfNoteId = me && active ? newId('self-note') : null;
+    const statusButton = h('button', { type: 'button', class: `btn btn-sm ${active ? 'btn-danger-outline' : 'btn-secondary'}`, 'aria-describedby': selfNoteId ? `${selfNoteId} ${msgId}` : msgId, 'aria-disabled': selfNoteId ? 'true' : undefined, dataset: { action: 'status' }, title: selfNoteId ? undefined : active ? 'Their sessions end and their API keys stop working until enabled again' : 'Their API keys work again' },
       active ? 'Disable' : 'Enable', h('span', { class: 'visually-hidden' }, ` ${displayName(u)}`));
     statusButton.addEventListener('click', async () => {
       const wanted = active ? 'DISABLED' : 'ACTIVE';
+      if (selfNoteId) { announce(SELF_DISABLE); return; }
       clearMessages();
       if (active && !await confirmDialog({
         title: `Disable ${displayName(u)}?`,
@@ -169,7 +198,8 @@ function render(view, ctx) {
       h('td', { dataset: { label: 'Role' } },
         h('label', { for: roleId, class: 'visually-hidden' }, `Role of ${displayName(u)}`), roleSelect),
       h('td', { dataset: { label: 'Status' } }, h('span', { class: `badge ${active ? 'badge-success' : 'badge-muted'}` }, titleCase(u.status))),
-      h('td', { class: 'actions-cell', dataset: { label: 'Actions' } }, h('div', { class: 'row-actions' }, renameButton, resetButton, statusButton)));
+      h('td', { class: 'actions-cell', dataset: { label: 'Actions' } }, h('div', { class: 'row-actions' }, renameButton, resetButton, statusButton),
+        selfNoteId ? h('p', { class: 'self-note muted small', id: selfNoteId }, SELF_DISABLE) : null));
     const msgRow = h('tr', { class: 'message-row' }, h('td', { colspan: '4' }, message));
     tr.messageRow = msgRow;
     return [tr, msgRow];
@@ -227,9 +257,11 @@ function render(view, ctx) {
       setBusy(submit, true, 'Creating…');
       try {
         const created = await authApi('POST', '/api/users', values);
+        const generated = password.input.dataset.generated === values.password;
         dlg.close();
         clear(pageMessage);
-        pageMessage.append(notice('success', null, h('p', {}, `User ${created.username || values.username} was created.`)));
+        pageMessage.append(notice('success', null, h('p', {}, `User ${created.username || values.username} was created.`),
+          generated ? shownOnce(values.password) : null));
         announce(`User ${values.username} was created.`);
         await load();
       } catch (err) {
@@ -304,8 +336,10 @@ function render(view, ctx) {
       try {
         await authApi('PUT', `/api/users/${u.id}/password`, { password });
         saved = true;
+        const generated = pair.first.input.dataset.generated === password;
         dlg.close();
         replaceRow(u, 'reset-password', `The password of ${displayName(u)} was reset; their sessions ended.`);
+        if (generated) tbody.querySelector(`tr[data-user-id="${u.id}"]`)?.messageRow?.querySelector('.row-message')?.append(shownOnce(password));
       } catch (err) {
         setBusy(submit, false);
         if (err.code === 'VALIDATION_ERROR') { setFieldError(pair.first, err.message); pair.first.input.focus(); } else showError(message, err);
@@ -315,6 +349,20 @@ function render(view, ctx) {
   }
 
   load();
+}
+
+const SELF_DISABLE = 'You cannot disable your own account; another administrator can.';
+
+/** A generated password, shown once after it was set, with a Copy button. */
+function shownOnce(password) {
+  const status = h('span', { class: 'inline-status', 'aria-live': 'polite' });
+  const copy = h('button', { type: 'button', class: 'btn btn-secondary btn-sm' }, 'Copy password');
+  copy.addEventListener('click', async () => {
+    status.textContent = (await copyText(password)) ? 'Copied.' : 'Copy failed; select the password and copy it by hand.';
+  });
+  return h('div', { class: 'shown-once' },
+    h('p', {}, 'Initial password: ', h('code', { class: 'secret-once' }, password), ' ', copy, ' ', status),
+    h('p', { class: 'muted small' }, 'Shown only now: hand it over safely before you leave this screen.'));
 }
 
 function displayName(u) { return u.realName || u.username; }
