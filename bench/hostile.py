@@ -16,21 +16,16 @@ that cost time on the event loop at half size, so the section ends in a couple o
 from __future__ import annotations
 
 import contextlib
-import tempfile
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 from bench import hostile_inputs as hi
 from bench.common import machine, percentile, table
 from bench.hostile_service import (
     Hostile,
-    Http,
     attack,
-    start_service,
-    stop_service,
+    attacked_service,
     tree_rss_mb,
 )
 from bench.hostile_slow import slow_rows
@@ -98,28 +93,20 @@ def inputs(quick: bool, image_urls: list[str]) -> list[Hostile]:
 def run(quick: bool = False) -> None:
     stop_images, urls = _image_server(20, 19)
     items = inputs(quick, urls)
-    with tempfile.TemporaryDirectory() as tmp:
-        proc, port = start_service(Path(tmp), quick)
-        try:
-            http = Http(port)
-            attacker, victim = http.login("EVIL", "mallory"), http.login("GOOD", "alice")
-            rest = []
-            for _ in range(200):
-                t0 = time.perf_counter()
-                http.call("GET", "/api/auth/me", token=victim)
-                rest.append(time.perf_counter() - t0)
-            idle = tree_rss_mb(proc.pid)
+    try:
+        with attacked_service(quick) as svc:
+            rest = svc.me_at_rest()
+            idle = tree_rss_mb(svc.pid)
             rows = []
             for item in items:
-                out = attack(http, proc.pid, victim, attacker, item)
+                out = attack(svc.http, svc.pid, svc.victim, svc.attacker, item)
                 rows.append([item.name, out.code, f"{out.seconds:.1f}",
                              f"{out.me_worst_ms:.0f} ({out.me_calls} calls)",
                              f"{out.peak_over_idle_mb:+.0f}"])
-            rows.append(concurrent_uploads(http, proc.pid, victim, attacker))
-            rows.extend(slow_rows(http, proc.pid, victim, attacker, quick))
-        finally:
-            stop_service(proc)
-            stop_images()
+            rows.append(concurrent_uploads(svc.http, svc.pid, svc.victim, svc.attacker))
+            rows.extend(slow_rows(svc.http, svc.pid, svc.victim, svc.attacker, quick))
+    finally:
+        stop_images()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     table(f"Hostile inputs from one company, another company's `me` meanwhile ({when}, "
           f"{machine()}, pool of 2; `me` at rest: p50 {percentile(rest, 50) * 1000:.1f} ms, "

@@ -11,10 +11,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,3 +157,35 @@ def stop_service(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(10)
+
+
+@dataclass
+class Session:
+    """A running service with EVIL's and GOOD's tokens."""
+
+    http: Http
+    pid: int
+    attacker: str
+    victim: str
+
+    def me_at_rest(self, calls: int = 200) -> list[float]:
+        """Seconds of GOOD's ``me`` calls with nothing else running (the baseline)."""
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            self.http.call("GET", "/api/auth/me", token=self.victim)
+            times.append(time.perf_counter() - t0)
+        return times
+
+
+@contextlib.contextmanager
+def attacked_service(quick: bool) -> Iterator[Session]:
+    """A fresh service (in a temporary data directory) with both companies signed in."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port = start_service(Path(tmp), quick)
+        try:
+            http = Http(port)
+            yield Session(http, proc.pid, http.login("EVIL", "mallory"),
+                          http.login("GOOD", "alice"))
+        finally:
+            stop_service(proc)

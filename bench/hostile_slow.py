@@ -11,16 +11,14 @@ rows of its table); ``python -m bench.hostile_slow`` runs it alone against its o
 
 from __future__ import annotations
 
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from bench import slow_inputs as si
 from bench.common import machine, multipart, table
-from bench.hostile_service import Hostile, Http, answer_code, attack, start_service, stop_service
+from bench.hostile_service import Hostile, Http, answer_code, attack, attacked_service
 
 REFUSAL_GOAL_S = 20
 WAIT_GOAL_S = 5
@@ -98,14 +96,8 @@ def slow_rows(http: Http, pid: int, victim: str, attacker: str, quick: bool = Fa
 
 def run(quick: bool = False) -> None:
     """This part alone, against its own service (pool of two)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        proc, port = start_service(Path(tmp), quick)
-        try:
-            http = Http(port)
-            attacker, victim = http.login("EVIL", "mallory"), http.login("GOOD", "alice")
-            rows = slow_rows(http, proc.pid, victim, attacker, quick)
-        finally:
-            stop_service(proc)
+    with attacked_service(quick) as svc:
+        rows = slow_rows(svc.http, svc.pid, svc.victim, svc.attacker, quick)
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     table(f"Slow small files from one company ({when}, {machine()}, pool of 2)",
           ["input", "answer code", "seconds", "worst `me` ms", "peak RSS over idle MB"], rows)

@@ -9,14 +9,12 @@ runs this case alone against its own service and prints its row.
 
 from __future__ import annotations
 
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 from bench import hostile_inputs as hi
 from bench.common import machine, multipart, percentile, table
-from bench.hostile_service import Http, answer_code, start_service, stop_service, tree_rss_mb
+from bench.hostile_service import Http, answer_code, attacked_service, tree_rss_mb
 
 UPLOADS = 4
 UPLOAD_MB = 47
@@ -62,19 +60,9 @@ def concurrent_uploads(http: Http, pid: int, victim: str, attacker: str) -> list
 
 def run(quick: bool = False) -> None:
     """This case alone: its own service, ``me`` at rest first, then the uploads."""
-    with tempfile.TemporaryDirectory() as tmp:
-        proc, port = start_service(Path(tmp), quick)
-        try:
-            http = Http(port)
-            attacker, victim = http.login("EVIL", "mallory"), http.login("GOOD", "alice")
-            rest = []
-            for _ in range(200):
-                t0 = time.perf_counter()
-                http.call("GET", "/api/auth/me", token=victim)
-                rest.append(time.perf_counter() - t0)
-            row = concurrent_uploads(http, proc.pid, victim, attacker)
-        finally:
-            stop_service(proc)
+    with attacked_service(quick) as svc:
+        rest = svc.me_at_rest()
+        row = concurrent_uploads(svc.http, svc.pid, svc.victim, svc.attacker)
     table(f"Concurrent uploads from one company, another company's `me` meanwhile "
           f"({machine()}; `me` at rest: p50 {percentile(rest, 50) * 1000:.1f} ms, "
           f"max {max(rest) * 1000:.1f} ms)",
