@@ -83,15 +83,17 @@ ENV DEBIAN_FRONTEND=noninteractive
 # OOXML for the readers (render_pool/readers/office_lo.py); it adds about 330 MB to the image.
 # bubblewrap is its sandbox (OFFICE_SANDBOX=required): it needs user namespaces, which
 # Docker's default seccomp profile refuses; without them those formats answer 50001.
-# Tesseract 5 and its language packs read scanned pages and images (OCR_LANGUAGES).
+# Tesseract 5 and its language packs read scanned pages and images (OCR_LANGUAGES): the
+# packs of deploy/ocr-languages.txt, named as Debian packages by deploy/ocr-packages.sh (the
+# justfile asks the same script, so the list is written once).
 COPY deploy/dpkg-headless.cfg /etc/dpkg/dpkg.cfg.d/headless
+COPY deploy/ocr-languages.txt deploy/ocr-packages.sh /tmp/ocr/
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 chromium-headless-shell fontconfig \
       fonts-wqy-microhei fonts-dejavu-core fonts-noto-core redis-server openssl tini ca-certificates \
       libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui bubblewrap \
-      tesseract-ocr tesseract-ocr-osd tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra \
-      tesseract-ocr-spa tesseract-ocr-chi-sim tesseract-ocr-jpn \
- && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old \
+      $(sh /tmp/ocr/ocr-packages.sh /tmp/ocr/ocr-languages.txt) \
+ && rm -rf /tmp/ocr /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old \
       /var/log/apt /var/log/dpkg.log /var/log/alternatives.log
 # The service user: no login shell, no root. /data is its volume (the embedded servers' data).
 RUN groupadd --gid 10001 app \

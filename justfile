@@ -7,7 +7,8 @@ set positional-arguments := true
 
 venv := ".venv"
 py := venv / "bin/python"
-apt_packages := "redis-server openssl chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core poppler-utils pandoc libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui bubblewrap tesseract-ocr tesseract-ocr-osd tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-spa tesseract-ocr-chi-sim tesseract-ocr-jpn"
+# Tesseract's packages come from the one language list, deploy/ocr-languages.txt (as in the Dockerfile).
+apt_packages := "redis-server openssl chromium fonts-wqy-microhei fonts-dejavu-core fonts-noto-core poppler-utils pandoc libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui bubblewrap " + `sh deploy/ocr-packages.sh deploy/ocr-languages.txt`
 image_name := env_var_or_default("IMAGE", "localhost/docservice:latest")
 
 # Start the service on embedded defaults (private redis-server, SecantusDB, SeaweedFS).

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -92,3 +94,38 @@ def test_compose_services_per_profile(profile):
         assert upstreams == ["app-a", "app-b"]
     else:
         assert not {"app-a", "app-b", "nginx"} & active
+
+
+def _ocr_packs() -> list[str]:
+    """The Tesseract packs of deploy/ocr-languages.txt, comments and blank lines left out."""
+    text = (ROOT / "deploy" / "ocr-languages.txt").read_text(encoding="utf-8")
+    return [kept for line in text.splitlines() if (kept := line.split("#")[0].strip())]
+
+
+def test_the_ocr_language_list_is_written_once():
+    """The packs ``just setup`` and the image install come from deploy/ocr-languages.txt
+    (through deploy/ocr-packages.sh), and OCR_LANGUAGES reads the same packs by default.
+    Before, the list was written in the justfile, the Dockerfile and the settings."""
+    assert "+".join(_ocr_packs()) == Settings.from_env({}).ocr_languages
+    justfile = (ROOT / "justfile").read_text(encoding="utf-8")
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    for name, text in (("justfile", justfile), ("Dockerfile", dockerfile)):
+        assert not re.findall(r"tesseract-ocr-\w+", text), f"{name} names a pack itself"
+    assert "`sh deploy/ocr-packages.sh deploy/ocr-languages.txt`" in justfile
+    assert "COPY deploy/ocr-languages.txt deploy/ocr-packages.sh /tmp/ocr/" in dockerfile
+    assert "$(sh /tmp/ocr/ocr-packages.sh /tmp/ocr/ocr-languages.txt)" in dockerfile
+
+
+@pytest.mark.slow  # runs sh and just
+def test_the_justfile_installs_tesseract_with_the_listed_packs():
+    packages = subprocess.run(["sh", "deploy/ocr-packages.sh", "deploy/ocr-languages.txt"],
+                              cwd=ROOT, capture_output=True, text=True, check=True,
+                              timeout=30).stdout.split()
+    assert packages == ["tesseract-ocr", "tesseract-ocr-osd",
+                        *(f"tesseract-ocr-{p.replace('_', '-')}" for p in _ocr_packs())]
+    just = Path(sys.executable).with_name("just")
+    if not just.exists():
+        pytest.skip("rust-just is not installed in this virtualenv")
+    apt = subprocess.run([str(just), "--evaluate", "apt_packages"], cwd=ROOT,
+                         capture_output=True, text=True, check=True, timeout=30).stdout.split()
+    assert apt[-len(packages):] == packages and "bubblewrap" in apt

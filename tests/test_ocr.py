@@ -73,9 +73,9 @@ def test_scanned_pdf_reads_headings_lists_and_table(lists_scan_doc) -> None:
 
 @TESSERACT
 def test_warnings_name_ocr_pages_confidence_and_rotation(lists_scan_doc) -> None:
-    warnings = " ".join(lists_scan_doc.warnings)
+    warnings = " ".join(lists_scan_doc.read_notes)  # facts, not problems: notes
     assert "page 1: turned 90 degrees for OCR" in warnings
-    conf = [w for w in lists_scan_doc.warnings if w.startswith("OCR read page(s) 1 (")]
+    conf = [w for w in lists_scan_doc.read_notes if w.startswith("OCR read page(s) 1 (")]
     assert conf and 60 <= int(conf[0].split("confidence ")[1].rstrip("%)")) <= 100
 
 
@@ -100,7 +100,7 @@ def test_mixed_document_ocrs_only_the_image_page() -> None:
     born.save(out)
     count = len(born)
     doc = read_pdf(out.getvalue())
-    ocr_warnings = [w for w in doc.warnings if w.startswith("OCR read")]
+    ocr_warnings = [w for w in doc.read_notes if w.startswith("OCR read")]
     assert ocr_warnings and ocr_warnings[0].startswith(f"OCR read page(s) {count} (")
     md = _markdown(doc)
     assert "Method and Wording" in md  # born-digital page, text layer
@@ -122,7 +122,7 @@ def test_a_page_whose_ocr_fails_keeps_its_picture(monkeypatch) -> None:
     monkeypatch.setattr(pdf_ocr, "PAGE_TIMEOUT", 0.01)
     doc = read_pdf(out.getvalue())
     assert any(w.startswith(f"page {count}: OCR failed (") for w in doc.warnings), doc.warnings
-    assert not any(w.startswith("OCR read") for w in doc.warnings)
+    assert not any(w.startswith("OCR read") for w in doc.read_notes)
     assert f"page{count}-img1.png" in doc.resources
     assert "Method and Wording" in _markdown(doc)
 
@@ -130,7 +130,7 @@ def test_a_page_whose_ocr_fails_keeps_its_picture(monkeypatch) -> None:
 @TESSERACT
 def test_force_reads_a_text_page_by_ocr() -> None:
     doc = read_pdf((GEN / "lists_tables.pdf").read_bytes(), ocr="force")
-    assert any(w.startswith("OCR read page(s) 1 (") for w in doc.warnings)
+    assert any(w.startswith("OCR read page(s) 1 (") for w in doc.read_notes)
     assert "## Sales by Region" in _markdown(doc)
 
 
@@ -151,7 +151,7 @@ def test_image_reader_reads_each_format(fmt: str) -> None:
     doc = registry.read(_image(fmt))
     md = _markdown(doc)
     assert "# Widget Market " in md and "summarises the state of the widget market" in md
-    assert any(w.startswith("OCR read page(s) 1 (") for w in doc.warnings)
+    assert any(w.startswith("OCR read page(s) 1 (") for w in doc.read_notes)
 
 
 @pytest.fixture
@@ -169,8 +169,8 @@ async def test_image_uploads_convert_over_http(api) -> None:
     assert "# Widget Market " in data["content"]
     data = _data(await post_form(api, "/api/convert", {}, {"file": ("fax.tif", _image("TIFF"))}))
     assert data["content"].count("This report summarises the state") == 2
-    assert "page 2: turned 180 degrees for OCR" in data["warnings"]
-    assert any(w.startswith("OCR read page(s) 1, 2 (") for w in data["warnings"])
+    assert "page 2: turned 180 degrees for OCR" in data["notes"]
+    assert any(w.startswith("OCR read page(s) 1, 2 (") for w in data["notes"])
 
 
 async def test_ocr_option_over_http(api, lists_scan) -> None:
@@ -198,7 +198,7 @@ def test_realworld_scans_read_with_text(name: str) -> None:
     doc = read_pdf(path.read_bytes())
     words = _markdown(doc).split()
     assert len(words) >= 20, words
-    assert any(w.startswith("OCR read page(s)") for w in doc.warnings)
+    assert any(w.startswith("OCR read page(s)") for w in doc.read_notes)
 
 
 @TESSERACT
@@ -210,22 +210,23 @@ def test_realworld_scan_with_one_word_reads_that_word() -> None:
         pytest.skip(f"{path} absent (the shared corpus is not on this machine)")
     doc = read_pdf(path.read_bytes())
     assert _markdown(doc).strip() == "pdf.js"
-    assert any(w.startswith("OCR read page(s) 1 (") for w in doc.warnings)
+    assert any(w.startswith("OCR read page(s) 1 (") for w in doc.read_notes)
 
 
 @TESSERACT
-def test_the_command_line_engine_reads_as_the_api_does(monkeypatch) -> None:
+def test_the_command_line_engine_reads_as_the_api_does() -> None:
     """Both ways into Tesseract (its API through tesserocr, its command line) give the same
     words for the same page, so a machine without tesserocr reads scans as well."""
+    from render_pool import engine_config
     from render_pool.ocr import tesseract
 
     if tesseract.engine_name() != "tesserocr":
         pytest.skip("tesserocr is not installed: the command line is the only engine here")
     page = _top_of_report(0.3)
     api = [w.text for w in tesseract.recognise(page, "eng").words]
-    monkeypatch.setattr(tesseract, "_API", None)
-    assert tesseract.engine_name() == "cli"
-    cli = [w.text for w in tesseract.recognise(page, "eng").words]
+    with engine_config.configured(ocr_engine="cli"):
+        assert tesseract.engine_name() == "cli"
+        cli = [w.text for w in tesseract.recognise(page, "eng").words]
     assert len(api) >= 20
     same = sum(1 for a, b in zip(api, cli, strict=False) if a == b)
     assert same >= 0.95 * max(len(api), len(cli)), (api, cli)
@@ -280,8 +281,8 @@ async def test_pages_of_a_scan_spread_over_the_pool_and_let_another_company_in(i
         pool.close(wait=False)
     assert finished == ["B", "A"]
     assert result.content.count("This report summarises the state") == 3
-    assert any(w.startswith("OCR read page(s) 1, 2, 3 (") for w in result.warnings)
-    assert "page 2: turned 180 degrees for OCR" in result.warnings
+    assert any(w.startswith("OCR read page(s) 1, 2, 3 (") for w in result.notes)
+    assert "page 2: turned 180 degrees for OCR" in result.notes
 
 
 @pytest.mark.slow  # Tesseract

@@ -26,12 +26,15 @@ from pathlib import Path
 
 import pytest
 
+from render_pool import engine_config
 from render_pool.errors import ConversionFailed
 from render_pool.jobs import convert_document
 from render_pool.model import Document, Image, Paragraph, Resource, Text, plain_text
 from render_pool.readers import office_links, office_lo, office_output, office_sandbox, rtf_links
 from tests.office_fixtures import has_libreoffice, soffice_convert
 from tests.office_link_fixtures import Canary, _cell, hostile_inputs, odf, random_png
+from tornado_app.documents.setup import engine_config_from_settings
+from tornado_app.settings import Settings
 
 needs_lo = pytest.mark.skipif(not has_libreoffice(), reason="LibreOffice (soffice) not installed")
 HOSTILE = sorted(hostile_inputs(Canary(Path("/x"), "w", *[Path("/x")] * 5)))
@@ -172,8 +175,12 @@ def test_the_sandbox_sees_only_its_job_and_profile(tmp_path, canaries):
 
 
 # ------------------------------------------------------------------ fail closed (fast)
+def from_settings(env: dict[str, str]):
+    """This process's engines configured as a pool worker of the service is, from ``env``."""
+    return engine_config.configured(**engine_config_from_settings(Settings.from_env(env)))
+
+
 def test_without_a_sandbox_libreoffice_formats_are_refused_and_nothing_starts(monkeypatch):
-    monkeypatch.delenv("OFFICE_SANDBOX", raising=False)
     monkeypatch.setattr(office_sandbox, "bwrap_path", lambda: None)
     monkeypatch.setattr(office_sandbox, "_works", False)
 
@@ -182,18 +189,23 @@ def test_without_a_sandbox_libreoffice_formats_are_refused_and_nothing_starts(mo
 
     monkeypatch.setattr(office_lo.subprocess, "Popen", no_process)
     data = odf("odt", "<text:p>Hello.</text:p>")
-    with pytest.raises(ConversionFailed, match="sandbox") as refused:
-        office_lo.read_lo_text(data)
+    with engine_config.configured(), pytest.raises(ConversionFailed, match="sandbox") as refused:
+        office_lo.read_lo_text(data)  # a worker nobody configured
     assert refused.value.code == 50001
     assert "OFFICE_SANDBOX=off" in refused.value.message
-    for value in ("", "of", "disabled", "0", "none"):  # only "off" opens it
-        monkeypatch.setenv("OFFICE_SANDBOX", value)
-        with pytest.raises(ConversionFailed, match="sandbox"):
+    for value in ("", " required "):
+        with from_settings({"OFFICE_SANDBOX": value}), pytest.raises(ConversionFailed,
+                                                                      match="sandbox"):
             office_lo.read_lo_text(data)
+    for value in ("of", "disabled", "0", "none"):  # only "off" opens it; these stop start-up
+        with pytest.raises(SystemExit, match="OFFICE_SANDBOX"):
+            Settings.from_env({"OFFICE_SANDBOX": value})
+        with pytest.raises(ValueError, match="office_sandbox"):
+            engine_config.configure(office_sandbox=value)
+    assert engine_config.current().office_sandbox == "required"
 
 
 def test_office_sandbox_off_runs_libreoffice_without_it(monkeypatch):
-    monkeypatch.setenv("OFFICE_SANDBOX", "off")
     monkeypatch.setattr(office_sandbox, "bwrap_path", lambda: None)
     seen: list[bool] = []
 
@@ -202,18 +214,18 @@ def test_office_sandbox_off_runs_libreoffice_without_it(monkeypatch):
         raise ConversionFailed("stop here")
 
     monkeypatch.setattr(office_lo, "run_libreoffice", fake_run)
-    with pytest.raises(ConversionFailed, match="stop here"):
+    with from_settings({"OFFICE_SANDBOX": "off"}), pytest.raises(ConversionFailed,
+                                                                  match="stop here"):
         office_lo.read_lo_text(odf("odt", "<text:p>Hello.</text:p>"))
     assert seen == [False]
 
 
 def test_the_setting_and_the_workers_read_office_sandbox_alike():
-    from tornado_app.settings import Settings
-
     assert Settings.from_env({}).office_sandbox == "required"
     for value in ("off", " Off ", "required", ""):
         env = {"OFFICE_SANDBOX": value}
-        assert office_sandbox.mode(env) == Settings.from_env(env).office_sandbox, value
+        with from_settings(env):
+            assert office_sandbox.mode() == Settings.from_env(env).office_sandbox, value
     with pytest.raises(SystemExit, match="OFFICE_SANDBOX"):
         Settings.from_env({"OFFICE_SANDBOX": "no"})
 
@@ -366,8 +378,8 @@ def test_a_legacy_picture_is_found_in_its_streams():
 @pytest.mark.slow
 def test_a_sandbox_that_cannot_start_refuses(monkeypatch):
     """``bwrap`` present but unable to make its namespaces (here: a program that fails)."""
-    monkeypatch.delenv("OFFICE_SANDBOX", raising=False)
     monkeypatch.setattr(office_sandbox, "bwrap_path", lambda: "/bin/false")
     monkeypatch.setattr(office_sandbox, "_works", False)
-    with pytest.raises(ConversionFailed, match="cannot create its namespaces"):
+    with engine_config.configured(), pytest.raises(ConversionFailed,
+                                                   match="cannot create its namespaces"):
         office_sandbox.check()

@@ -206,10 +206,17 @@ async def test_audit_retention_is_a_setting_and_a_change_applies_at_the_next_sta
 
 
 def test_the_ocr_engine_the_settings_accept_is_the_one_the_pool_workers_use():
-    """``OCR_ENGINE`` is checked by the settings at start-up and read again by the pool's
-    workers from the environment they inherit: both read a value alike."""
-    from render_pool.ocr.tesseract import wants_api
+    """``OCR_ENGINE`` is read once, by the settings at start-up; the pool's workers run the
+    engine the settings read (handed over through ``render_pool.engine_config``)."""
+    from render_pool import engine_config
+    from render_pool.ocr import tesseract
+    from tornado_app.documents.setup import engine_config_from_settings
 
     for value in ("cli", " cli", "CLI ", "api", " Api ", ""):
-        env = {"OCR_ENGINE": value}
-        assert wants_api(env) == (Settings.from_env(env).ocr_engine == "api"), repr(value)
+        settings = Settings.from_env({"OCR_ENGINE": value})
+        with engine_config.configured(**engine_config_from_settings(settings)):
+            assert engine_config.current().ocr_engine == settings.ocr_engine, repr(value)
+            if settings.ocr_engine == "cli":
+                assert tesseract.engine_name() == "cli", repr(value)
+    with pytest.raises(SystemExit, match="OCR_ENGINE"):
+        Settings.from_env({"OCR_ENGINE": "tesserocr"})

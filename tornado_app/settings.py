@@ -10,6 +10,11 @@ the moment it is declared; a test fails when the document is stale (regenerate i
 
 A value that cannot be read stops start-up with the variable's name, the accepted form and
 the value given. Unset or empty variables keep the default.
+
+This is the one module that reads the process environment: the rest of the service gets
+settings from here, and a program it starts gets its environment from
+:func:`child_environment` (a test holds every other module of ``render_pool`` and
+``tornado_app`` to it).
 """
 
 from __future__ import annotations
@@ -495,8 +500,12 @@ class Settings:
                                             "5 s under `JOB_TIMEOUT_SECONDS`), then its process "
                                             "group is killed and 50401", group=POOL, low=1,
                                             clamp=True)
-    # read again by the pool's workers (render_pool/readers/office_sandbox.py), which inherit
-    # the environment; there any value but `off` means `required`
+    # the LibreOffice and Tesseract settings below reach the pool's workers through
+    # render_pool/engine_config.py (documents.setup.pool_from_settings), whose defaults these are
+    soffice_path: str = setting("", "text", "the LibreOffice executable for ODT, ODS, ODP, DOC, "
+                                "XLS, PPT and RTF; one installed outside `/usr` has its "
+                                "installation folder mounted read-only in the sandbox",
+                                group=POOL, strip=True, shown="`soffice` on PATH")
     office_sandbox: OfficeSandbox = setting(
         "required", "choice", "`required`: LibreOffice (ODT, ODS, ODP, DOC, XLS, PPT, RTF) "
         "runs only in a bubblewrap sandbox that sees its job folder, its profile and read-only "
@@ -509,14 +518,17 @@ class Settings:
                                  "Latin-script packs first; when that reads poorly and "
                                  "Tesseract's script detection sees another script, with that "
                                  "script's packs (`chi_sim`, `jpn`, ...) and `eng`. The image "
-                                 "installs these six", group=POOL, strip=True)
-    # read again by the pool's workers (render_pool/ocr/tesseract.py), which inherit the
-    # environment; declared here so a bad value stops start-up and the variable is documented
+                                 "and `just setup` install these six, listed in "
+                                 "`deploy/ocr-languages.txt`", group=POOL, strip=True)
     ocr_engine: OcrEngine = setting(
         "api", "choice", "`api`: Tesseract through its C++ API in the pool worker (tesserocr, "
         "engines kept loaded; its wheel bundles Tesseract 5.5.4); `cli`: the `tesseract` command, "
         "one process per call (Debian's Tesseract, about 1.5x the CPU per page). `api` falls back "
         "to `cli` when tesserocr is not installed", group=POOL)
+    tessdata_prefix: str = setting("", "text", "the folder holding Tesseract's language packs "
+                                   "(`.traineddata` files; Tesseract 5's own meaning of its "
+                                   "variable), for both engines", group=POOL, strip=True,
+                                   shown="where the `tesseract` command finds them")
     # PDF printing: one Chromium per worker (render_pool.browser)
     chromium_path: str = setting("", "text", "browser used for Markdown to PDF", group=CHROMIUM,
                                  shown="`chromium` on PATH")
@@ -660,6 +672,23 @@ class Settings:
                 value = mask_url(value)
             out[f.name] = str(value) if isinstance(value, Path) else value
         return out
+
+
+def child_environment(env: Mapping[str, str] | None = None, *,
+                      drop_prefixes: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment a program the service starts may inherit: ``env`` (default: the
+    process environment) without the variables declared here, which are the service's own
+    configuration and secrets (a child is given what it needs explicitly), and without those
+    whose names start with one of ``drop_prefixes`` (in any case).
+
+    The one other reading of the process environment than :meth:`Settings.from_env`: the
+    pool's workers get this for LibreOffice and Tesseract
+    (:mod:`render_pool.engine_config`), the embedded SeaweedFS without its ``WEED_*``."""
+    env = os.environ if env is None else env
+    own = {spec.env for _, spec in specs()}
+    prefixes = tuple(p.upper() for p in drop_prefixes)
+    return {name: value for name, value in env.items()
+            if name not in own and not name.upper().startswith(prefixes)}
 
 
 # query parameters whose values are secrets (MongoDB's authMechanismProperties may hold an

@@ -5,10 +5,13 @@ installed: the recommended set-up) or through the ``tesseract`` command line (on
 call). The API keeps each language set's engine loaded in the worker between pages and jobs:
 loading ``eng+deu+fra+spa`` costs about 0.5 s of CPU, which the command line pays on every
 call (with process start-up, about 1 s for those four packs, as much as recognising an English
-page). Either way the language packs come from Debian's ``tesseract-ocr-*`` packages (the
-``tessdata`` folder is found from ``TESSDATA_PREFIX`` or asked of the command line), each
-recognition runs on one thread (``OMP_THREAD_LIMIT=1``: parallel pages must not oversubscribe
-the cores) and has a time limit.
+page). Which way is the worker's configuration (``OCR_ENGINE``, handed over by
+:mod:`render_pool.engine_config`), looked at on each call: tesserocr is imported on the
+first page read through it, never when this module loads. Either way the language packs
+come from Debian's ``tesseract-ocr-*`` packages (the ``tessdata`` folder is the configured
+one, ``TESSDATA_PREFIX``, or asked of the command line), each recognition runs on one thread
+(``OMP_THREAD_LIMIT=1``: parallel pages must not oversubscribe the cores) and has a time
+limit.
 
 A page is recognised as hOCR, which gives per line the baseline and Tesseract's size
 estimate (``x_size``) and per word its box and confidence. Rotation (0/90/180/270) is
@@ -31,7 +34,6 @@ import subprocess
 import threading
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -40,6 +42,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from render_pool import engine_config
 from render_pool.errors import ConversionError, TooLarge
 from render_pool.ocr.clean import Segment, bullet_left_of, clean_page, sideways, skew_angle
 
@@ -115,7 +118,7 @@ def _list_langs() -> tuple[str, frozenset[str]]:
     the ``tesseract`` command is missing."""
     try:
         out = subprocess.run([TESSERACT, "--list-langs"], capture_output=True, timeout=30,
-                             check=False).stdout.decode("utf-8", "replace")
+                             env=_child_env(), check=False).stdout.decode("utf-8", "replace")
     except (OSError, subprocess.TimeoutExpired):
         return "", frozenset()
     lines = out.splitlines()
@@ -124,20 +127,27 @@ def _list_langs() -> tuple[str, frozenset[str]]:
     return (folder.group(1) if folder else ""), langs
 
 
-@lru_cache(maxsize=1)
 def tessdata_dir() -> str:
-    """The folder of the language packs: ``TESSDATA_PREFIX`` (Tesseract 5's meaning: the
-    folder holding the ``.traineddata`` files), else where the command line finds them."""
-    env = os.environ.get("TESSDATA_PREFIX", "").strip()
-    if env and Path(env).is_dir():
-        return env.rstrip("/") + "/"
+    """The folder of the language packs: the configured one (``TESSDATA_PREFIX``, Tesseract
+    5's meaning: the folder holding the ``.traineddata`` files) when it is a folder, else
+    where the command line finds them."""
+    return _tessdata_dir(engine_config.current().tessdata_dir)
+
+
+@lru_cache(maxsize=4)
+def _tessdata_dir(configured: str) -> str:
+    if configured and Path(configured).is_dir():
+        return configured.rstrip("/") + "/"
     return _list_langs()[0]
 
 
-@lru_cache(maxsize=1)
 def available_languages() -> frozenset[str]:
     """The language packs installed (empty when Tesseract is missing); ``osd`` is not one."""
-    folder = tessdata_dir()
+    return _packs(tessdata_dir())
+
+
+@lru_cache(maxsize=4)
+def _packs(folder: str) -> frozenset[str]:
     if folder and Path(folder).is_dir():
         packs = frozenset(p.stem for p in Path(folder).glob("*.traineddata"))
     else:
@@ -157,24 +167,28 @@ def _languages(wanted: str) -> str:
 
 
 # ------------------------------------------------------------------ engine: C++ API
+@lru_cache(maxsize=1)
 def _tesserocr() -> Any:
-    """The ``tesserocr`` module, or None when it is not installed (the CLI is used)."""
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # before the library starts OpenMP
+    """The ``tesserocr`` module, imported on first use; None when it is not installed."""
+    # Not configuration but how a page is read: on one thread. A tesserocr built on a
+    # Tesseract with OpenMP (Debian's is; the wheel's is not) reads this when the library
+    # loads, so it is set for this process's native code first.
+    os.putenv("OMP_THREAD_LIMIT", "1")
     try:
-        import tesserocr  # optional; OMP_THREAD_LIMIT must be set first
+        import tesserocr
     except ImportError:
         return None
     return tesserocr
 
 
-def wants_api(env: Mapping[str, str]) -> bool:
-    """Whether ``OCR_ENGINE`` in ``env`` (which the pool's workers inherit) asks for the API:
-    anything but ``cli``, read as the service's settings read it (blanks around it and case
-    do not count), so the engine the service checked at start-up is the one that runs."""
-    return env.get("OCR_ENGINE", "").strip().lower() != "cli"
+def _api() -> Any:
+    """tesserocr when the configured engine is ``api`` and it is installed; None: the
+    command line reads the page."""
+    if engine_config.current().ocr_engine != "api":
+        return None
+    return _tesserocr()
 
 
-_API = _tesserocr() if wants_api(os.environ) else None
 _MAX_LANGUAGE_SETS = 3  # engines kept loaded per worker (each set: 40-60 MB)
 _idle: dict[str, list[Any]] = {}  # language set -> loaded engines not in use
 _idle_lock = threading.Lock()
@@ -182,17 +196,17 @@ _idle_lock = threading.Lock()
 
 def engine_name() -> str:
     """"tesserocr" (the API in this process) or "cli" (one process per call)."""
-    return "tesserocr" if _API is not None else "cli"
+    return "tesserocr" if _api() is not None else "cli"
 
 
-def _take(langs: str, psm: int) -> Any:
+def _take(tesserocr: Any, langs: str, psm: int) -> Any:
     """A loaded engine for ``langs`` (reused from earlier pages when one is idle)."""
     key = f"{langs}/{psm}"
     with _idle_lock:
         ready = _idle.get(key)
         if ready:
             return ready.pop()
-    return _API.PyTessBaseAPI(path=tessdata_dir(), lang=langs, psm=psm)
+    return tesserocr.PyTessBaseAPI(path=tessdata_dir(), lang=langs, psm=psm)
 
 
 def _give_back(langs: str, psm: int, api: Any) -> None:
@@ -206,25 +220,25 @@ def _give_back(langs: str, psm: int, api: Any) -> None:
                 old.End()
 
 
-def _api_hocr(image: Image.Image, langs: str, timeout: float) -> str:
-    api = _take(langs, _API.PSM.AUTO)
+def _api_hocr(tesserocr: Any, image: Image.Image, langs: str, timeout: float) -> str:
+    api = _take(tesserocr, langs, tesserocr.PSM.AUTO)
     try:
         api.SetImage(image)
         if not api.Recognize(timeout=max(1, int(timeout * 1000))):
             raise TimeoutError(f"OCR took longer than {timeout:.0f} s")
         body = api.GetHOCRText(0)
     finally:
-        _give_back(langs, _API.PSM.AUTO, api)
+        _give_back(langs, tesserocr.PSM.AUTO, api)
     return f'<html xmlns="http://www.w3.org/1999/xhtml"><body>{body}</body></html>'
 
 
-def _api_osd(image: Image.Image) -> tuple[int, float, str]:
-    api = _take("osd", _API.PSM.OSD_ONLY)
+def _api_osd(tesserocr: Any, image: Image.Image) -> tuple[int, float, str]:
+    api = _take(tesserocr, "osd", tesserocr.PSM.OSD_ONLY)
     try:
         api.SetImage(image)
         got = api.DetectOrientationScript()
     finally:
-        _give_back("osd", _API.PSM.OSD_ONLY, api)
+        _give_back("osd", tesserocr.PSM.OSD_ONLY, api)
     if not got:
         return 0, 0.0, ""
     return ((360 - int(got["orient_deg"])) % 360, float(got["orient_conf"]),
@@ -232,14 +246,22 @@ def _api_osd(image: Image.Image) -> tuple[int, float, str]:
 
 
 # ------------------------------------------------------------------ engine: command line
+def _child_env() -> dict[str, str]:
+    """The ``tesseract`` command's environment: the one handed over, on one thread."""
+    return {"PATH": "/usr/bin:/bin", **engine_config.current().environment,
+            "OMP_THREAD_LIMIT": "1"}
+
+
 def _run(image: Image.Image, args: list[str], timeout: float) -> str:
     """Run tesseract on ``image`` (fed as PGM on stdin) and return its standard output."""
     buf = io.BytesIO()
     image.save(buf, format="PPM")
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    folder = tessdata_dir()
+    where = ["--tessdata-dir", folder] if folder else []
     try:
-        done = subprocess.run([TESSERACT, "stdin", "stdout", *args], input=buf.getvalue(),
-                              capture_output=True, timeout=timeout, env=env, check=False)
+        done = subprocess.run([TESSERACT, "stdin", "stdout", *where, *args],
+                              input=buf.getvalue(), capture_output=True, timeout=timeout,
+                              env=_child_env(), check=False)
     except subprocess.TimeoutExpired:
         raise TimeoutError(f"OCR took longer than {timeout:.0f} s") from None
     return done.stdout.decode("utf-8", "replace")
@@ -247,8 +269,9 @@ def _run(image: Image.Image, args: list[str], timeout: float) -> str:
 
 def _hocr(image: Image.Image, langs: str, timeout: float) -> str:
     """Tesseract's hOCR of ``image`` read in ``langs`` (page segmentation: automatic)."""
-    if _API is not None:
-        return _api_hocr(image, langs, timeout)
+    tesserocr = _api()
+    if tesserocr is not None:
+        return _api_hocr(tesserocr, image, langs, timeout)
     return _run(image, ["-l", langs, "--psm", "3", "hocr"], timeout)
 
 
@@ -301,8 +324,9 @@ def _orientation(image: Image.Image, timeout: float) -> tuple[int, str]:
     On half the resolution: OSD needs no fine detail (a quarter was too coarse: it misread
     the bench's sideways pages)."""
     small = image.reduce(2) if max(image.size) > 2000 else image
-    if _API is not None:
-        rotate, conf, script = _api_osd(small)
+    tesserocr = _api()
+    if tesserocr is not None:
+        rotate, conf, script = _api_osd(tesserocr, small)
     else:
         out = _run(small, ["--psm", "0"], timeout)
         found, sure, named = _ROTATE.search(out), _ORIENT_CONF.search(out), _SCRIPT.search(out)

@@ -26,7 +26,8 @@ OpenDocument (every XML part but the manifest, embedded objects' too):
   ask for links to be updated).
 
 RTF: :mod:`render_pool.readers.rtf_links`. DOC, XLS and PPT cannot be rewritten here: the
-sandbox and the output check cover them.
+sandbox and the output check cover them; their pictures are looked for in their streams
+(:mod:`render_pool.readers.ole`) and in the blocks deflated there (:func:`picture_sources`).
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ import hashlib
 import io
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from lxml import etree
 
 from render_pool.errors import CorruptDocument
-from render_pool.readers import cfb, rtf_links
+from render_pool.readers import ole, rtf_links
 from render_pool.readers.safe_zip import verified_zip
 
 _NS = {
@@ -262,6 +264,44 @@ def prepare(data: bytes, kind: str) -> Prepared:
         return Prepared(clean, found.fields + found.removed,
                         {digest(p) for p in found.pictures})
     if kind in _OLE:
-        return Prepared(data, streams=cfb.picture_sources(data))
+        return Prepared(data, streams=picture_sources(data))
     return Prepared(data)
+
+
+# Where the pictures of a DOC, XLS or PPT can be. Office keeps metafile pictures (EMF, WMF,
+# PICT) deflated, so the deflated blocks found in the streams are inflated too; the tries
+# and their output are bounded.
+_ZLIB = re.compile(rb"\x78[\x01\x5e\x9c\xda]")
+MAX_INFLATE_TRIES = 4096
+MAX_INFLATED = 64 * 1024 * 1024
+MIN_PICTURE = 32  # smaller streams and blocks hold no picture worth keeping
+
+
+def inflated_blocks(blobs: list[bytes]) -> list[bytes]:
+    """The deflated (zlib) blocks found in ``blobs``, inflated: bounded tries and output."""
+    out: list[bytes] = []
+    tries = total = 0
+    for blob in blobs:
+        view = memoryview(blob)  # a try reads from its offset without copying the rest
+        for m in _ZLIB.finditer(blob):
+            if tries >= MAX_INFLATE_TRIES or total >= MAX_INFLATED:
+                return out
+            tries += 1
+            inflater = zlib.decompressobj()
+            try:
+                block = inflater.decompress(view[m.start():], MAX_INFLATED - total)
+            except zlib.error:
+                continue
+            if len(block) >= MIN_PICTURE:
+                out.append(block)
+                total += len(block)
+    return out
+
+
+def picture_sources(data: bytes) -> list[bytes]:
+    """Where a picture of a legacy Office file can be: its streams (:mod:`ole`) and the
+    blocks inflated from them (or, if ``data`` is not a readable compound file, ``data``
+    itself)."""
+    found = [s for s in ole.streams(data) if len(s) >= MIN_PICTURE] or [data]
+    return found + inflated_blocks(found)
 

@@ -41,6 +41,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from render_pool import engine_config
 from render_pool.errors import ConversionFailed, ConversionTimeout, CorruptDocument, TooLarge
 from render_pool.model import Document
 from render_pool.readers import office_cost, office_links, office_output, office_sandbox
@@ -92,8 +93,9 @@ def profile_xcu() -> str:
 
 
 def soffice_path() -> str:
-    """The LibreOffice executable (``SOFFICE_PATH`` or ``soffice`` on the PATH)."""
-    found = os.environ.get("SOFFICE_PATH") or shutil.which("soffice") or shutil.which(
+    """The LibreOffice executable: the configured one (``SOFFICE_PATH``, see
+    :mod:`render_pool.engine_config`), else ``soffice`` or ``libreoffice`` on the PATH."""
+    found = engine_config.current().soffice_path or shutil.which("soffice") or shutil.which(
         "libreoffice")
     if not found:
         raise ConversionFailed("LibreOffice is not installed: ODT, ODS, ODP, DOC, XLS, PPT "
@@ -174,7 +176,7 @@ def run_libreoffice(data: bytes, kind: str, timeout: float = DEFAULT_TIMEOUT, *,
             cmd, env = sandboxed_command(Path(tmp), name, filter_name, profile), None
         else:
             cmd = command(source, outdir, filter_name, profile)
-            env = {**os.environ, "HOME": tmp}
+            env = {"PATH": "/usr/bin:/bin", **engine_config.current().environment, "HOME": tmp}
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 cwd=tmp, env=env)

@@ -24,10 +24,11 @@ What LibreOffice sees (everything else on the machine does not exist for it):
   but for ``PATH``, ``HOME``, ``TMPDIR`` and the locale, uid/gid 65534 inside a user
   namespace, no capabilities, no further user namespaces, and it dies with its parent.
 
-``OFFICE_SANDBOX`` (``tornado_app/settings.py``; the pool's workers inherit it) chooses:
-``required`` (the default, also for any value other than ``off``): no sandbox, no conversion
-(:func:`check` raises); ``off``: LibreOffice runs as before, in a network namespace where
-the kernel allows it.
+``OFFICE_SANDBOX`` (a setting, handed to the pool's workers as
+:attr:`render_pool.engine_config.EngineConfig.office_sandbox`) chooses: ``required`` (the
+default): no sandbox, no conversion (:func:`check` raises); ``off``: LibreOffice runs as
+before, in a network namespace where the kernel allows it. The locale LibreOffice sees is
+the one of the environment the settings hand over (``EngineConfig.environment``).
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
+from render_pool import engine_config
 from render_pool.errors import ConversionFailed
 
 JOB = "/lo-job"  # the job folder, as LibreOffice sees it
@@ -57,11 +58,10 @@ _ENV_KEPT = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", 
              "LC_MONETARY", "LC_MESSAGES", "TZ")
 
 
-def mode(env: Mapping[str, str] | None = None) -> str:
-    """``off`` only when ``OFFICE_SANDBOX`` says exactly that; anything else (unset, empty,
-    a typo) is ``required``: a setting left out never opens anything."""
-    value = (os.environ if env is None else env).get("OFFICE_SANDBOX", "")
-    return "off" if value.strip().lower() == "off" else "required"
+def mode() -> str:
+    """``required`` or ``off``, as configured (``required`` unless said otherwise: a worker
+    nobody configured never runs LibreOffice unconfined)."""
+    return engine_config.current().office_sandbox
 
 
 def bwrap_path() -> str | None:
@@ -94,9 +94,10 @@ def wrap(inner: list[str], job: Path, profile: Path) -> list[str]:
         raise ConversionFailed(_refusal("bubblewrap (bwrap) is not installed"))
     env: list[str] = ["--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", TMP,
                       "--setenv", "TMPDIR", TMP]
+    handed = engine_config.current().environment
     for name in _ENV_KEPT:
-        if os.environ.get(name):
-            env += ["--setenv", name, os.environ[name]]
+        if handed.get(name):
+            env += ["--setenv", name, handed[name]]
     hidden: list[str] = []
     for path in _HIDDEN_PROC:
         hidden += ["--ro-bind-try", "/dev/null", path]

@@ -1,98 +1,171 @@
-"""One stream of an OLE compound file (legacy DOC, XLS, PPT), read within the file's bytes.
+"""The streams of an OLE compound file (legacy DOC, XLS, PPT), read without a library.
 
-Why: the cost estimate of a legacy Office file (``office_cost``) needs the bytes of its main
-stream (``WordDocument``, ``Workbook``), not the whole file with its pictures. Only what
-that needs is read: the header, the sector allocation table (FAT, with its DIFAT chain), the
-directory, and one stream's chain of sectors. Streams smaller than the mini-stream cutoff
-(4 KiB) live in the mini stream and are not read (too small to matter for a cost). Every
-chain is followed at most once per sector of the file, so a looping or lying table ends
-the walk instead of hanging it; anything malformed answers None.
+Who asks: the cost estimate of a LibreOffice conversion (:mod:`render_pool.readers.office_cost`)
+wants one stream by name (``WordDocument``, ``Workbook``), not the whole file with its
+pictures; the output check (:mod:`render_pool.readers.office_links`, ``picture_sources``)
+wants every stream, to find in them a picture LibreOffice wrote. Why not the raw file: a
+stream's sectors need not follow each other, so only the stream put back together holds a
+picture or a run of records whole.
+
+What is read: the header, the sector allocation table (FAT, with its DIFAT chain), the
+directory, the mini stream (streams under the cutoff, 4 KiB, live there in 64-byte
+sectors) and the chains asked for. A damaged file is read as far as it goes. A hostile one
+costs a few passes over itself: a chain visits a sector at most once, the FAT is never
+longer than the file needs to map its own sectors, and all streams together are at most
+twice the file (each sector belongs to one stream; the mini stream's are counted again).
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
 
 MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_END = 0xFFFFFFFE  # end of a chain
-_MAX_REGULAR = 0xFFFFFFFA  # larger sector numbers are markers, not sectors
+_MAX_REGULAR = 0xFFFFFFFA  # larger sector numbers are markers (end of chain, free, FAT...)
+_STREAM = 2  # directory entry type of a stream (1: storage, 5: root)
+_ENTRY = 128  # bytes of a directory entry
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One stream of the directory: its name, first sector and size in bytes."""
+
+    name: str
+    start: int
+    size: int
 
 
 class _Compound:
-    """The parts of a compound file the stream reader needs."""
+    """A compound file's header, FAT and directory; streams read on demand."""
 
     def __init__(self, data: bytes) -> None:
+        if not data.startswith(MAGIC) or len(data) < 512:
+            raise ValueError("not a compound file")
         self.data = data
-        shift = struct.unpack_from("<H", data, 30)[0]
-        if shift not in (9, 12):
+        sector_shift, mini_shift = struct.unpack_from("<HH", data, 0x1E)
+        if sector_shift not in (9, 12) or mini_shift != 6:
             raise ValueError("sector size")
-        self.size = 1 << shift
-        self.sectors = max(0, (len(data) - self.size) // self.size)
-        fat_count, self.first_dir, _, self.cutoff, _, _, difat_first, difat_count = (
-            struct.unpack_from("<IIIIIIII", data, 44))
-        self.fat = self._fat(self._difat(difat_first, difat_count), fat_count)
+        self.size = 1 << sector_shift
+        self.mini_size = 1 << mini_shift
+        (self.dir_start, _, self.cutoff, self.minifat_start, _, difat_start, _) = (
+            struct.unpack_from("<7I", data, 0x30))
+        self.sectors = max(0, (len(data) - self.size) // self.size)  # after the header
+        self.fat = self._fat(difat_start)
 
     def sector(self, n: int) -> bytes:
         start = (n + 1) * self.size
-        if n >= self.sectors or start + self.size > len(self.data):
-            raise ValueError("sector past the end")
         return self.data[start:start + self.size]
 
-    def _difat(self, first: int, count: int) -> list[int]:
-        """The sector numbers of the FAT: 109 in the header, the rest in a DIFAT chain."""
-        entries = list(struct.unpack_from("<109I", self.data, 76))
-        per = self.size // 4 - 1
-        n, seen = first, 0
-        while n <= _MAX_REGULAR and seen < min(count, self.sectors):
-            block = struct.unpack(f"<{per + 1}I", self.sector(n))
-            entries.extend(block[:per])
-            n, seen = block[per], seen + 1
-        return [e for e in entries if e <= _MAX_REGULAR]
-
-    def _fat(self, fat_sectors: list[int], count: int) -> list[int]:
+    def _fat(self, difat_start: int) -> list[int]:
+        """The FAT: its sectors are listed 109 in the header, the rest in the DIFAT chain;
+        only as many as map the file's sectors are read."""
+        per = self.size // 4
+        needed = -(-self.sectors // per)
+        listed = [n for n in struct.unpack_from("<109I", self.data, 0x4C) if n < self.sectors]
+        n, seen = difat_start, set()
+        while len(listed) < needed and n < self.sectors and n not in seen:
+            seen.add(n)
+            *more, n = struct.unpack(f"<{per}I", self.sector(n))
+            listed += [m for m in more if m < self.sectors]
         fat: list[int] = []
-        for n in fat_sectors[:count]:
-            fat.extend(struct.unpack(f"<{self.size // 4}I", self.sector(n)))
+        for n in listed[:needed]:
+            fat += struct.unpack(f"<{per}I", self.sector(n))
         return fat
 
-    def chain(self, first: int, limit: int) -> bytes:
-        """The bytes of the chain starting at ``first``, at most ``limit`` of them."""
-        out = bytearray()
-        n, steps = first, 0
-        while n <= _MAX_REGULAR and len(out) < limit:
-            if steps > self.sectors or n >= len(self.fat):
-                raise ValueError("broken chain")
-            out += self.sector(n)
-            n, steps = self.fat[n], steps + 1
-        return bytes(out[:limit])
+    @staticmethod
+    def chain(start: int, table: list[int], count: int) -> Iterator[int]:
+        """The sector numbers of the chain from ``start`` through ``table``: each below
+        ``count`` and visited once (a loop or a marker ends it)."""
+        seen: set[int] = set()
+        n = start
+        while n < count and n < len(table) and n not in seen:
+            seen.add(n)
+            yield n
+            n = table[n]
 
-    def entries(self) -> list[tuple[str, int, int, int]]:
-        """The directory: (name, type, first sector, size) of each entry."""
-        raw = self.chain(self.first_dir, self.sectors * self.size)
+    def regular(self, start: int, size: int) -> bytes:
+        """``size`` bytes (at most) of the chain of regular sectors from ``start``."""
+        out = bytearray()
+        for n in self.chain(start, self.fat, self.sectors):
+            if len(out) >= size:
+                break
+            out += self.sector(n)
+        return bytes(out[:size])
+
+    @cached_property
+    def entries(self) -> list[Entry]:
+        """The streams of the directory (the root's mini stream is :attr:`mini_stream`)."""
+        raw = self.regular(self.dir_start, len(self.data))
         found = []
-        for at in range(0, len(raw) - 127, 128):
+        for at in range(0, len(raw) - _ENTRY + 1, _ENTRY):
             name_len, kind = struct.unpack_from("<HB", raw, at + 64)
-            name = raw[at:at + max(0, min(name_len, 64) - 2)].decode("utf-16-le", "replace")
+            if kind != _STREAM:
+                continue
             start, size = struct.unpack_from("<IQ", raw, at + 116)
             if self.size == 512:
                 size &= 0xFFFFFFFF  # version 3 files: the high half is undefined
-            found.append((name, kind, start, size))
+            name = raw[at:at + max(0, min(name_len, 64) - 2)].decode("utf-16-le", "replace")
+            found.append(Entry(name, start, min(size, len(self.data))))
         return found
+
+    @cached_property
+    def mini_stream(self) -> bytes:
+        """The root entry's stream, which holds the small streams."""
+        root = self.regular(self.dir_start, _ENTRY)
+        if len(root) < _ENTRY:
+            return b""
+        start, size = struct.unpack_from("<IQ", root, 116)
+        return self.regular(start, min(size, len(self.data)))
+
+    @cached_property
+    def minifat(self) -> list[int]:
+        raw = self.regular(self.minifat_start, len(self.data))
+        return list(struct.unpack(f"<{len(raw) // 4}I", raw[:len(raw) // 4 * 4]))
+
+    def read(self, entry: Entry) -> bytes:
+        """The bytes of ``entry`` (as far as the file holds them)."""
+        if entry.size >= self.cutoff:
+            return self.regular(entry.start, entry.size)
+        mini, step = self.mini_stream, self.mini_size
+        out = bytearray()
+        for n in self.chain(entry.start, self.minifat, len(mini) // step):
+            if len(out) >= entry.size:
+                break
+            out += mini[n * step:(n + 1) * step]
+        return bytes(out[:entry.size])
+
+
+_DAMAGED = (ValueError, struct.error, IndexError)
+
+
+def streams(data: bytes) -> list[bytes]:
+    """The streams of the compound file ``data``, each put back together (empty if it is not
+    one or its header is damaged); together at most twice ``data``."""
+    try:
+        ole = _Compound(data)
+        out: list[bytes] = []
+        budget = 2 * len(data)
+        for entry in ole.entries:
+            if entry.size > budget:
+                continue
+            stream = ole.read(entry)
+            budget -= len(stream)
+            out.append(stream)
+        return out
+    except _DAMAGED:
+        return []
 
 
 def read_stream(data: bytes, name: str) -> bytes | None:
     """The bytes of the stream ``name`` (case-insensitive) of the compound file ``data``;
-    None when it is not a compound file, has no such stream, the stream is below the
-    mini-stream cutoff, or the file is malformed."""
-    if not data.startswith(MAGIC) or len(data) < 512:
-        return None
+    None when it is not a compound file, has no such stream or its header is damaged."""
     try:
         ole = _Compound(data)
-        for entry, kind, start, size in ole.entries():
-            if kind == 2 and entry.lower() == name.lower():
-                if size < ole.cutoff:
-                    return None
-                return ole.chain(start, min(size, len(data)))
-    except (ValueError, struct.error, UnicodeDecodeError):
+        for entry in ole.entries:
+            if entry.name.lower() == name.lower():
+                return ole.read(entry)
+    except _DAMAGED:
         return None
     return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import Any
 
 from render_pool.pool import RenderPool
 from store.storage_config import StorageConfig
@@ -12,7 +13,7 @@ from store.storage_io import StorageIO
 from store.storage_settings import EMBEDDED_PROFILE, SERVICE
 from tornado_app.embedded.servers import Embedded, ensure_dir
 from tornado_app.services import Services
-from tornado_app.settings import Settings
+from tornado_app.settings import Settings, child_environment
 
 log = logging.getLogger("tornado_app.documents.setup")
 
@@ -41,7 +42,16 @@ def pool_from_settings(st: Settings, queue_limit: int | None = None) -> RenderPo
                           "table_max_rows": st.table_max_rows,
                           "office_max_text_cells": st.office_max_text_cells,
                           "office_max_sheet_cells": st.office_max_sheet_cells,
-                          "embedded_images_max_bytes": st.embedded_images_max_mb * 1024**2})
+                          "embedded_images_max_bytes": st.embedded_images_max_mb * 1024**2},
+                      engine_config=engine_config_from_settings(st))
+
+
+def engine_config_from_settings(st: Settings) -> dict[str, Any]:
+    """The keyword arguments of :func:`render_pool.engine_config.configure` the settings
+    give: the programs LibreOffice and OCR run, and the environment they may inherit."""
+    return {"soffice_path": st.soffice_path, "office_sandbox": st.office_sandbox,
+            "ocr_engine": st.ocr_engine, "tessdata_dir": st.tessdata_prefix,
+            "environment": child_environment()}
 
 
 def storage_from_settings(st: Settings) -> StorageConfig | None:

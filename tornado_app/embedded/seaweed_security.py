@@ -24,6 +24,7 @@ import secrets
 from pathlib import Path
 
 from tornado_app.embedded.tls import TlsFiles, ensure_tls
+from tornado_app.settings import child_environment
 
 SECURITY_FILE = "security.toml"
 TLS_DIR = "tls"
@@ -80,8 +81,7 @@ def write_security(root: Path) -> TlsFiles:
 
 
 def child_env(tmp_dir: Path) -> dict[str, str]:
-    """The environment for ``weed``: no ``WEED_*`` variable (each would override a value of
-    ``security.toml``, e.g. blank a JWT key), glog files in the private ``tmp_dir``."""
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("WEED_")}
-    env["TMPDIR"] = str(tmp_dir)
-    return env
+    """The environment for ``weed``: the one the settings hand to children, with no
+    ``WEED_*`` variable (each would override a value of ``security.toml``, e.g. blank a JWT
+    key), glog files in the private ``tmp_dir``."""
+    return {**child_environment(drop_prefixes=("WEED_",)), "TMPDIR": str(tmp_dir)}
