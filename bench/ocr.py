@@ -76,7 +76,9 @@ def _markdown(data: bytes) -> tuple[str, list[str], float, float]:
     except Exception as exc:  # an error is a data point
         return "", [f"{type(exc).__name__}: {exc}"[:120]], time.perf_counter() - t0, \
             _cpu() - c0
-    return result.content, result.warnings, time.perf_counter() - t0, _cpu() - c0
+    # the OCR facts (pages read, confidence) are notes, the problems warnings
+    return (result.content, [*result.warnings, *result.notes], time.perf_counter() - t0,
+            _cpu() - c0)
 
 
 def _tesseract_text(images: list, tmp: Path) -> tuple[str, float, float]:

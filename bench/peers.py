@@ -48,6 +48,9 @@ OCR_PINS = {"ocrmypdf": [f"ocrmypdf=={OCRMYPDF_VERSION}"]}  # installed by the O
 # installed by the pdf-layout bench only (bench/pdf_peers.py)
 PDF_PINS = {"pdfplumber": [f"pdfplumber=={PDFPLUMBER_VERSION}"],
             "pymupdf": [f"pymupdf=={PYMUPDF_VERSION}"]}
+# installed by the chunks bench only (bench/chunks.py): LangChain's splitters, offline
+LANGCHAIN_VERSION = "1.1.3"
+CHUNK_PINS = {"langchain": [f"langchain-text-splitters=={LANGCHAIN_VERSION}"]}
 VENV_OF = {"pymupdf4llm-legacy": "pymupdf4llm"}  # tools that share another tool's venv
 
 
@@ -62,7 +65,7 @@ def peer_python(tool: str) -> Path:
 
 def _install(tool: str) -> str:
     venv = PEERS_DIR / tool
-    pins = PINS.get(tool) or OCR_PINS.get(tool) or PDF_PINS[tool]
+    pins = PINS.get(tool) or OCR_PINS.get(tool) or CHUNK_PINS.get(tool) or PDF_PINS[tool]
     stamp = venv / (".ok-" + "-".join(pins))
     if stamp.exists() and peer_python(tool).exists():
         return "ok"

@@ -19,6 +19,13 @@ class ConversionError(Exception):
         return (type(self), (self.message,))
 
 
+class InvalidOption(ConversionError):
+    """An option the engine cannot honour for this input: a ``pages`` range past the last
+    page, an option the input's reader does not take (40001)."""
+
+    code = 40001
+
+
 class UnsupportedFormat(ConversionError):
     """The input or requested output is not a supported type (40002)."""
 

@@ -17,6 +17,10 @@ from render_pool.writers.images import drop_images, images_mode, resolver_for
 from render_pool.writers.options import WriterOptions
 
 EXPORTS = registry.EXPORTS
+# the options of a conversion that the writers read (``WriterOptions`` fields); the others
+# are the readers'
+WRITER_OPTIONS = ("page_markers", "chunk_tokens", "chunk_overlap", "chunk_merge",
+                  "chunk_tokenizer")
 ENGINES = registry.ENGINES
 FILE_EXTENSIONS = {name: w.extension for name, w in registry.WRITERS.items()}
 
@@ -42,6 +46,7 @@ class Converted:
     warnings: list[str] = field(default_factory=list)
     export: str = ""
     images: list[ImageUpload] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # facts about the reading, not problems
 
 
 def convert_document(data: bytes, export: str, engine: str = registry.DEFAULT_ENGINE,
@@ -60,14 +65,19 @@ def convert_document(data: bytes, export: str, engine: str = registry.DEFAULT_EN
     mode = images_mode(export, (options or {}).get("images"))
     if mode == "omit":
         drop_images(doc)
+    given = WriterOptions(**{k: v for k, v in (options or {}).items() if k in WRITER_OPTIONS})
     if not for_upload:
-        content = registry.write(export, doc, resolve_image=resolver_for(doc, mode))
-        return Converted(content, entry.media_type, list(doc.warnings), export)
+        content = registry.write(export, doc, resolve_image=resolver_for(doc, mode),
+                                 options=given)
+        return Converted(content, entry.media_type, list(doc.warnings), export,
+                         notes=list(doc.read_notes))
     tokens = placeholder_tokens(list(doc.resources))
-    content = registry.write(export, doc, resolve_image=mapping_resolver(doc, tokens))
+    content = registry.write(export, doc, resolve_image=mapping_resolver(doc, tokens),
+                             options=given)
     images = [ImageUpload(key.rsplit("/", 1)[-1], res.data, res.mime, tokens[key])
               for key, res in doc.resources.items()]
-    return Converted(content, entry.media_type, list(doc.warnings), export, images)
+    return Converted(content, entry.media_type, list(doc.warnings), export, images,
+                     list(doc.read_notes))
 
 
 def ocr_page(data: bytes, index: int, languages: str) -> tuple[Any, float]:

@@ -15,7 +15,76 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from itertools import chain
 from typing import Any
 
-SCHEMA_VERSION = "1.0"
+# 1.1: the optional ``prov`` of blocks and table cells and the optional top-level ``pages``
+SCHEMA_VERSION = "1.1"
+
+
+# ---------------------------------------------------------------- provenance
+@dataclass(frozen=True)
+class PageBox:
+    """Where on a PDF page a block was read: ``page`` from 1, ``bbox`` ``(x0, top, x1,
+    bottom)`` in PDF points with the origin at the top-left corner of the page as read
+    (after its ``/Rotate``), from the text layer, the structure tree or OCR words alike."""
+
+    page: int
+    bbox: tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class SlideRef:
+    """The slide (from 1) of a presentation a block was read from."""
+
+    slide: int
+
+
+@dataclass(frozen=True)
+class SheetRange:
+    """The sheet and cell range (``A1:D20``, or one cell ``B3``) a block was read from."""
+
+    sheet: str
+    range: str
+
+
+@dataclass(frozen=True)
+class PartRef:
+    """The part of a package (``word/document.xml``, an EPUB spine item, ``body`` of an HTML
+    page) and the position (from 0) of the element a block was read from in it."""
+
+    part: str
+    index: int
+
+
+Location = PageBox | SlideRef | SheetRange | PartRef
+
+
+# The ``prov`` field of blocks and table cells: where the node came from (a list: a block can
+# span pages). Not compared (two blocks with the same content are equal wherever they were
+# read), not in the repr, and left out of the JSON when empty.
+_PROV = {"omit_empty": True, "locations": True}
+
+
+def location_to_dict(loc: Location) -> dict[str, Any]:
+    """A location as JSON data: ``{"page", "bbox"}``, ``{"slide"}``, ``{"sheet", "range"}``
+    or ``{"part", "index"}`` (the keys tell the kind; boxes rounded to 0.01 pt)."""
+    if isinstance(loc, PageBox):
+        return {"page": loc.page, "bbox": [round(v, 2) for v in loc.bbox]}
+    if isinstance(loc, SlideRef):
+        return {"slide": loc.slide}
+    if isinstance(loc, SheetRange):
+        return {"sheet": loc.sheet, "range": loc.range}
+    return {"part": loc.part, "index": loc.index}
+
+
+def location_from_dict(data: dict[str, Any]) -> Location:
+    """Inverse of :func:`location_to_dict`."""
+    if "page" in data:
+        x0, top, x1, bottom = (float(v) for v in data["bbox"])
+        return PageBox(int(data["page"]), (x0, top, x1, bottom))
+    if "slide" in data:
+        return SlideRef(int(data["slide"]))
+    if "sheet" in data:
+        return SheetRange(str(data["sheet"]), str(data["range"]))
+    return PartRef(str(data["part"]), int(data["index"]))
 
 
 # ---------------------------------------------------------------- inlines
@@ -135,6 +204,8 @@ Inline = (
 @dataclass
 class Paragraph:
     children: list[Inline]
+    prov: list[Location] = field(default_factory=list, compare=False, repr=False,
+                                  metadata=_PROV)
 
 
 @dataclass
@@ -142,6 +213,8 @@ class Heading:
     level: int
     children: list[Inline]
     anchor: str = ""
+    prov: list[Location] = field(default_factory=list, compare=False, repr=False,
+                                  metadata=_PROV)
 
 
 @dataclass
@@ -157,6 +230,8 @@ class ListBlock:
     ordered: bool
     items: list[ListItem]
     start: int = 1
+    prov: list[Location] = field(default_factory=list, compare=False, repr=False,
+                                  metadata=_PROV)
 
 
 ALIGNMENTS = ("left", "center", "right")
@@ -171,6 +246,8 @@ class TableCell:
     # "left", "center" or "right" when the source says so (Markdown ``:---:``); "" otherwise.
     # Left out of the JSON when empty, so documents without it serialise as before.
     align: str = field(default="", metadata={"omit_empty": True})
+    prov: list[Location] = field(default_factory=list, compare=False, repr=False,
+                                  metadata=_PROV)
 
 
 @dataclass
@@ -185,27 +262,36 @@ class Table:
     rows: list[TableRow]
     header_rows: int = 0
     caption: list[Inline] = field(default_factory=list)
+    prov: list[Location] = field(default_factory=list, compare=False, repr=False,
+                                  metadata=_PROV)
 
 
 @dataclass
 class CodeBlock:
     text: str
     language: str = ""
+    prov: list[Location] = field(default_factory=list, compare=False, repr=False,
+                                  metadata=_PROV)
 
 
 @dataclass
 class BlockQuote:
     blocks: list[Block]
+    prov: list[Location] = field(default_factory=list, compare=False, repr=False,
+                                  metadata=_PROV)
 
 
 @dataclass
 class HorizontalRule:
-    pass
+    prov: list[Location] = field(default_factory=list, compare=False, repr=False,
+                                  metadata=_PROV)
 
 
 @dataclass
 class MathBlock:
     tex: str
+    prov: list[Location] = field(default_factory=list, compare=False, repr=False,
+                                  metadata=_PROV)
 
 
 @dataclass
@@ -213,6 +299,8 @@ class RawHtml:
     """HTML passed through by the Markdown reader; writers may drop it."""
 
     html: str
+    prov: list[Location] = field(default_factory=list, compare=False, repr=False,
+                                  metadata=_PROV)
 
 
 Block = (
@@ -239,11 +327,24 @@ class Document:
     resources: dict[str, Resource] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     furniture: list[Block] = field(default_factory=list)  # headers/footers/comments when asked
+    # page number (from 1) -> (width, height) in points of the page as its boxes are given
+    # (``PageBox``): set by the PDF reader, for the pages it read
+    pages: dict[int, tuple[float, float]] = field(default_factory=dict)
+
+    # facts about how the document was read that are no problem ("converted by LibreOffice",
+    # "OCR read page 1 (mean confidence 95%)"): the answer's ``notes``, apart from warnings
+    read_notes: list[str] = field(default_factory=list)
 
     def warn(self, message: str) -> None:
         """Record a warning once; warnings reach the caller in the response."""
         if message not in self.warnings:
             self.warnings.append(message)
+
+    def note(self, message: str) -> None:
+        """Record a note once: a fact about the reading, not a problem (``notes`` of the
+        response, shown apart from the warnings)."""
+        if message not in self.read_notes:
+            self.read_notes.append(message)
 
 
 # ---------------------------------------------------------------- helpers
@@ -262,7 +363,8 @@ Node = Inline | Block | ListItem | TableRow | TableCell
 # and which of them hold inlines or blocks: what :func:`walk` follows and the maps rewrite
 _LISTS: dict[type, tuple[str, ...]] = {
     cls: names for cls in _NODE_TYPES.values()
-    if (names := tuple(f.name for f in fields(cls) if str(f.type).startswith("list[")))
+    if (names := tuple(f.name for f in fields(cls) if str(f.type).startswith("list[")
+                       and not f.metadata.get("locations")))
 }
 _INLINE_LISTS: dict[type, tuple[str, ...]] = {
     cls: names for cls in _NODE_TYPES.values()
@@ -409,6 +511,9 @@ def to_dict(node: Any) -> Any:
             value = getattr(node, f.name)
             if f.metadata.get("omit_empty") and not value:
                 continue
+            if f.metadata.get("locations"):
+                data[f.name] = [location_to_dict(loc) for loc in value]
+                continue
             data[f.name] = to_dict(value)
         return data
     return node
@@ -420,6 +525,7 @@ def from_dict(data: Any) -> Any:
         return [from_dict(d) for d in data]
     if isinstance(data, dict) and "type" in data:
         cls = _NODE_TYPES[data["type"]]
-        kwargs = {k: from_dict(v) for k, v in data.items() if k != "type"}
+        kwargs = {k: [location_from_dict(loc) for loc in v] if k == "prov" else from_dict(v)
+                  for k, v in data.items() if k != "type"}
         return cls(**kwargs)
     return data

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from render_pool.errors import UnsupportedFormat
+from render_pool.errors import InvalidOption, UnsupportedFormat
 from render_pool.link_fill import (
     LinkQuoter,
     quote_html_attribute,
@@ -37,6 +37,8 @@ from render_pool.writers import ImageResolver
 from render_pool.writers.options import WriterOptions
 
 DEFAULT_ENGINE = "word2markdown"
+# what each engine is called for people (the browser app's words); the API values stay
+ENGINE_WORDS = {"word2markdown": "structured", "alt_engine": "lenient"}
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ WRITERS: dict[str, WriterEntry] = {
                         quote_json_string),
     "doctags": WriterEntry("render_pool.writers.doctags:write_doctags",
                            "text/plain; charset=utf-8", "doctags.txt"),
+    "chunks": WriterEntry("render_pool.writers.chunks:write_chunks", "application/json",
+                          "chunks.json", quote_json_string),
     "pdf": WriterEntry("render_pool.writers.pdf:write_pdf_file", "application/pdf", "pdf",
                        binary=True),
     "docx": WriterEntry("render_pool.writers.docx:write_docx",
@@ -127,6 +131,11 @@ def sniff_kind(data: bytes) -> str:
     raise UnsupportedFormat(f"{what}: only {kinds} can be converted")
 
 
+# reader options that only some readers take and that change what is read: given to an input
+# whose reader does not take them, they are an error (40001), never silently ignored
+STRICT_READER_OPTIONS = ("pages",)
+
+
 def _call(fn: Callable[..., Any], first: Any, given: dict[str, Any]) -> Any:
     """``fn(first, ...)`` with those of ``given`` that its signature names."""
     accepted = inspect.signature(fn).parameters
@@ -139,7 +148,7 @@ def read(data: bytes | str, engine: str = DEFAULT_ENGINE, options: dict[str, Any
     the kind is sniffed from the bytes unless the caller names it (``kind="markdown"``).
 
     An engine without a reader for this kind falls back to the default engine's reader and
-    says so in a warning (``alt_engine`` reads DOCX only)."""
+    says so in a note (``alt_engine`` reads DOCX only): the input was read, nothing is amiss."""
     if kind is None:
         kind = sniff_kind(data)
     elif not any(r.kind == kind for r in READERS):
@@ -149,10 +158,17 @@ def read(data: bytes | str, engine: str = DEFAULT_ENGINE, options: dict[str, Any
     fallback = entry is None
     if entry is None:
         entry = next(r for r in readers if r.engine == DEFAULT_ENGINE)
-    doc: Document = _call(load(entry.target), data, options or {})
+    fn = load(entry.target)
+    accepted = inspect.signature(fn).parameters
+    for name in STRICT_READER_OPTIONS:
+        if (options or {}).get(name) is not None and name not in accepted:
+            raise InvalidOption(f"{name} applies to PDF and image input only, not "
+                                f"{kind.upper()}")
+    doc: Document = _call(fn, data, options or {})
     if fallback:
         kinds = "/".join(dict.fromkeys(r.kind.upper() for r in READERS if r.engine == engine))
-        doc.warn(f"{engine} applies to {kinds} only; the {kind.upper()} reader was used")
+        doc.note(f"The {ENGINE_WORDS.get(engine, engine)} engine ({engine}) reads {kinds} only; "
+                 f"this {kind.upper()} file was read by the {kind.upper()} reader")
     return doc
 
 

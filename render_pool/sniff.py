@@ -26,6 +26,11 @@ _ODF_KINDS = {
     "application/epub+zip": "epub",
 }
 _OOXML_DIRS = (("word/", "docx"), ("ppt/", "pptx"), ("xl/", "xlsx"))
+# the usual main part of each OOXML kind: with it (or a kind's folder beside _rels/.rels) a
+# zip is that kind of package, damaged when it cannot be read as one
+_OOXML_MAIN_PARTS = (("word/document.xml", "docx"), ("ppt/presentation.xml", "pptx"),
+                     ("xl/workbook.xml", "xlsx"))
+_LOCAL_ENTRIES = 2000  # zip entries looked at to tell a damaged Office package
 _OLE_STREAMS = (("WordDocument", "doc"), ("PowerPoint Document", "ppt"), ("Workbook", "xls"),
                 ("Book", "xls"))
 # a comment may not run past its own "-->": ``.*?`` there made a failed match exponential
@@ -70,12 +75,86 @@ def _ole_kind(data: bytes) -> str:
                             f"document; supported: {SUPPORTED}.")
 
 
+def _office_kind(names: list[str]) -> str | None:
+    """The OOXML kind (``docx``, ``pptx``, ``xlsx``) whose parts a package's entry names hold:
+    its main part, or a folder of its own beside the package relationships."""
+    present = set(names)
+    for part, kind in _OOXML_MAIN_PARTS:
+        if part in present:
+            return kind
+    if "_rels/.rels" in present:
+        for prefix, kind in _OOXML_DIRS:
+            if any(n.startswith(prefix) for n in names):
+                return kind
+    return None
+
+
+def _local_entries(data: bytes) -> list[tuple[str, bytes]]:
+    """(name, first bytes of the data) of the local file headers found in ``data``: what a
+    zip cut short still tells, its directory at the end being gone. Bounded (the first
+    :data:`_LOCAL_ENTRIES` headers); a stray signature inside compressed data only adds a
+    name nobody looks for."""
+    found: list[tuple[str, bytes]] = []
+    pos = data.find(b"PK\x03\x04")
+    while pos >= 0 and len(found) < _LOCAL_ENTRIES and pos + 30 <= len(data):
+        name_len = int.from_bytes(data[pos + 26:pos + 28], "little")
+        extra_len = int.from_bytes(data[pos + 28:pos + 30], "little")
+        start = pos + 30 + name_len + extra_len
+        found.append((data[pos + 30:pos + 30 + name_len].decode("utf-8", "replace"),
+                      data[start:start + 100]))
+        pos = data.find(b"PK\x03\x04", pos + 30)
+    return found
+
+
+def _damaged(kind: str, what: str) -> CorruptDocument:
+    return CorruptDocument(f"This {kind.upper()} file is damaged: {what}.")
+
+
+def _cut_short(data: bytes) -> CorruptDocument:
+    """40003 for a zip whose directory cannot be read: named as the Office file its first
+    entries say it was (a DOCX cut short), else as a corrupt zip."""
+    entries = _local_entries(data)
+    kind = _office_kind([name for name, _ in entries])
+    if kind is None and entries and entries[0][0] == "mimetype":  # stored, uncompressed
+        kind = _ODF_KINDS.get(entries[0][1].decode("ascii", "replace").strip()
+                              .removesuffix("-template"))
+    if kind is None:
+        return CorruptDocument("The file is a corrupt zip: its directory cannot be read.")
+    return _damaged(kind, "it is cut short or broken at its end (the zip directory, "
+                          "which lists its parts, is missing)")
+
+
+def _damaged_start(data: bytes) -> None:
+    """A file that does not start as a zip but ends with a zip directory naming the parts of
+    an Office package is that package with its start overwritten: 40003, naming the parts
+    that cannot be read. Anything else passes (None)."""
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        infos = zf.infolist()[:_LOCAL_ENTRIES]
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError):
+        return
+    kind = _office_kind([i.filename for i in infos])
+    if kind is None:
+        return
+    unreadable = []
+    for info in infos:
+        try:  # opening reads and checks the entry's local header, not its data
+            zf.open(info).close()
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, ValueError, OSError):
+            unreadable.append(info.filename)
+    where = (f"its start is overwritten, so its part {unreadable[0]} cannot be read"
+             if len(unreadable) == 1 else
+             f"its start is overwritten, so its parts {', '.join(unreadable[:3])} cannot be "
+             "read" if unreadable else "it does not start as a zip file does")
+    raise _damaged(kind, where)
+
+
 def _zip_kind(data: bytes) -> str:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         names = zf.namelist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as exc:
-        raise CorruptDocument(f"The file is a corrupt zip: {exc}") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError):
+        raise _cut_short(data) from None
     if "mimetype" in names:
         info = zf.getinfo("mimetype")
         if info.file_size < 200:
@@ -92,6 +171,9 @@ def _zip_kind(data: bytes) -> str:
                 return kind
         raise CorruptDocument("The Office package holds no document, presentation or "
                               "workbook part (damaged?).")
+    kind = _office_kind(names)
+    if kind is not None:  # the parts of a package, without the list of their types
+        raise _damaged(kind, "its part [Content_Types].xml is missing")
     raise UnsupportedFormat(f"This zip archive is not a document; supported: {SUPPORTED}.")
 
 
@@ -154,6 +236,8 @@ def detect_kind(data: bytes) -> str | None:
     for magic, name in _MAGIC_NAMES:
         if data.startswith(magic):
             raise UnsupportedFormat(f"This file is {name}; supported: {SUPPORTED}.")
+    if b"PK\x05\x06" in data[-(0xFFFF + 22):]:  # a zip directory's end: a damaged package?
+        _damaged_start(data)
     text = _decode_text(data)
     if text is None:
         return None

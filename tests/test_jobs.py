@@ -201,7 +201,9 @@ async def test_cancel_a_queued_job_it_never_runs(api, job_services):
     assert state["state"] == "cancelled" and state["attempts"] == 0 and "result" not in state
 
 
-async def test_cancel_a_running_job_leaves_no_result(api, consumer):
+async def test_cancel_a_running_job_keeps_what_it_stored_and_what_not(api, consumer):
+    """Cancelled mid-batch: the record lists the documents stored before the cancel and the
+    sources of those never processed (issue 35, item 5), and the consumer moves on."""
     job_id = (await _submit(api, slow_archive()))["data"]["job_id"]
     async def running() -> dict[str, Any]:
         state = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
@@ -212,9 +214,17 @@ async def test_cancel_a_running_job_leaves_no_result(api, consumer):
     assert r.body["data"]["state"] == "cancelled"
     follow = (await _submit(api, small_archive("c")))["data"]["job_id"]
     assert (await _wait_ended(api, follow))["state"] == "done"  # the consumer moved on
-    final = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
-    assert final["state"] == "cancelled" and "result" not in final
-    assert final["done"] < final["total"]
+    async def kept() -> dict[str, Any]:  # written once the run sees the cancel
+        state = (await api.call("GET", f"/api/jobs/{job_id}")).body["data"]
+        return state if "result" in state else {}
+
+    final = await eventually(kept, 30, what="the cancelled job's partial result")
+    assert final["state"] == "cancelled" and final["done"] < final["total"] == 120
+    stored = [f["source"] for f in final["result"]["files"]]
+    skipped = final["result"]["not_processed"]
+    assert stored and skipped and len(stored) == final["done"] == final["result"]["count"]
+    assert sorted(stored + skipped) == [f"d/{i:03}.html" for i in range(120)]
+    assert all(f.get("storage_url") for f in final["result"]["files"])
 
 
 async def test_idempotency_key_same_job_for_same_body_refused_for_another(api, job_services):

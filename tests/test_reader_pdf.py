@@ -277,7 +277,7 @@ def test_corpus_pdf_reads(path: Path | None) -> None:
     data = path.read_bytes()
     if "scan" in path.name:  # read by OCR (issue 23)
         doc = read_pdf(data)
-        assert any(w.startswith("OCR read page(s)") for w in doc.warnings)
+        assert any(w.startswith("OCR read page(s)") for w in doc.read_notes)
         assert "PATIENT INFORMATION" in plain_text(doc.blocks)
         return
     doc = read_pdf(data)

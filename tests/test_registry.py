@@ -45,7 +45,8 @@ def test_an_engine_is_one_registry_line(monkeypatch):
 def test_engine_without_a_reader_for_the_kind_falls_back_with_a_warning():
     pdf = (Path(__file__).parent / "data" / "pdf" / "multi_page.pdf").read_bytes()
     doc = registry.read(pdf, "alt_engine")
-    assert "alt_engine applies to DOCX only; the PDF reader was used" in doc.warnings
+    assert ("The lenient engine (alt_engine) reads DOCX only; this PDF file was read by the "
+            "PDF reader") in doc.read_notes
     assert "Christopher Latham Sholes" in plain_text(doc.blocks)
 
 

@@ -73,6 +73,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--include-furniture", action="store_true",
                         help="keep page headers and footers")
     parser.add_argument("--no-notes", action="store_true", help="leave slide notes out")
+    parser.add_argument("--pages", default="", metavar="RANGES",
+                        help="PDF and scans: read only these pages (1-3,7)")
+    parser.add_argument("--page-markers", action="store_true",
+                        help="Markdown and HTML: <!-- page N --> where each PDF page starts")
+    parser.add_argument("--chunk-tokens", default="", metavar="N",
+                        help="--export chunks: the budget of a chunk (default 512)")
+    parser.add_argument("--chunk-overlap", default="", metavar="N",
+                        help="--export chunks: tokens repeated from the chunk before (default 0)")
+    parser.add_argument("--no-chunk-merge", action="store_true",
+                        help="--export chunks: every heading starts a chunk")
+    parser.add_argument("--chunk-tokenizer", default="", choices=["", "words", "chars"],
+                        help="--export chunks: how tokens are counted (default words)")
     parser.add_argument("--progress", choices=["auto", "always", "never"], default="auto",
                         help="a progress bar on standard error (auto: when it is a terminal)")
 
@@ -85,6 +97,11 @@ def form_fields(args: argparse.Namespace) -> dict[str, str]:
               "notes": "false" if args.no_notes else "true"}
     if args.images:
         fields["images"] = args.images
+    optional = {"pages": args.pages, "page_markers": "true" if args.page_markers else "",
+                "chunk_tokens": args.chunk_tokens, "chunk_overlap": args.chunk_overlap,
+                "chunk_merge": "false" if args.no_chunk_merge else "",
+                "chunk_tokenizer": args.chunk_tokenizer}
+    fields.update({name: value for name, value in optional.items() if value})
     return fields
 
 

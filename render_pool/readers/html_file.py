@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from render_pool.model import Document
+from render_pool.provenance import locate_parts
 from render_pool.readers.html import read_html
 from render_pool.readers.text_decode import decode_text
 
@@ -22,6 +23,7 @@ def read_html_file(data: bytes) -> Document:
     text, warning = decode_text(data, declared_scan=True)
     # lxml refuses text that still declares a byte encoding (XHTML's <?xml ... ?>)
     doc = read_html(_XML_DECL.sub("", text.lstrip("\ufeff"), count=1))
+    locate_parts(doc.blocks, "body")  # the page's top-level blocks in order
     if warning:
         doc.warn(warning)
     return doc

@@ -21,6 +21,7 @@ from PIL import Image
 
 from render_pool.errors import CorruptDocument, OcrPending, TooLarge
 from render_pool.model import Document
+from render_pool.page_ranges import PageRanges
 from render_pool.readers.pdf.ocr import OcrPages
 from render_pool.readers.pdf.reader import read_pdf
 
@@ -29,13 +30,13 @@ from render_pool.readers.pdf.reader import read_pdf
 # is decoded, far above what real scans need (A4 at 600 dpi is 4,961 x 7,016 pixels).
 MAX_FRAMES = 200
 MAX_PIXELS = 60_000_000  # per frame; above this the image is refused (decompression bombs)
-_A4_WIDTH_INCHES = 8.27
 MAX_SIDE = 65_500  # pixels a side: the most a JPEG, and so a page of the PDF, can hold
 MAX_TOTAL_PIXELS = 2_000_000_000  # all frames together: about 230 A4 pages at 300 dpi
+_A4_WIDTH_INCHES = 8.27
 _SIGNATURES = {b"\x89PNG\r\n\x1a\n": "PNG", b"\xff\xd8\xff": "JPEG", b"II*\x00": "TIFF",
                b"MM\x00*": "TIFF"}
-
 _BOMB_SIZE = re.compile(r"\((\d+) pixels\)")
+
 
 def image_format(data: bytes) -> str:
     """"PNG", "JPEG", "TIFF" or "WEBP" from the first bytes, "" for anything else."""
@@ -59,7 +60,6 @@ def _dpi(frame: Image.Image) -> float:
     return max(72.0, frame.width / _A4_WIDTH_INCHES)
 
 
-def image_pdf(data: bytes) -> bytes:
 def _check_size(width: int, height: int, page: int) -> None:
     """TooLarge for one frame over ``MAX_SIDE`` or ``MAX_PIXELS``."""
     where = f" (page {page})" if page > 1 else ""
@@ -125,6 +125,7 @@ def _open(data: bytes) -> Image.Image:
         raise TooLarge(f"The image{figure}; the limit is {MAX_PIXELS:,}") from None
 
 
+def image_pdf(data: bytes) -> bytes:
     """An image-only PDF with one page per frame of the image ``data``: TooLarge (41301)
     over a limit, CorruptDocument (40003) when it cannot be decoded."""
     out = pdfium.PdfDocument.new()
@@ -160,7 +161,8 @@ def _open(data: bytes) -> Image.Image:
 
 
 def read_image(data: bytes, ocr: str = "auto", ocr_languages: str = "",
-               ocr_fanout: bool = False, ocr_pages: OcrPages | None = None) -> Document:
+               ocr_fanout: bool = False, ocr_pages: OcrPages | None = None,
+               pages: PageRanges | None = None) -> Document:
     """Read an image upload by OCR into a Document; ``ocr="off"`` refuses it (40003).
 
     ``ocr_fanout``/``ocr_pages``/``pages`` as for :func:`read_pdf`; the :class:`OcrPending`
@@ -171,7 +173,8 @@ def read_image(data: bytes, ocr: str = "auto", ocr_languages: str = "",
     pdf = image_pdf(data)
     try:
         doc = read_pdf(pdf, ocr="force" if ocr == "force" else "auto",
-                       ocr_languages=ocr_languages, ocr_fanout=ocr_fanout, ocr_pages=ocr_pages)
+                       ocr_languages=ocr_languages, ocr_fanout=ocr_fanout, ocr_pages=ocr_pages,
+                       pages=pages)
     except OcrPending as pending:
         raise OcrPending(pending.pages, pdf, pending.page_pdfs) from None
     except CorruptDocument as exc:

@@ -35,6 +35,7 @@ from render_pool.model import (
     ListItem,
     Paragraph,
     Resource,
+    SlideRef,
     Strong,
     Table,
     TableCell,
@@ -42,6 +43,7 @@ from render_pool.model import (
     Text,
     plain_text,
 )
+from render_pool.provenance import locate
 from render_pool.readers.docx.charts import chart_table, chart_title
 from render_pool.readers.docx.inline import Seg, build_inlines, strip_edges
 from render_pool.readers.safe_zip import verified_zip
@@ -358,7 +360,7 @@ def read_pptx(data: bytes, notes: bool = True) -> Document:
     reader = _SlideReader(doc, notes)
     for number, slide in enumerate(prs.slides, start=1):
         try:
-            doc.blocks.extend(reader.slide(number, slide))
+            doc.blocks.extend(locate(reader.slide(number, slide), SlideRef(number)))
         except (KeyError, ValueError, AttributeError, TypeError, NotImplementedError) as exc:
             doc.warn(f"Slide {number} could not be read ({type(exc).__name__}); left out.")
     return doc

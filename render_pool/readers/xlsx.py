@@ -7,8 +7,9 @@ formulas their cached results, as saved by the program that computed them. Empty
 spans, hidden sheets are left out with a warning. Sheets are streamed row by row and the
 cells read across the workbook are capped (``max_cells``, from the ``SHEET_MAX_CELLS``
 setting): past it the rest is left out with a warning, so a 100,000-row sheet costs the
-cap, never a memory blow-up. A declared sheet size is never trusted (it can claim a
-million rows); columns are capped too.
+cap, never a memory blow-up; so are each sheet's rows (``TABLE_MAX_ROWS``). The shared
+strings are decoded only for the cells read (``xlsx_strings``), never the whole table. A
+declared sheet size is never trusted (it can claim a million rows); columns are capped too.
 
 The package is re-packed under the zip-bomb and XML-bomb guards first
 (``safe_zip.verified_zip``); links to external workbooks are never opened.
@@ -24,9 +25,12 @@ from typing import Any
 
 from lxml import etree
 
+from render_pool import limits
 from render_pool.errors import CorruptDocument
 from render_pool.model import Document, Heading, Paragraph, Table, TableCell, TableRow, Text
 from render_pool.readers.safe_zip import verified_zip
+from render_pool.readers.sheet_prov import locate_sheet
+from render_pool.readers.xlsx_strings import SharedStrings, open_workbook
 from render_pool.readers.xlsx_values import shown
 from render_pool.slugs import Slugger, slugify
 
@@ -78,26 +82,34 @@ def _cell(text: str, rowspan: int = 1, colspan: int = 1) -> TableCell:
 
 
 class _SheetReader:
-    def __init__(self, doc: Document, package: zipfile.ZipFile, max_cells: int) -> None:
+    def __init__(self, doc: Document, package: zipfile.ZipFile, max_cells: int,
+                 strings_part: str = "") -> None:
         self.doc = doc
         self.package = package
         self.budget = max_cells
         self.slugger = Slugger()
+        self.strings = SharedStrings(package, strings_part)  # decoded as cells need them
+        self.max_rows = limits.current().table_max_rows
 
     def grid(self, ws: Any) -> tuple[dict[tuple[int, int], str], bool]:
         """Non-empty cells of a sheet as {(row, col): text}, within the budget; whether the
         sheet was cut short. Rows are parsed as stored: missing rows and cells cost
-        nothing, whatever size the sheet declares."""
+        nothing, whatever size the sheet declares. Past ``max_rows`` stored rows the rest
+        of the sheet is left out with a warning (``TABLE_MAX_ROWS``)."""
         from openpyxl.cell.read_only import ReadOnlyCell
         from openpyxl.worksheet._reader import WorkSheetParser
 
         cells: dict[tuple[int, int], str] = {}
         wb = ws.parent
         with ws._get_source() as src:
-            parser = WorkSheetParser(src, ws._shared_strings, data_only=True, epoch=wb.epoch,
+            parser = WorkSheetParser(src, self.strings, data_only=True, epoch=wb.epoch,
                                      date_formats=wb._date_formats,
                                      timedelta_formats=wb._timedelta_formats)
-            for _, row in parser.parse():
+            for count, (_, row) in enumerate(parser.parse()):
+                if count == self.max_rows:
+                    self.doc.warn(f"Sheet {ws.title!r} has more than {self.max_rows:,} rows; "
+                                  f"only its first {self.max_rows:,} were read.")
+                    return cells, False
                 if len(row) > self.budget:
                     return cells, True
                 self.budget -= max(len(row), 1)
@@ -118,7 +130,7 @@ class _SheetReader:
                           "were read.")
         heading = Heading(1, [Text(name)], self.slugger.unique(slugify(name) or "sheet"))
         if not cells:
-            return [heading]
+            return locate_sheet(name, heading)
         # rows and columns holding a value, in order: empty margins and empty rows or
         # columns inside the range are left out, so a stray far cell costs one cell
         rows = sorted({r for r, _ in cells})
@@ -148,16 +160,14 @@ class _SheetReader:
                 rs, cs = spans.get((r, c), (1, 1))
                 row.append(_cell(cells.get((r, c), ""), rs, cs))
             table_rows.append(TableRow(row))
-        return [heading, Table(table_rows, header_rows=1)]
+        return locate_sheet(name, heading, Table(table_rows, header_rows=1), rows, cols)
 
 
 def read_xlsx(data: bytes, max_cells: int = DEFAULT_MAX_CELLS) -> Document:
     """An XLSX workbook as a document: a heading and a table per visible sheet."""
-    from openpyxl import load_workbook
-
     safe = verified_zip(data, "The XLSX package", transform=_declare_size)
     try:
-        wb = load_workbook(io.BytesIO(safe), read_only=True, data_only=True, keep_links=False)
+        wb, strings_part = open_workbook(io.BytesIO(safe))
     except (KeyError, ValueError, TypeError, zipfile.BadZipFile, OSError) as exc:
         raise CorruptDocument(f"The XLSX workbook cannot be read: {exc}") from None
     except Exception as exc:  # XML damage inside the parts
@@ -166,7 +176,8 @@ def read_xlsx(data: bytes, max_cells: int = DEFAULT_MAX_CELLS) -> Document:
     title = wb.properties.title if wb.properties is not None else None
     if title:
         doc.meta["title"] = title
-    reader = _SheetReader(doc, zipfile.ZipFile(io.BytesIO(safe)), max(1, max_cells))
+    reader = _SheetReader(doc, zipfile.ZipFile(io.BytesIO(safe)), max(1, max_cells),
+                          strings_part)
     try:
         for ws in wb.worksheets:
             if getattr(ws, "sheet_state", "visible") != "visible":

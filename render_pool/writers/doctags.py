@@ -8,9 +8,14 @@ and a trailing ``<caption>``), ``<picture>``, ``<code><_Language_>``, ``<formula
 ``<footnote>``, ``<page_header>``, ``<checkbox_selected>``/``<checkbox_unselected>`` and
 ``<inline>`` groups where a paragraph mixes text with inline code or formulas.
 
+Location tokens as Docling writes them: a block read from a PDF page (its ``prov`` holds a
+``PageBox`` and ``Document.pages`` the page's size) gets ``<loc_x0><loc_top><loc_x1><loc_bottom>``
+right after its opening tag, the box on a 0..499 grid of the page (each list item its own, a
+table on ``<otsl>``), and ``<page_break>`` stands between the top-level blocks of two pages.
+
 Differences from Docling's output, by necessity or choice:
-- No ``<loc_*>`` tokens: DOCX has no page geometry, so elements carry no location.
-- No ``<page_break>``: the model has no pages.
+- Inputs without page geometry (DOCX, slides, sheets) carry no location tokens and no page
+  breaks.
 - DocTags has no emphasis/link tags; formatted runs become plain text (Docling splits
   them into ``<text>`` parts of an ``<inline>`` group; we keep one ``<text>``).
 - Text is written verbatim like Docling does (``&``, ``>`` and ``a < b`` stay as they
@@ -48,6 +53,7 @@ from render_pool.model import (
     Math,
     MathBlock,
     NoteRef,
+    PageBox,
     Paragraph,
     Placeholder,
     RawHtml,
@@ -57,6 +63,7 @@ from render_pool.model import (
     plain_text,
     walk,
 )
+from render_pool.provenance import first_page
 from render_pool.writers import ImageResolver
 from render_pool.writers.common import NoteNumbering, placeholder_label, table_grid
 
@@ -108,6 +115,30 @@ class _Seg:
     kind: str  # "text", "code", "formula", "picture"
     value: str = ""
     node: Image | None = None
+
+
+LOC_GRID = 500  # Docling's location tokens: 0..499 across the page and down it
+
+
+def location_tokens(box: tuple[float, float, float, float], width: float, height: float
+                    ) -> str:
+    """``<loc_x0><loc_y0><loc_x1><loc_y1>`` of a box (points, top-left origin) on a page of
+    ``width`` x ``height`` points, as docling-core computes them."""
+    def token(value: float, size: float) -> str:
+        return f"<loc_{max(0, min(LOC_GRID - 1, round(LOC_GRID * value / size)))}>"
+
+    x0, top, x1, bottom = box
+    return (token(min(x0, x1), width) + token(min(top, bottom), height)
+            + token(max(x0, x1), width) + token(max(top, bottom), height))
+
+
+_FIRST_TAG = re.compile(r"^<[a-z_0-9]+>")
+
+
+def _with_loc(element: str, loc: str) -> str:
+    """``element`` with ``loc`` right after its opening tag."""
+    m = _FIRST_TAG.match(element) if loc else None
+    return element[:m.end()] + loc + element[m.end():] if m else element
 
 
 class _DocTagsWriter:
@@ -193,6 +224,16 @@ class _DocTagsWriter:
                 run.append(seg)
         return out
 
+    # ------------------------------------------------------------- locations
+    def loc(self, node: Block | None) -> str:
+        """The location tokens of a block's first page box ("" when it has none)."""
+        box = next((p for p in getattr(node, "prov", None) or [] if isinstance(p, PageBox)),
+                   None)
+        size = self.doc.pages.get(box.page) if box is not None else None
+        if box is None or size is None or min(size) <= 0:
+            return ""
+        return location_tokens(box.bbox, *size)
+
     # ------------------------------------------------------------- blocks
     def blocks(self, blocks: list[Block]) -> list[str]:
         out: list[str] = []
@@ -201,6 +242,12 @@ class _DocTagsWriter:
         return out
 
     def block(self, node: Block) -> list[str]:
+        if isinstance(node, (ListBlock, BlockQuote)):  # their items and blocks say
+            return self._block(node)
+        loc = self.loc(node)
+        return [_with_loc(e, loc) for e in self._block(node)]
+
+    def _block(self, node: Block) -> list[str]:
         if isinstance(node, Paragraph):
             return self.para_elements(node.children, "text")
         if isinstance(node, Heading):
@@ -231,7 +278,8 @@ class _DocTagsWriter:
     def list_block(self, node: ListBlock) -> str:
         parts: list[str] = []
         for item in node.items:
-            parts.extend(self.list_item(item))
+            loc = self.loc(item.blocks[0] if item.blocks else None)
+            parts.extend(loc + p for p in self.list_item(item))
         tag = "ordered_list" if node.ordered else "unordered_list"
         return _wrap(tag, "\n".join(_wrap("list_item", p) for p in parts) + "\n")
 
@@ -338,7 +386,8 @@ def _is_empty_para(block: Block) -> bool:
 
 
 def write_doctags(doc: Document, resolve_image: ImageResolver | None = None) -> str:
-    """Serialise ``doc`` as DocTags (Docling's vocabulary, without location tokens).
+    """Serialise ``doc`` as DocTags (Docling's vocabulary; location tokens and page breaks
+    where the blocks were read from PDF pages).
 
     ``resolve_image`` is accepted for a uniform writer signature; DocTags does not carry
     image data, so it is not used.
@@ -350,6 +399,13 @@ def write_doctags(doc: Document, resolve_image: ImageResolver | None = None) -> 
         text = w.text_of([block])
         if text:
             parts.append(_wrap("page_header", text))
-    parts.extend(w.blocks(doc.blocks))
+    page = None
+    for block in doc.blocks:  # a page break where the next block starts on a later page
+        first = first_page(block)
+        if first is not None:
+            if page is not None and first > page:
+                parts.append("<page_break>")
+            page = max(first, page or first)
+        parts.extend(w.block(block))
     parts.extend(w.footnotes())
     return "<doctag>" + "\n".join(parts) + "\n</doctag>\n"

@@ -53,8 +53,9 @@ def write_html(
 ) -> str:
     """One self-contained HTML page: doctype, charset, title, inline stylesheet and the body.
 
-    Of the writers' options it reads ``title`` (default: the document's title) and
-    ``css_text``, appended after the default stylesheet so it can override any rule.
+    Of the writers' options it reads ``title`` (default: the document's title),
+    ``css_text``, appended after the default stylesheet so it can override any rule, and
+    ``page_markers`` (``<!-- page N -->`` before the first block of each PDF page).
     """
     page_title = options.title if options and options.title else document_title(doc)
     css = options.css_text if options else ""
@@ -75,5 +76,6 @@ def write_html(
         f"<!DOCTYPE html>\n<html{lang_attr}>\n<head>\n{head}\n"
         f"<title>{_html.escape(page_title, quote=False)}</title>\n"
         f"<style>\n{style}</style>\n</head>\n<body>\n"
-        f"{html_body(doc, resolve_image)}</body>\n</html>\n"
+        f"{html_body(doc, resolve_image, bool(options and options.page_markers))}</body>\n"
+        "</html>\n"
     )

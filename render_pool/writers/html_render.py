@@ -53,6 +53,7 @@ from render_pool.model import (
     walk,
     walk_document,
 )
+from render_pool.provenance import page_marker, page_starts
 from render_pool.slugs import Slugger, slugify
 from render_pool.url_safety import is_safe_url
 from render_pool.writers import ImageResolver, data_uri_resolver
@@ -368,14 +369,20 @@ class HtmlRenderer:
                 + "\n".join(items) + "\n</ol>\n</section>")
 
 
-def html_body(doc: Document, resolve_image: ImageResolver | None = None) -> str:
+def html_body(doc: Document, resolve_image: ImageResolver | None = None,
+              page_markers: bool = False) -> str:
     """Body fragment of ``doc`` as semantic HTML5 (no ``<html>``/``<body>`` wrapper).
 
     Footnotes come last in ``section.footnotes``; ``doc.furniture`` (headers, footers,
-    comments a reader kept on request) in an ``aside.furniture`` before them.
+    comments a reader kept on request) in an ``aside.furniture`` before them. With
+    ``page_markers`` a comment ``<!-- page N -->`` stands before the first block of each PDF
+    page.
     """
     r = HtmlRenderer(doc, resolve_image or data_uri_resolver(doc))
-    parts = [r.blocks(doc.blocks)]
+    starts = page_starts(doc.blocks) if page_markers else {}
+    parts = ["\n".join(s for pos, b in enumerate(doc.blocks)
+                       for s in ((page_marker(starts[pos]),) if pos in starts else ())
+                       + (r.block(b),) if s)]
     if doc.furniture:
         parts.append(f'<aside class="furniture">\n{r.blocks(doc.furniture)}\n</aside>')
     notes = r.footnotes()

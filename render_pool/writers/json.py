@@ -3,7 +3,9 @@
 The body keeps ``Image.src`` as written by the reader (a key of ``resources`` or an external
 URL); ``resources`` maps each key to its MIME type, size in bytes and resolved ``src``
 (a data URI by default, or the uploaded link when the service saves to object storage).
-The layout is described in docs/document-json-schema.md.
+Blocks and table cells carry their ``prov`` (where they were read) when the reader says, and
+a PDF's ``pages`` their sizes (the frame of the page boxes). The layout is described in
+docs/document-json-schema.md.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ def document_to_json_data(doc: Document, resolve_image: ImageResolver | None = N
         "blocks": _neutralise(model.to_dict(doc.blocks)),
         "notes": {str(k): _neutralise(model.to_dict(v)) for k, v in doc.notes.items()},
         "furniture": _neutralise(model.to_dict(doc.furniture)),
+        **({"pages": [{"page": n, "width": w, "height": h}
+                      for n, (w, h) in sorted(doc.pages.items())]} if doc.pages else {}),
         "resources": {
             key: {"mime": res.mime, "size": len(res.data), "src": resolve(key)}
             for key, res in doc.resources.items()

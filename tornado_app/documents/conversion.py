@@ -95,7 +95,7 @@ async def convert(svc: Services, company_id: str, data: bytes, *, export: str, e
     if not save:
         result = await _convert_job(svc, company_id, data, export, engine, options, False)
         return {"content": result.content, "media_type": result.media_type,
-                "warnings": result.warnings}
+                "warnings": result.warnings, "notes": result.notes}
     store = await _store(svc, company_id)
     prefix = store.config.prefix
     result = await _convert_job(svc, company_id, data, export, engine, options, True)
@@ -108,7 +108,7 @@ async def convert(svc: Services, company_id: str, data: bytes, *, export: str, e
     key = result_key(prefix, "converted", f"{filename}.{jobs.FILE_EXTENSIONS[export]}",
                      token=result_token)
     stored = await svc.storage.put(store, key, content.encode("utf-8"), result.media_type)
-    return {**stored.as_dict(), "warnings": result.warnings}
+    return {**stored.as_dict(), "warnings": result.warnings, "notes": result.notes}
 
 
 async def save_rendered(svc: Services, company_id: str, rendered: jobs.Rendered, name: str,

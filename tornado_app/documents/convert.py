@@ -1,5 +1,7 @@
 """``POST /api/convert``: an office document, PDF, EPUB, HTML or CSV (upload or remote
-address) to Markdown, HTML, JSON or DocTags, parsed in the process pool."""
+address) to Markdown, HTML, JSON, DocTags or chunks, parsed in the process pool. Every field
+is checked here, before any work (an unknown one is 40001); ``pages`` past the end of the PDF
+is found in the pool (40001 too)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,11 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from render_pool import jobs
+from render_pool.errors import InvalidOption
+from render_pool.page_ranges import PageRanges, parse_pages
+from render_pool.writers.chunks import check_options as check_chunk_options
 from render_pool.writers.images import MODES as IMAGE_MODES
+from render_pool.writers.options import WriterOptions
 from tornado_app.documents.base import DocsError, UploadHandler, bool_field, choice_field
 from tornado_app.documents.conversion import convert
 from tornado_app.documents.fetch import fetch
@@ -18,6 +24,14 @@ if TYPE_CHECKING:
     from tornado_app.settings import Settings
 
 OCR_MODES = ("auto", "force", "off")  # scanned pages and images (render_pool.readers.pdf.ocr)
+# every field /api/convert reads (form or query string): another name is 40001, so a typo
+# (``page=`` for ``pages=``) is never silently ignored
+CONVERT_FIELDS = frozenset({
+    "file", "source_url", "export", "engine", "save", "filename", "async", "callback_url",
+    "include_furniture", "track_changes", "images", "notes", "ocr", "pages", "page_markers",
+    "chunk_tokens", "chunk_overlap", "chunk_merge", "chunk_tokenizer"})
+CHUNK_FIELDS = ("chunk_tokens", "chunk_overlap", "chunk_merge", "chunk_tokenizer")
+PAGE_MARKER_EXPORTS = ("markdown", "html")
 
 
 def safe_basename(name: str, default: str) -> str:
@@ -50,6 +64,10 @@ def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes
     source_url = (fields.get("source_url") or "").strip()
     if bool(upload) == bool(source_url):
         raise DocsError(40001, "send exactly one of file or source_url")
+    unknown = sorted((set(fields) | set(files)) - CONVERT_FIELDS)
+    if unknown:
+        raise DocsError(40001, f"unknown field(s) {', '.join(unknown)[:200]}; /api/convert "
+                               f"reads {', '.join(sorted(CONVERT_FIELDS))}")
     export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
     engine = choice_field(fields, "engine", list(jobs.ENGINES), "word2markdown")
     choice_field(fields, "track_changes", ("accept", "all"), "accept")
@@ -57,7 +75,54 @@ def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes
     choice_field(fields, "ocr", OCR_MODES, "auto")
     bool_field(fields, "include_furniture")
     bool_field(fields, "notes", True)
+    writer_fields(fields, export)
+    pages_field(fields)
     return export, engine
+
+
+def pages_field(fields: dict[str, str]) -> PageRanges | None:
+    """The ``pages`` ranges (``1-3,7``), or None to read every page; 40001 for bad syntax,
+    a page 0 or a reversed range (a page past the end is found when the PDF is read)."""
+    spec = fields.get("pages")
+    if spec is None or not spec.strip():
+        return None
+    try:
+        return parse_pages(spec)
+    except InvalidOption as exc:
+        raise DocsError(40001, exc.message) from exc
+
+
+def _int_field(fields: dict[str, str], name: str, default: int) -> int:
+    raw = (fields.get(name) or "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or len(raw) > 9:
+        raise DocsError(40001, f"{name} must be a whole number")
+    return int(raw)
+
+
+def writer_fields(fields: dict[str, str], export: str) -> dict[str, Any]:
+    """The writer options of a form (``page_markers``, ``chunk_*``), checked against the
+    export they apply to (40001 for one asked of another export, or out of range)."""
+    out: dict[str, Any] = {}
+    if fields.get("page_markers") is not None:
+        if export not in PAGE_MARKER_EXPORTS:
+            raise DocsError(40001, "page_markers applies to export=markdown and "
+                                   "export=html only")
+        out["page_markers"] = bool_field(fields, "page_markers")
+    given = [name for name in CHUNK_FIELDS if fields.get(name) is not None]
+    if given and export != "chunks":
+        raise DocsError(40001, f"{', '.join(given)} applies to export=chunks only")
+    if export == "chunks":
+        out["chunk_tokens"] = _int_field(fields, "chunk_tokens", 512)
+        out["chunk_overlap"] = _int_field(fields, "chunk_overlap", 0)
+        out["chunk_merge"] = bool_field(fields, "chunk_merge", True)
+        out["chunk_tokenizer"] = (fields.get("chunk_tokenizer") or "words").strip()
+        try:
+            check_chunk_options(WriterOptions(**out))
+        except InvalidOption as exc:
+            raise DocsError(40001, exc.message) from exc
+    return out
 
 
 def conversion_options(fields: dict[str, str], settings: Settings) -> dict[str, Any]:
@@ -76,6 +141,10 @@ def conversion_options(fields: dict[str, str], settings: Settings) -> dict[str, 
     }
     if images_field(fields):
         options["images"] = images_field(fields)
+    if pages_field(fields) is not None:
+        options["pages"] = pages_field(fields)  # PDF and images only (else 40001 in the pool)
+    export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
+    options.update(writer_fields(fields, export))
     return options
 
 

@@ -5,8 +5,8 @@ and records progress and the result on the job. Beside it runs the webhook sende
 
 A job is acknowledged only when it has ended, so a consumer that dies leaves it to another
 (claimed after ``JOB_CLAIM_IDLE_SECONDS``). A cancel is seen at the job's next step: the run is
-abandoned and nothing is recorded as its result. On shutdown the running job is given a grace
-period to end, then handed back to the queue.
+abandoned; a batch records as its result the documents it stored before and those it did not.
+On shutdown the running job is given a grace period to end, then handed back to the queue.
 """
 
 from __future__ import annotations
@@ -23,14 +23,16 @@ from typing import Any
 from store.job_queue import Delivery
 from store.staging import STAGING_PREFIX
 from store.storage_errors import StorageError
+from tornado_app.documents.batches.batch_service import BatchStopped
 from tornado_app.documents.webhooks import WebhookSender
 from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
 
 
-class JobCancelled(Exception):
-    """The job was cancelled (or ended elsewhere) while it ran."""
+class JobCancelled(BatchStopped):
+    """The job was cancelled (or ended elsewhere) while it ran; a batch fills in what it had
+    stored (:class:`BatchStopped`)."""
 
 
 def consumer_name() -> str:
@@ -124,13 +126,21 @@ class JobWorker:
         began = time.monotonic()
         try:
             changes = await self._outcome(company_id, job_id, record)
-        except JobCancelled:
+        except JobCancelled as stop:
             changes = None
+            if stop.files is not None and stop.not_processed is not None:
+                await self._keep_partial(company_id, job_id, {
+                    "done": stop.total - len(stop.not_processed), "total": stop.total,
+                    "result": {"count": len(stop.files), "files": stop.files,
+                               "not_processed": stop.not_processed}})
         finally:
             beat.cancel()
         if changes is not None:
             changes["finished"] = time.time()
             ended = await self.queue.update(company_id, job_id, changes)
+            if ended is None and changes.get("result") is not None:  # cancelled at its end
+                await self._keep_partial(company_id, job_id, {
+                    k: changes[k] for k in ("done", "total", "result") if k in changes})
             if ended is not None:
                 self.svc.metrics.jobs_ended.labels(ended["state"]).inc()
                 self.svc.metrics.job_duration.observe(time.monotonic() - began)
@@ -140,6 +150,15 @@ class JobWorker:
         await self.queue.ack(delivery)
         if record["input"].get("owned"):
             await self._drop_input(company_id, record["input"]["key"])
+
+    async def _keep_partial(self, company_id: str, job_id: str, changes: dict[str, Any]
+                            ) -> None:
+        """A cancelled job's record keeps what was stored before the cancel took effect (a
+        batch: ``result.files`` and the sources it did not process, ``not_processed``), so
+        its caller can see both."""
+        with contextlib.suppress(Exception):  # the record may be gone: nothing to keep
+            await self.queue.update(company_id, job_id, {**changes, "current": ""},
+                                    unless=("done", "failed"))
 
     async def _after_end(self, record: dict[str, Any]) -> None:
         if record.get("callback_url"):  # its delivery is in the outbox: send it now

@@ -8,7 +8,7 @@ blocks, and attaches block-level bookmarks to the block that follows them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from render_pool.model import (
     Anchor,
@@ -18,8 +18,10 @@ from render_pool.model import (
     Heading,
     ListBlock,
     ListItem,
+    Location,
     Paragraph,
 )
+from render_pool.provenance import locate, merged
 
 
 @dataclass
@@ -41,6 +43,7 @@ class CodeEntry:
     """One line (paragraph) of a code block; consecutive lines join."""
 
     text: str
+    prov: list[Location] = field(default_factory=list)
 
 
 @dataclass
@@ -100,8 +103,9 @@ def assemble(entries: list[Entry], bookmark_heading: dict[str, str]) -> list[Blo
         if isinstance(e, CodeEntry):
             if open_kind is CodeEntry and isinstance(out[-1], CodeBlock):
                 out[-1].text += "\n" + e.text
+                out[-1].prov = merged(out[-1].prov, e.prov)
             else:
-                out.append(CodeBlock(e.text))
+                out.append(CodeBlock(e.text, prov=list(e.prov)))
         elif isinstance(e, QuoteEntry):
             if open_kind is QuoteEntry and isinstance(out[-1], BlockQuote):
                 out[-1].blocks.append(e.paragraph)
@@ -113,6 +117,20 @@ def assemble(entries: list[Entry], bookmark_heading: dict[str, str]) -> list[Blo
     if anchors:
         out.append(Paragraph([Anchor(a) for a in anchors]))
     return out
+
+
+def locate_entries(entries: list[Entry], where: Location) -> None:
+    """Give the blocks of ``entries`` that have no location ``where`` (a code line keeps it
+    for the code block it joins)."""
+    for e in entries:
+        if isinstance(e, BlockEntry):
+            locate([e.block], where)
+        elif isinstance(e, QuoteEntry):
+            locate([e.paragraph], where)
+        elif isinstance(e, ItemEntry):
+            locate(e.blocks, where)
+        elif isinstance(e, CodeEntry) and not e.prov:
+            e.prov = [where]
 
 
 def _attach_anchors(entry: Entry, anchors: list[str], bookmark_heading: dict[str, str]

@@ -33,11 +33,13 @@ from render_pool.model import (
     MathBlock,
     NoteRef,
     Paragraph,
+    PartRef,
     Placeholder,
     Text,
     plain_text,
     walk_document,
 )
+from render_pool.provenance import roll_up
 from render_pool.readers.docx.drawings import Drawings
 from render_pool.readers.docx.entries import (
     AnchorEntry,
@@ -47,6 +49,7 @@ from render_pool.readers.docx.entries import (
     ItemEntry,
     QuoteEntry,
     assemble,
+    locate_entries,
 )
 from render_pool.readers.docx.inline import ParaState, Seg, build_inlines, strip_edges
 from render_pool.readers.docx.numbering import Numbering
@@ -93,6 +96,7 @@ class DocxReader:
         self.doc = Document()
         self.part = self.pkg.main_part
         self.main_root = self.pkg.xml(self.part)
+        self.body: etree._Element | None = None  # w:body, once reading starts
         if self.main_root is None or self.main_root.find(_W + "body") is None:
             raise CorruptDocument("Not a DOCX document: the main part has no w:body.")
         styles_rel = self.pkg.rel_by_type(self.part, "styles")
@@ -123,7 +127,9 @@ class DocxReader:
         """Convert the whole package."""
         self._meta()
         body = self.main_root.find(_W + "body")
+        self.body = body
         self.doc.blocks = self.blocks(body)
+        roll_up(self.doc.blocks)  # lists, quotes: the positions of their paragraphs
         if self.include_furniture:
             self._furniture()
         self._fix_internal_links()
@@ -180,47 +186,57 @@ class DocxReader:
             self.depth -= 1
 
     def _collect(self, container: etree._Element, entries: list[Entry]) -> None:
-        for el in container:
-            local = _local(el)
-            ns = etree.QName(el).namespace if isinstance(el.tag, str) else None
-            if local == "p" and ns == NS["w"]:
-                self._paragraph(el, entries)
-            elif local == "tbl":
-                keep = self.track == "all"
-                table = read_table(el, self.blocks, keep_deleted_rows=keep)
-                if len(table.rows) == 1 and len(table.rows[0].cells) == 1:
-                    # a one-cell table is a layout frame: keep its content in the flow
-                    entries.extend(BlockEntry(b) for b in table.rows[0].cells[0].blocks)
-                elif table.rows:
-                    entries.append(BlockEntry(table))
-            elif local == "sdt":
-                content = el.find(_W + "sdtContent")
-                if content is not None:
-                    self._collect(content, entries)
-            elif local in ("customXml", "smartTag", "ins", "moveTo", "txbxContent"):
+        """The entries of ``container``'s children; those of the body's children located at
+        the child's position (``PartRef``: the main part, the child's index from 0)."""
+        top = container is self.body
+        for pos, el in enumerate(container):
+            before = len(entries)
+            self._collect_one(el, entries)
+            if top and len(entries) > before:
+                locate_entries(entries[before:], PartRef(self.part, pos))
+
+    def _collect_one(self, el: etree._Element, entries: list[Entry]) -> None:
+        """The entries of one child of a container."""
+        local = _local(el)
+        ns = etree.QName(el).namespace if isinstance(el.tag, str) else None
+        if local == "p" and ns == NS["w"]:
+            self._paragraph(el, entries)
+        elif local == "tbl":
+            keep = self.track == "all"
+            table = read_table(el, self.blocks, keep_deleted_rows=keep, warn=self.doc.warn)
+            if len(table.rows) == 1 and len(table.rows[0].cells) == 1:
+                # a one-cell table is a layout frame: keep its content in the flow
+                entries.extend(BlockEntry(b) for b in table.rows[0].cells[0].blocks)
+            elif table.rows:
+                entries.append(BlockEntry(table))
+        elif local == "sdt":
+            content = el.find(_W + "sdtContent")
+            if content is not None:
+                self._collect(content, entries)
+        elif local in ("customXml", "smartTag", "ins", "moveTo", "txbxContent"):
+            self._collect(el, entries)
+        elif local in ("del", "moveFrom"):
+            if self.track == "all":
                 self._collect(el, entries)
-            elif local in ("del", "moveFrom"):
-                if self.track == "all":
-                    self._collect(el, entries)
-            elif local == "AlternateContent":
-                branch = el.find(_MC + "Choice")
-                if branch is None or len(branch) == 0:
-                    branch = el.find(_MC + "Fallback")
-                if branch is not None:
-                    self._collect(branch, entries)
-            elif local == "bookmarkStart":
-                name = el.get(_W + "name", "")
-                if name in self.referenced:
-                    entries.append(AnchorEntry(name))
-            elif local == "altChunk":
-                self.doc.warn("An embedded foreign document (altChunk) was not converted.")
-                entries.append(BlockEntry(Paragraph([Placeholder("[embedded document]")])))
-            elif local in ("sectPr", "bookmarkEnd", "proofErr", "permStart", "permEnd",
-                           "commentRangeStart", "commentRangeEnd", "tblPr", "tblGrid",
-                           "trPr", "tcPr", "") or local.endswith("Pr"):
-                continue
-            elif len(el):
-                self._collect(el, entries)
+        elif local == "AlternateContent":
+            branch = el.find(_MC + "Choice")
+            if branch is None or len(branch) == 0:
+                branch = el.find(_MC + "Fallback")
+            if branch is not None:
+                self._collect(branch, entries)
+        elif local == "bookmarkStart":
+            name = el.get(_W + "name", "")
+            if name in self.referenced:
+                entries.append(AnchorEntry(name))
+        elif local == "altChunk":
+            self.doc.warn("An embedded foreign document (altChunk) was not converted.")
+            entries.append(BlockEntry(Paragraph([Placeholder("[embedded document]")])))
+        elif local in ("sectPr", "bookmarkEnd", "proofErr", "permStart", "permEnd",
+                       "commentRangeStart", "commentRangeEnd", "tblPr", "tblGrid",
+                       "trPr", "tcPr", "") or local.endswith("Pr"):
+            return
+        elif len(el):
+            self._collect(el, entries)
 
     # ------------------------------------------------------------ paragraphs
     def _para_style(self, ppr: etree._Element | None) -> Style | None:

@@ -27,10 +27,12 @@ from render_pool.model import (
     Paragraph,
     Text,
 )
+from render_pool.provenance import merged, roll_up
 from render_pool.readers.pdf.chars import Char, mono_glyph, reads_as_prose
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
 from render_pool.readers.pdf.layout import Block as FlowBlock
 from render_pool.readers.pdf.layout import Item, Line
+from render_pool.readers.pdf.prov import items_prov
 from render_pool.readers.pdf.quotes import gather_quotes
 from render_pool.readers.pdf.tables import aligned_table
 
@@ -53,6 +55,7 @@ class _Item:
     text_x: float
     paras: list[list[list[Char]]] = field(default_factory=list)
     last: Line | None = None
+    para_lines: list[list[Line]] = field(default_factory=list)  # the lines of each para
 
 
 def body_size(items: list[Item]) -> float:
@@ -308,7 +311,7 @@ class _Builder:
         if self.para:
             inl = to_inlines(join_lines([ln.chars for ln in self.para]))
             if inl:
-                para = Paragraph(inl)
+                para = Paragraph(inl, prov=items_prov(self.para))
                 self.blocks.append(para)
                 self.para_lines[id(para)] = self.para
             self.para = []
@@ -334,10 +337,10 @@ class _Builder:
                     roots.append(lb)
                 stack.append((it.level, lb))
             blocks: list[Block] = []
-            for para in it.paras:
+            for para, lines in zip(it.paras, it.para_lines, strict=True):
                 inl = to_inlines(join_lines(para))
                 if inl:
-                    blocks.append(Paragraph(inl))
+                    blocks.append(Paragraph(inl, prov=items_prov(lines)))
             stack[-1][1].items.append(ListItem(blocks))
         self.blocks.extend(roots)
         self.list_items = []
@@ -370,8 +373,9 @@ class _Builder:
         if isinstance(last, CodeBlock) and self.code_end is not None \
                 and self.code_end.page < self.code[0].page:
             last.text += "\n" + text  # the listing goes on after a page break
+            last.prov = merged(last.prov, items_prov(self.code))
         else:
-            self.blocks.append(CodeBlock(text))
+            self.blocks.append(CodeBlock(text, prov=items_prov(self.code)))
         self.code_end = self.code[-1]
         self.code = []
 
@@ -396,10 +400,11 @@ class _Builder:
             last.children = to_inlines(
                 [*_styled_of(last.children), (" ", False, False, "", False),
                  *join_lines([line.chars])], keep_style=False)
+            last.prov = merged(last.prov, items_prov([line]))
         else:
             self.flush()
             inl = to_inlines(join_lines([line.chars]), keep_style=False)
-            heading = Heading(level, inl)
+            heading = Heading(level, inl, prov=items_prov([line]))
             self.blocks.append(heading)
             self.places.append((line.page, line.top, heading))
         self.last_heading = line
@@ -421,7 +426,7 @@ class _Builder:
             while len(self.stack) > 1 and x < self.stack[-1] - 0.7 * em:
                 self.stack.pop()
         level = len(self.stack) - 1
-        item = _Item(level, ordered, number, x, text_x, [[chars]], line)
+        item = _Item(level, ordered, number, x, text_x, [[chars]], line, [[line]])
         self.list_items.append(item)
 
     def continue_list(self, line: Line) -> bool:
@@ -436,17 +441,21 @@ class _Builder:
             if prev.text.endswith(_END) or not line.text[:1].islower():
                 return False
             item.paras[-1].append(line.chars)
+            item.para_lines[-1].append(line)
         elif self._gap_break(prev, line):
             if line.x0 < item.text_x - 0.5 * size:
                 return False
             item.paras.append([line.chars])
+            item.para_lines.append([line])
         elif line.x0 > item.marker_x + 0.3 * size:
             item.paras[-1].append(line.chars)
+            item.para_lines[-1].append(line)
         else:
             edge = self.edges.get(prev.region, prev.col_x1)
             if prev.x1 + _first_word_width(line) + 0.5 * size < edge:
                 return False
             item.paras[-1].append(line.chars)
+            item.para_lines[-1].append(line)
         item.last = line
         return True
 
@@ -458,6 +467,8 @@ class _Builder:
                 self.flush()
                 # a FlowBlock's payload is a model Block (typed loosely in layout.py)
                 self.blocks.append(it.payload)  # type: ignore[arg-type]
+                if not it.payload.prov:  # type: ignore[attr-defined]
+                    it.payload.prov = items_prov([it])  # type: ignore[attr-defined]
                 if isinstance(it.payload, Heading):
                     self.places.append((it.page, it.top if it.bottom > it.top else None,
                                         it.payload))
@@ -488,7 +499,9 @@ class _Builder:
                 self.flush_para()
                 self.para = [it]
         self.flush()
-        return gather_quotes(self.blocks, self.para_lines, self.edges)
+        blocks = gather_quotes(self.blocks, self.para_lines, self.edges)
+        roll_up(blocks)  # lists and quotes: the boxes of their paragraphs
+        return blocks
 
 
 def _styled_of(inlines: list[Inline]) -> list[tuple[str, bool, bool, str, bool]]:

@@ -24,6 +24,7 @@ bombs (bombs), before pdfium reads them. Pages without usable text are read by O
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 
@@ -31,7 +32,18 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from render_pool.errors import CorruptDocument, OcrPending, TooLarge
-from render_pool.model import Block, Document, Heading, Image, Paragraph, Resource
+from render_pool.model import (
+    Block,
+    Document,
+    Heading,
+    Image,
+    PageBox,
+    Paragraph,
+    Resource,
+    walk,
+)
+from render_pool.page_ranges import PageRanges, pages_in
+from render_pool.provenance import merged
 from render_pool.readers.pdf.blocks import build_blocks
 from render_pool.readers.pdf.bombs import check_pdf_streams
 from render_pool.readers.pdf.borderless import find_text_tables
@@ -57,6 +69,7 @@ from render_pool.readers.pdf.ocr import (
     needs_ocr,
     pages_alone,
 )
+from render_pool.readers.pdf.prov import PageFrame, to_shown_frames
 from render_pool.readers.pdf.repair import rebuilt
 from render_pool.readers.pdf.rotation import upright_page
 from render_pool.readers.pdf.struct import BrokenTree, StructNode, page_tree
@@ -125,11 +138,16 @@ def _metadata(pdf: pdfium.PdfDocument) -> dict[str, str]:
 
 
 class _PageResult:
-    __slots__ = ("height", "image_count", "items", "tagged", "text_chars", "wants_ocr")
+    __slots__ = ("frame", "height", "image_count", "index", "items", "tagged", "text_chars",
+                 "upright", "wants_ocr", "width")
 
-    def __init__(self) -> None:
+    def __init__(self, index: int = 0) -> None:
+        self.index = index  # the page's number from 0
         self.items: list[Item] = []
+        self.width = 0.0  # the page as read (its boxes' frame), in points
         self.height = 0.0
+        self.frame: PageFrame | None = None  # the reading frame to the page as shown
+        self.upright = 0  # clockwise degrees from the page turned upright to the page as shown
         self.text_chars = 0
         self.image_count = 0
         self.tagged: set[int] = set()  # id() of the items built from the structure tree
@@ -159,6 +177,7 @@ def _tagged_items(tree: list[StructNode], chars: list[Char | None], images: list
     if not visible and not got.blocks:
         return False
     doc.notes.update(got.notes)
+    _figure_boxes(got.blocks, {n: img for n, img in zip(names, images, strict=True)}, index)
     rest = [c for c in chars if c is None or (c.mcid not in got.used and c.mcid != ARTIFACT
                                               and c.text not in _LABEL_GLYPHS)]
     rest_images = [_image_block(img, n) for n, img in zip(names, images, strict=True)
@@ -169,6 +188,16 @@ def _tagged_items(tree: list[StructNode], chars: list[Char | None], images: list
     res.items = _interleave(items, leftover)
     res.tagged = {id(it) for it in items}
     return True
+
+
+def _figure_boxes(blocks: list[Block], images: dict[str, PageImage], index: int) -> None:
+    """Blocks of the tree without glyphs of their own (a Figure) given the boxes of the
+    images they show."""
+    for node in walk(blocks):
+        if isinstance(node, Paragraph) and not node.prov:
+            node.prov = merged(*([PageBox(index + 1, (img.x0, img.top, img.x1, img.bottom))]
+                                 for n in node.children if isinstance(n, Image)
+                                 and (img := images.get(n.src)) is not None))
 
 
 def _interleave(tagged: list[Item], leftover: list[Item]) -> list[Item]:
@@ -196,20 +225,26 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
     A page to be read by OCR under ``ocr`` (``wants_ocr``) keeps no images: its picture is
     the scan itself, and extracting it (decoding and re-encoding a page-sized image) cost
     about 0.5 s of CPU a page. Should its OCR fail, the page is read again without OCR."""
-    res = _PageResult()
+    res = _PageResult(index)
     page = pdf[index]
     tree: list[StructNode] | None = None
     try:
+        rotation, crop = page.get_rotation(), page.get_cropbox()
         textpage = page.get_textpage()
         turned, shown = upright_page(pdf, index, page, textpage)
         if turned is not None:
             page = turned
             textpage = page.get_textpage()
         if shown:
-            doc.warn(f"page {index + 1}: its text shows turned {shown} degrees; it was "
+            doc.note(f"page {index + 1}: its text shows turned {shown} degrees; it was "
                      "read upright")
         width, height = page.get_size()
-        res.height = height
+        res.width, res.height = width, height
+        # a page turned upright lost its crop offset and /Rotate; the others keep both
+        shift = (0.0, 0.0, (-shown) % 360) if turned is not None else (
+            -crop[0], crop[3] - height, rotation % 360)
+        res.frame = PageFrame(width, height, 0, *shift)
+        res.upright = shift[2] if turned is not None else 0
         try:
             chars = page_chars(textpage, height)
             attach_links(chars, page_links(pdf, page, textpage, height))
@@ -243,7 +278,10 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
     sideways = turn_page(TurnPage(chars, rules, fills, images, width, height))
     chars, rules, fills, images = sideways.chars, sideways.rules, sideways.fills, sideways.images
     width, height = sideways.width, sideways.height
-    res.height = height
+    res.width, res.height = width, height
+    if sideways.turn:
+        res.frame = dataclasses.replace(res.frame or PageFrame(width, height), width=width,
+                                        height=height, unturn=(360 - sideways.turn) % 360)
     blocks: list[FlowBlock] = []
     for grid in find_grids(rules, width, height):
         grid = widen_grid(grid, chars)
@@ -314,19 +352,22 @@ def _join_tagged_pages(pages: list[_PageResult]) -> None:
     prev: _PageResult | None = None
     for page in pages:
         if prev is not None and page.items and id(prev.items[-1]) in prev.tagged \
-                and id(page.items[0]) in page.tagged:
+                and id(page.items[0]) in page.tagged and page.index == prev.index + 1:
             a, b = prev.items[-1], page.items[0]
             assert isinstance(a, FlowBlock) and isinstance(b, FlowBlock)
             # a tagged item's payload is always a model Block; FlowBlock types it loosely
             if join_pages(a.payload, b.payload):  # type: ignore[arg-type]
                 page.items.pop(0)
+                a.payload.prov = merged(a.payload.prov,  # type: ignore[attr-defined]
+                                        b.payload.prov)  # type: ignore[attr-defined]
         prev = page if page.items else prev
 
 
 def _apply_ocr(runner: PageOcr, targets: dict[int, _PageResult], doc: Document,
                pdf: pdfium.PdfDocument, budget: list[int]) -> None:
-    """Replace the items of the OCR'd pages by what OCR read, and say so in a warning; a
-    page whose OCR failed is read again without OCR (its text layer and images)."""
+    """Replace the items of the OCR'd pages by what OCR read, and say so in a note (a
+    failed page in a warning); a page whose OCR failed is read again without OCR (its text
+    layer and images)."""
     done: list[int] = []
     confidence = 0.0
     for index, got in runner.results().items():
@@ -338,21 +379,31 @@ def _apply_ocr(runner: PageOcr, targets: dict[int, _PageResult], doc: Document,
             for name in _PageResult.__slots__:
                 setattr(res, name, getattr(again, name))
             continue
-        res.items, res.height, res.tagged = got.items, got.height, set()
+        res.items, res.width, res.height, res.tagged = got.items, got.width, got.height, set()
+        # OCR reads the page as rendered (as shown, or as turned upright), turned clockwise
+        # by ``rotation`` first when its text ran sideways
+        res.frame = PageFrame(got.width, got.height, (360 - got.ocr.rotation) % 360,
+                              rotate=res.upright)
         res.text_chars = got.visible
         if got.visible:
             done.append(index + 1)
             confidence += got.ocr.confidence
         if got.ocr.rotation:
-            doc.warn(f"page {index + 1}: turned {got.ocr.rotation} degrees for OCR")
+            doc.note(f"page {index + 1}: turned {got.ocr.rotation} degrees for OCR")
     if done:
-        doc.warn(f"OCR read page(s) {', '.join(map(str, done[:50]))} "
+        doc.note(f"OCR read page(s) {', '.join(map(str, done[:50]))} "
                  f"(mean confidence {confidence / len(done):.0f}%)")
 
 
 def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
-             ocr_fanout: bool = False, ocr_pages: OcrPages | None = None) -> Document:
+             ocr_fanout: bool = False, ocr_pages: OcrPages | None = None,
+             pages: PageRanges | None = None) -> Document:
     """Read a PDF's text layer into a Document (headings, paragraphs, lists, tables, images).
+
+    ``pages`` (``render_pool.page_ranges``) limits the work to those pages: the others are
+    never laid out, rendered or recognised; a range past the last page is 40001. Every block
+    carries the box it was read from on its page (``prov``), and ``Document.pages`` the size
+    of each page read.
 
     ``ocr`` ("auto", "force", "off") says which pages are read by OCR (ocr) in
     ``ocr_languages`` (Tesseract names joined by "+"). With ``ocr_fanout`` and several pages
@@ -374,16 +425,17 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
             raise TooLarge(f"The PDF has {count} pages; the limit is {MAX_PAGES}")
         doc.meta.update(_metadata(pdf))
         budget = [MAX_IMAGES]
-        pages: list[_PageResult] = []
+        wanted = [p - 1 for p in pages_in(pages, count)] if pages else range(count)
+        results: list[_PageResult] = []
         runner = PageOcr(ocr_languages)
         targets: dict[int, _PageResult] = {}
         later = ocr_fanout or ocr_pages is not None  # no rendering while reading the layer
         try:
-            for index in range(count):
+            for index in wanted:
                 try:
-                    pages.append(_read_page(pdf, index, doc, budget, ocr))
-                    if pages[-1].wants_ocr:
-                        targets[index] = pages[-1]
+                    results.append(_read_page(pdf, index, doc, budget, ocr))
+                    if results[-1].wants_ocr:
+                        targets[index] = results[-1]
                         if not later:
                             runner.submit(pdf, index)
                 except pdfium.PdfiumError as exc:
@@ -401,9 +453,12 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
             _apply_ocr(runner, targets, doc, pdf, budget)
     finally:
         pdf.close()
-    text_total = sum(p.text_chars for p in pages)
+    frames = {p.index + 1: p.frame or PageFrame(p.width, p.height) for p in results}
+    doc.pages = {n: (round(f.shown_size()[0], 2), round(f.shown_size()[1], 2))
+                 for n, f in frames.items()}
+    text_total = sum(p.text_chars for p in results)
     if text_total == 0:
-        if any(p.image_count for p in pages):
+        if any(p.image_count for p in results):
             if ocr == "off":
                 raise CorruptDocument(
                     "The PDF has no text layer (scanned?) and OCR is turned off (ocr=off)")
@@ -411,17 +466,17 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
                 "The PDF has no text layer (scanned?) and OCR found no text in its images")
         doc.warn("The PDF contains no text")
         return doc
-    scanned = [i + 1 for i, p in enumerate(pages) if not p.text_chars and p.image_count]
+    scanned = [p.index + 1 for p in results if not p.text_chars and p.image_count]
     if scanned:
         doc.warn("page(s) " + ", ".join(map(str, scanned[:20]))
                  + " have no text layer (scanned?); only their images were kept")
-    _join_tagged_pages(pages)
-    page_items = [p.items for p in pages]
-    remove_furniture(page_items, [p.height for p in pages])
+    _join_tagged_pages(results)
+    page_items = [p.items for p in results]
+    remove_furniture(page_items, [p.height for p in results])
     footnotes: dict[str, list[Block]] = {}
-    for index, page in enumerate(pages):
+    for page in results:
         if not page.tagged:
-            take_notes(page.items, page.height, index, footnotes)
+            take_notes(page.items, page.height, page.index, footnotes)
     flow = [it for items in page_items for it in items]
     places: list[tuple[int, float | None, Heading]] = []
     doc.blocks = build_blocks(flow, places)
@@ -433,4 +488,5 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
         doc.notes.update(footnotes)
     dedent_code(doc.blocks)
     resolve_internal_links(doc.blocks, doc.notes, places)
+    to_shown_frames(doc.blocks, frames)
     return doc

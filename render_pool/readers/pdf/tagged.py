@@ -37,11 +37,13 @@ from render_pool.model import (
     Text,
     plain_text,
 )
+from render_pool.provenance import merged
 from render_pool.readers.pdf.bidi import logical_order
 from render_pool.readers.pdf.chars import Char, is_rtl, mono_glyph, reads_as_prose
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
 from render_pool.readers.pdf.links import is_internal
 from render_pool.readers.pdf.notes import MARK, place_marks
+from render_pool.readers.pdf.prov import chars_prov
 from render_pool.readers.pdf.struct import StructNode
 
 _HEADING = re.compile(r"^H([1-6])$")
@@ -92,6 +94,7 @@ class _Builder:
                                           if ln.strip()])
         self.images = {i.mcid: i for i in images if i.mcid >= 0}
         self.page = page
+        self.taken: list[Char | None] = []  # every character taken, in order (provenance)
         self.out = TaggedPage()
         self.has_block: dict[int, bool] = {}
         self.sect_depth = 0
@@ -131,7 +134,9 @@ class _Builder:
         if mcid in self.out.used:
             return []
         self.out.used.add(mcid)
-        return self.chars.get(mcid, [])
+        got = self.chars.get(mcid, [])
+        self.taken.extend(got)
+        return got
 
     def node_chars(self, node: StructNode) -> list[Char | None]:
         """All characters under a node in tree order (line breaks as None)."""
@@ -209,6 +214,7 @@ class _Builder:
         for b in blocks:
             if isinstance(b, CodeBlock) and out and isinstance(out[-1], CodeBlock):
                 out[-1].text += "\n" + b.text
+                out[-1].prov = merged(out[-1].prov, b.prov)
                 continue
             x = self.list_x.get(id(b)) if isinstance(b, ListBlock) else None
             if x is not None and stack and out and isinstance(out[-1], ListBlock):
@@ -217,6 +223,11 @@ class _Builder:
                 while len(stack) > 1 and x < stack[-1][0] - 3:
                     stack.pop()
                 top_x, top = stack[-1]
+                joined = (abs(x - top_x) <= 3 and top.ordered == b.ordered and nested) or (
+                    x > top_x + 3 and bool(top.items))
+                if joined:  # the lists holding ``b`` now reach over its box too
+                    for _, holder in stack:
+                        holder.prov = merged(holder.prov, b.prov)
                 if abs(x - top_x) <= 3 and top.ordered == b.ordered and nested:
                     top.items.extend(b.items)
                     continue
@@ -283,7 +294,14 @@ class _Builder:
     def paragraph(self, node: StructNode, code: bool = False,
                   promote: bool = True) -> list[Block]:
         """A paragraph, a heading (see ``heading_level``) or, with ``code``, a code block
-        when every character is set in a monospaced font."""
+        when every character is set in a monospaced font; with the box of its glyphs."""
+        start = len(self.taken)
+        out = self._paragraph(node, code, promote)
+        if len(out) == 1 and not out[0].prov:
+            out[0].prov = chars_prov(self.taken[start:], self.page)
+        return out
+
+    def _paragraph(self, node: StructNode, code: bool, promote: bool) -> list[Block]:
         if code and not self.mono_prose and _all_mono(self.peek_chars(node)):
             text = _code_text(self.node_chars(node), self.left)
             return [CodeBlock(text)] if text.strip() else []
@@ -310,6 +328,15 @@ class _Builder:
         return heading
 
     def block(self, node: StructNode, depth: int) -> list[Block]:
+        """The blocks of ``node``; a single block is given the box of the glyphs it was read
+        from (the blocks of a container got theirs where they were read)."""
+        start = len(self.taken)
+        out = self._block(node, depth)
+        if len(out) == 1 and not out[0].prov:
+            out[0].prov = chars_prov(self.taken[start:], self.page)
+        return out
+
+    def _block(self, node: StructNode, depth: int) -> list[Block]:
         if depth > 200:
             return []
         t = node.type
@@ -535,11 +562,13 @@ class _Builder:
                 cells_total += 1
                 if cells_total > MAX_TABLE_CELLS:
                     break
+                start = len(self.taken)
                 blocks = self.container(cell, depth + 1) if self.has_block.get(
                     id(cell), False) else self.paragraph(cell, promote=False)
                 cells.append(TableCell(
                     blocks, rowspan=_span(cell.attrs.get("RowSpan")),
-                    colspan=_span(cell.attrs.get("ColSpan")), header=cell.type == "TH"))
+                    colspan=_span(cell.attrs.get("ColSpan")), header=cell.type == "TH",
+                    prov=chars_prov(self.taken[start:], self.page)))
             if not cells:
                 continue
             if in_header and (thead or all(c.header for c in cells)):

@@ -31,6 +31,7 @@ class Page:
     images: list[PageImage]
     width: float
     height: float
+    turn: int = 0  # degrees (90, 270) turn_page turned the page's frame clockwise
 
 
 def text_turn(chars: list[Char | None]) -> int:
@@ -119,4 +120,4 @@ def turn_page(page: Page) -> Page:
     for img in page.images:
         img.x0, img.x1, img.top, img.bottom = box(img.x0, img.x1, img.top, img.bottom)
         images.append(img)
-    return Page(chars, [rule(r) for r in page.rules], fills, images, h, w)
+    return Page(chars, [rule(r) for r in page.rules], fills, images, h, w, turn)

@@ -38,6 +38,17 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], Awaitable[None]]
 
 
+class BatchStopped(Exception):
+    """Raised by a :data:`Progress` callback to stop a batch between two documents (its job
+    was cancelled). :func:`process_tree` fills in what a cancelled batch reports: ``files``,
+    the entries of the documents processed (and stored) before the stop, ``not_processed``,
+    the sources of the others, and ``total``."""
+
+    files: list[dict[str, Any]] | None = None
+    not_processed: list[str] | None = None
+    total = 0
+
+
 class BatchStorageFailed(Exception):
     """Storage failed mid-batch; ``files`` holds what was done before."""
 
@@ -192,7 +203,12 @@ async def _run(ctx: _Context, tree: batch_jobs.TreePlan, progress: Progress | No
             if entry is not None:
                 done.append(entry)
             if progress:
-                await progress(i + 1, total, doc.source)
+                try:
+                    await progress(i + 1, total, doc.source)
+                except BatchStopped as stop:
+                    stop.files, stop.total = done, total
+                    stop.not_processed = [d.source for d in tree.documents[i + 1:]]
+                    raise
     except StorageError as exc:
         raise BatchStorageFailed(f"storage failed after {len(done)} of {total} documents: "
                                  f"{exc.message}", done, total) from exc

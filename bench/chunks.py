@@ -1,0 +1,250 @@
+"""``just bench chunks``: our chunks beside LangChain's splitters, and the PDF provenance check.
+
+On ``../shared/corpus/realworld`` (PDF, DOCX) and ``realworld-office`` (CSV, EPUB, HTML, and
+the LibreOffice formats when ``soffice`` is installed), each document is read once; our
+chunks (``export=chunks``, 512 tokens, no overlap) and LangChain's
+``MarkdownHeaderTextSplitter`` + ``RecursiveCharacterTextSplitter`` (512 tokens of the same
+counter, on our own Markdown of the document; ``bench/chunk_peer.py`` in its own venv under
+``bench/.peers/langchain``) are measured in one run:
+
+- words in exactly one chunk: 1 - (words lost + words doubled) / words of the Markdown (the
+  header rows a table part repeats are not counted as doubled; what is left of ours is a
+  header cell spanning into the first body row, and the tags of an HTML table's parts);
+- chunks within the budget (ours over it: single table rows larger than it);
+- boundaries at a heading, at a block end (a whole line of the Markdown on both sides: a
+  paragraph, list item, table row or code line), or inside a block;
+- table parts with their header (a chunk holding table rows whose first table line is a
+  header row, ``|---|`` under it), and tables cut inside a row;
+- time (chunking only; both read the same document model / Markdown).
+
+Provenance: the share of a PDF block's words that ``pdftotext -bbox-layout -cropbox`` places
+inside the block's box on its page (``bench/prov_check.py``), for the text layer of every
+realworld PDF, and for a few pages read by OCR (``ocr=force``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import shutil
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import peers
+from bench.common import machine, table
+from bench.prov_check import ProvScore, score_document
+from render_pool.errors import ConversionError
+from render_pool.model import Document, Table
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+BUDGET = 512
+_WORD = re.compile(r"\w+")
+_OFFICE = ("csv", "epub", "html", "odt", "ods", "odp", "doc", "xls", "ppt")
+_LO = ("odt", "ods", "odp", "doc", "xls", "ppt")
+
+
+@dataclass
+class Stats:
+    """One splitter's figures over the corpus."""
+
+    words: int = 0
+    lost: int = 0
+    doubled: int = 0
+    chunks: int = 0
+    within: int = 0
+    boundaries: int = 0
+    at_heading: int = 0
+    at_block_end: int = 0
+    table_chunks: int = 0
+    with_header: int = 0
+    rows_cut: int = 0
+    seconds: float = 0.0
+    failed: list[str] = field(default_factory=list)
+
+
+def corpus_files(quick: bool) -> list[Path]:
+    files = sorted((CORPUS / "realworld" / "pdf").glob("*.pdf"))
+    files += sorted((CORPUS / "realworld" / "docx").glob("*.docx"))
+    office = CORPUS / "realworld-office"
+    soffice = shutil.which("soffice") or shutil.which("libreoffice")
+    for kind in _OFFICE:
+        if kind in _LO and not soffice:
+            continue
+        files += sorted((office / kind).glob("*")) if (office / kind).is_dir() else []
+    files = [f for f in files if f.is_file() and not f.name.endswith(".md")]
+    return files[::6] if quick else files
+
+
+def header_repeats(doc: Document, chunks: list[dict[str, Any]]) -> Counter[str]:
+    """The words our chunks write more than once by rule: the header rows of a table,
+    repeated in every part after the first (a table's parts: the chunks naming its block)."""
+    from render_pool.writers.chunk_units import repeated_header
+    from render_pool.writers.markdown_render import MarkdownRenderer
+    from render_pool.writers.tokens import count_words
+
+    renderer = MarkdownRenderer(doc, lambda src: src)
+    out: Counter[str] = Counter()
+    for pos, block in enumerate(doc.blocks):
+        if not isinstance(block, Table) or not block.rows:
+            continue
+        parts = sum(pos in c["blocks"] for c in chunks)
+        header, _ = repeated_header(block, renderer, count_words, BUDGET)
+        if parts > 1 and header:
+            words = Counter(_WORD.findall(renderer.table(Table(header, len(header)))))
+            for _ in range(parts - 1):
+                out.update(words)
+    return out
+
+
+def measure(stats: Stats, markdown: str, chunks: list[str], seconds: float,
+            repeats: Counter[str] | None = None) -> None:
+    """Add one document's chunks to ``stats`` (see the module doc); ``repeats``: the words
+    the splitter writes more than once by rule (table headers), not counted as doubled."""
+    from render_pool.writers.tokens import count_words
+
+    expected = Counter(_WORD.findall(markdown)) + (repeats or Counter())
+    got = Counter(w for text in chunks for w in _WORD.findall(text))
+    stats.words += sum(expected.values()) - sum((repeats or Counter()).values())
+    stats.lost += sum((expected - got).values())
+    stats.doubled += sum((got - expected).values())
+    stats.chunks += len(chunks)
+    stats.within += sum(count_words(c) <= BUDGET for c in chunks)
+    stats.seconds += seconds
+    lines = set(markdown.split("\n"))
+    for a, b in itertools.pairwise(chunks):
+        stats.boundaries += 1
+        first = b.lstrip("\n").split("\n", 1)[0]
+        last = a.rstrip("\n").rsplit("\n", 1)[-1]
+        if first.startswith("#"):
+            stats.at_heading += 1
+        elif first in lines and last in lines:
+            stats.at_block_end += 1
+    for text in chunks:
+        rows = [ln for ln in text.split("\n") if ln.startswith("|")]
+        if not rows:
+            continue
+        stats.table_chunks += 1
+        all_lines = text.split("\n")
+        at = all_lines.index(rows[0])
+        if at + 1 < len(all_lines) and all_lines[at + 1].startswith("|---"):
+            stats.with_header += 1
+        if not rows[-1].rstrip().endswith("|") or not rows[0].rstrip().endswith("|"):
+            stats.rows_cut += 1
+
+
+def ensure_langchain() -> str:
+    """The LangChain peer's venv (``bench/.peers/langchain``): "ok" or why not."""
+    return peers._install("langchain")
+
+
+def run_langchain(docs: dict[str, str], out_dir: Path) -> dict[str, dict]:
+    manifest = out_dir / "langchain-manifest.json"
+    result = out_dir / "langchain-result.json"
+    tokens = Path(__file__).resolve().parents[1] / "render_pool" / "writers" / "tokens.py"
+    manifest.write_text(json.dumps({"docs": docs, "budget": BUDGET,
+                                    "tokens_module": str(tokens)}))
+    import subprocess
+
+    done = subprocess.run([str(peers.peer_python("langchain")), "-I",
+                           str(Path(__file__).with_name("chunk_peer.py")), str(manifest),
+                           str(result)], capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0 or not result.exists():
+        raise RuntimeError(f"the LangChain runner failed: {done.stderr[-400:]}")
+    return json.loads(result.read_text())
+
+
+def provenance(files: list[Path], ocr_files: list[Path]) -> tuple[ProvScore, ProvScore, int]:
+    from render_pool.readers.pdf.reader import read_pdf
+
+    text_layer, ocr = ProvScore(), ProvScore()
+    read = 0
+    for path in files:
+        try:
+            doc = read_pdf(path.read_bytes(), ocr="off")
+        except ConversionError:  # encrypted, scans without text: nothing to check
+            continue
+        read += 1
+        text_layer.add(score_document(doc, path))
+    for path in ocr_files:
+        try:
+            doc = read_pdf(path.read_bytes(), ocr="force", pages=((1, 1),))
+        except ConversionError:
+            continue
+        ocr.add(score_document(doc, path))
+    return text_layer, ocr, read
+
+
+def run(quick: bool = False) -> None:
+    from render_pool import registry
+    from render_pool.writers.chunks import chunk_document
+    from render_pool.writers.markdown import write_markdown
+    from render_pool.writers.options import WriterOptions
+
+    if not CORPUS.is_dir():
+        print("\n## Chunks\n\n../shared/corpus is not here: nothing to measure")
+        return
+    status = ensure_langchain()
+    files = corpus_files(quick)
+    ours, apart, theirs = Stats(), Stats(), Stats()
+    over = 0
+    markdown: dict[str, str] = {}
+    for path in files:
+        try:
+            doc = registry.read(path.read_bytes(), options={"ocr": "off"})
+        except Exception as exc:
+            ours.failed.append(f"{path.name}: {type(exc).__name__}")
+            continue
+        md = write_markdown(doc, lambda src: src)
+        start = time.perf_counter()
+        chunks = chunk_document(doc, lambda src: src, WriterOptions(chunk_tokens=BUDGET))
+        seconds = time.perf_counter() - start
+        over += sum(c["tokens"] > BUDGET for c in chunks)
+        measure(ours, md, [c["text"] for c in chunks], seconds, header_repeats(doc, chunks))
+        start = time.perf_counter()
+        chunks = chunk_document(doc, lambda src: src,
+                                WriterOptions(chunk_tokens=BUDGET, chunk_merge=False))
+        measure(apart, md, [c["text"] for c in chunks], time.perf_counter() - start,
+                header_repeats(doc, chunks))
+        markdown[path.name] = md
+    rows = [_row("ours (export=chunks)", ours), _row("ours, chunk_merge=false", apart)]
+    if status == "ok":
+        with tempfile.TemporaryDirectory() as tmp:
+            got = run_langchain(markdown, Path(tmp))
+        for name, md in markdown.items():
+            measure(theirs, md, got[name]["chunks"], got[name]["seconds"])
+        rows.append(_row(f"LangChain {peers.LANGCHAIN_VERSION} (header + recursive)", theirs))
+    else:
+        print(f"LangChain unavailable: {status}")
+    table(f"Chunks: {len(markdown)} documents of the realworld corpora, budget {BUDGET} "
+          f"tokens (words counter), overlap 0 ({machine()})",
+          ["splitter", "chunks", "words in exactly one chunk", "lost", "doubled", "within budget",
+           "boundaries at heading", "at heading or block end", "table parts with header",
+           "rows cut", "seconds"], rows)
+    print(f"\nours over the budget: {over} chunk(s), each a single table row larger than it; "
+          f"not read: {len(ours.failed)} ({', '.join(ours.failed[:6])})")
+    pdfs = [f for f in files if f.suffix == ".pdf"]
+    ocr_files = [f for f in pdfs if f.stat().st_size < 300_000][: 2 if quick else 6]
+    text_layer, ocr, read = provenance(pdfs, ocr_files)
+    table("PDF provenance: words that pdftotext places inside their block's box",
+          ["read by", "PDFs", "words matched", "inside the box", "blocks without a box"],
+          [["text layer", read, text_layer.matched, f"{text_layer.share:.4f}",
+            text_layer.blocks_without_box],
+           ["OCR (ocr=force, first page)", len(ocr_files), ocr.matched, f"{ocr.share:.4f}",
+            ocr.blocks_without_box]])
+
+
+def _row(name: str, s: Stats) -> list[object]:
+    def share(a: int, b: int) -> str:
+        return f"{a / b:.4f}" if b else "-"
+
+    exact = 1 - (s.lost + s.doubled) / s.words if s.words else 0.0
+    return [name, s.chunks, f"{exact:.4f}", share(s.lost, s.words), share(s.doubled, s.words),
+            share(s.within, s.chunks),
+            share(s.at_heading, s.boundaries),
+            share(s.at_heading + s.at_block_end, s.boundaries),
+            share(s.with_header, s.table_chunks), s.rows_cut, f"{s.seconds:.2f}"]
