@@ -15,6 +15,7 @@ import re
 import zipfile
 
 from render_pool.errors import CorruptDocument, UnsupportedFormat
+from render_pool.readers.ole import root_names
 from render_pool.readers.text_decode import decode_text
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -37,6 +38,9 @@ _OLE_STREAMS = (("WordDocument", "doc"), ("PowerPoint Document", "ppt"), ("Workb
 _HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--(?:(?!-->).)*-->\s*)*"
                          rb"<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
 # a fragment: starts with a tag and holds common HTML elements
+# an HTML document whose markup starts after a script or style block (a "preamble")
+_PREAMBLE = re.compile(rb"\s*<(?:script|style|!--|meta|link|noscript|title)\b", re.I)
+_HTML_DOC = re.compile(rb"<(?:!doctype\s+html|html|head|body)\b", re.I)
 _HTML_TAGS = re.compile(rb"<(?:div|p|h[1-6]|table|ul|ol|article|section|main|title|meta|br)"
                         rb"\b[^>]*>", re.I)
 # images read by OCR (PNG, JPEG, TIFF, WebP): kinds of their own, see _IMAGE_KINDS
@@ -55,12 +59,20 @@ def _utf16(name: str) -> bytes:
 def _ole_kind(data: bytes) -> str:
     """DOC/XLS/PPT from the stream names in an OLE file; protected files are 40003.
 
-    The main stream's name is looked for in the first directory sector (where the root's
-    first entries are) and then anywhere, the earliest winning: a document embedding
-    another (a Word file holding a slide) names both."""
+    The main stream is looked for among the root's own entries (an embedded workbook's
+    ``Book`` stream sits in a storage below, so a slide show holding a chart stays a slide
+    show). Only when the directory cannot be walked is its name looked for in the first
+    directory sector and then anywhere, the earliest winning."""
     if _utf16("EncryptionInfo") in data or _utf16("EncryptedPackage") in data:
         raise CorruptDocument("The document is password-protected (encrypted); remove the "
                               "password and retry.")
+    names = {name.lower() for name in root_names(data) or []}  # OLE names ignore case
+    if names:
+        for stream, kind in _OLE_STREAMS:
+            if stream.lower() in names:
+                return kind
+        if "pp40" in names:  # PowerPoint 4 (Mac): LibreOffice opens it as a PPT
+            return "ppt"
     shift = int.from_bytes(data[0x1E:0x20], "little")
     first = int.from_bytes(data[0x30:0x34], "little")
     size = 1 << shift if 7 <= shift <= 16 else 512
@@ -73,6 +85,23 @@ def _ole_kind(data: bytes) -> str:
             return min(found)[1]
     raise UnsupportedFormat("This is an OLE file that holds no Word, Excel or PowerPoint "
                             f"document; supported: {SUPPORTED}.")
+
+
+# the first record of an Excel 2-4 worksheet or workbook saved outside an OLE file: a BOF
+# (BIFF2 0x0009, BIFF3 0x0209, BIFF4 0x0409, BIFF5+ 0x0809), its length, and its sheet type
+_BIFF_BOF = (0x0009, 0x0209, 0x0409, 0x0809)
+_BIFF_TYPES = (0x0005, 0x0006, 0x0010, 0x0020, 0x0040, 0x0100)
+
+
+def _is_biff(data: bytes) -> bool:
+    """Whether ``data`` is a bare BIFF stream (Excel 2.x to 4.0 saved it as the whole file)."""
+    if len(data) < 8:
+        return False
+    record, length = int.from_bytes(data[:2], "little"), int.from_bytes(data[2:4], "little")
+    if record not in _BIFF_BOF or length not in (4, 6, 8, 16):
+        return False
+    kind = int.from_bytes(data[6:8], "little")  # after the version
+    return kind in _BIFF_TYPES
 
 
 def _office_kind(names: list[str]) -> str | None:
@@ -165,6 +194,8 @@ def _zip_kind(data: bytes) -> str:
             kind = _ODF_KINDS.get(mime.removesuffix("-template"))
             if kind:
                 return kind
+    if "META-INF/container.xml" in names and any(n.lower().endswith(".opf") for n in names):
+        return "epub"  # an EPUB without its mimetype entry: its container names the book
     if "[Content_Types].xml" in names:
         for prefix, kind in _OOXML_DIRS:
             if any(n.startswith(prefix) for n in names):
@@ -189,12 +220,36 @@ def _decode_text(data: bytes) -> str | None:
 
 def sniff_dialect(lines: list[str]) -> type[csv.Dialect] | None:
     """The CSV dialect of the first lines, or None. The sample is capped (20 lines of at most
-    1,000 characters, 4 KiB): ``csv.Sniffer`` is quadratic in its sample's length."""
+    1,000 characters, 4 KiB): ``csv.Sniffer`` is quadratic in its sample's length. When the
+    sniffer finds none (lines longer than the sample, quoted fields holding the delimiter),
+    the delimiter that splits most lines into the same number of fields is taken."""
     sample = "\n".join(line[:1000] for line in lines[:20])[:4096]
     try:
         return csv.Sniffer().sniff(sample, delimiters=",;\t|")
     except csv.Error:
+        return _counted_dialect(lines[:50])
+
+
+class _Delimited(csv.excel):
+    """The excel dialect with another delimiter (set per sniffed file)."""
+
+
+def _counted_dialect(lines: list[str]) -> type[csv.Dialect] | None:
+    """The excel dialect with the delimiter (``,`` ``;`` tab ``|``) that splits most lines
+    of ``lines`` into the same number (2 or more) of fields; None when none does for 80%.
+    Linear in the lines' length, whatever it is."""
+    best: tuple[float, str] | None = None
+    for delimiter in ",;\t|":
+        widths = [len(row) for row in csv.reader(lines, delimiter=delimiter)]
+        if len(widths) < 2:
+            continue
+        common = max(set(widths), key=widths.count)
+        share = widths.count(common) / len(widths)
+        if common >= 2 and share >= 0.8 and (best is None or share > best[0]):
+            best = (share, delimiter)
+    if best is None:
         return None
+    return type("Delimited", (_Delimited,), {"delimiter": best[1]})
 
 
 def looks_like_csv(text: str) -> bool:
@@ -209,6 +264,13 @@ def looks_like_csv(text: str) -> bool:
     widths = [len(row) for row in csv.reader(lines[:-1] or lines, dialect)]
     common = max(set(widths), key=widths.count)
     return common >= 2 and widths.count(common) >= 0.8 * len(widths)
+
+
+def _html_after_preamble(text: str) -> bool:
+    """Whether markup that opens with a tag (a ``<script>`` or ``<style>`` block, say) holds
+    an HTML document's ``<html>``, ``<head>`` or ``<body>`` further on, however long
+    what comes first: the head read is 256 KiB."""
+    return _HTML_DOC.search(text.encode("utf-8", "replace")) is not None
 
 
 def detect_kind(data: bytes) -> str | None:
@@ -226,6 +288,8 @@ def detect_kind(data: bytes) -> str | None:
         return _zip_kind(data)
     if data.startswith(OLE_MAGIC):
         return _ole_kind(data)
+    if _is_biff(data):
+        return "xls"
     if data.lstrip()[:5] == b"{\\rtf":
         return "rtf"
     for magic, kind in _IMAGE_KINDS:
@@ -243,6 +307,8 @@ def detect_kind(data: bytes) -> str | None:
         return None
     head = text.lstrip("\ufeff").encode("utf-8", "replace")[:4096]
     if _HTML_START.match(head) or (head.lstrip().startswith(b"<") and _HTML_TAGS.search(head)):
+        return "html"
+    if _PREAMBLE.match(head) and _html_after_preamble(text):
         return "html"
     if looks_like_csv(text):
         return "csv"

@@ -118,6 +118,11 @@ SHEET_MD = """\
 |---|---|
 | Ann | Lead |
 | Bob | Engineer |
+
+# Secret (hidden)
+
+| hidden salary data |
+|---|
 """
 
 CSV_TEXT = "Name;City;Age\nAnna;Roma;30\nLuca;Milano;25\nJosé;Málaga;41\n"

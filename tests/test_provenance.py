@@ -113,7 +113,7 @@ def test_every_slide_is_named():
 def test_every_sheet_is_named_with_its_range_and_cells_with_their_address():
     doc = registry.read(build_xlsx())
     ranges = [loc for b in doc.blocks for loc in b.prov if isinstance(loc, SheetRange)]
-    assert {r.sheet for r in ranges} == {"Sales", "Staff"}  # the hidden sheet is left out
+    assert {r.sheet for r in ranges} == {"Sales", "Staff", "Secret"}  # hidden, read too
     assert SheetRange("Sales", "B2:F5") in ranges and SheetRange("Staff", "A1:B3") in ranges
     table = next(b for b in doc.blocks if isinstance(b, model.Table))
     cells = [c.prov for r in table.rows for c in r.cells]

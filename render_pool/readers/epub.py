@@ -5,7 +5,9 @@ reading order (the spine) and the book's metadata, and the images the chapters s
 chapters are read in spine order, each once however often the spine lists it, by one HTML
 reader (heading ids stay unique across the book), pictures the chapters reference inside
 the package become resources, links between chapters become links to their ``#fragment``,
-and the package title becomes the document title. Nothing outside the package is fetched.
+notes (``epub:type`` ``noteref`` and ``footnote``/``endnote``/``rearnote``, in any chapter)
+become the document's notes, and the package title becomes the document title. Nothing
+outside the package is fetched.
 
 Every entry is read under the zip-bomb and XML-bomb guards (``safe_zip.verified_zip``).
 """
@@ -137,6 +139,7 @@ def read_epub(data: bytes) -> Document:
     chapters, meta = _spine(package)
     doc = Document(meta=meta)
     reader = _BookReader(doc, package)
+    roots: list[tuple[str, etree._Element]] = []
     for path in _read_once(chapters, doc):
         try:
             raw = package.read(path)
@@ -148,9 +151,14 @@ def read_epub(data: bytes) -> Document:
         except (etree.ParserError, ValueError):
             doc.warn(f"An unreadable chapter ({path}) was left out.")
             continue
-        reader.base = posixpath.dirname(path)
+        reader.part = path
+        reader.collect_notes(root)  # all chapters first: a note may live in another one
+        roots.append((path, root))
+    for path, root in roots:
+        reader.part, reader.base = path, posixpath.dirname(path)
         body = root.find("body")
         doc.blocks.extend(locate_parts(reader.blocks(body if body is not None else root), path))
+    reader.finish_notes()
     if not chapters:
         doc.warn("The EPUB package lists no chapters.")
     return doc

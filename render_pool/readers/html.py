@@ -40,6 +40,7 @@ from render_pool.model import (
     ListItem,
     Math,
     MathBlock,
+    NoteRef,
     Paragraph,
     Placeholder,
     RawHtml,
@@ -56,6 +57,7 @@ from render_pool.model import (
     map_blocks,
     plain_text,
 )
+from render_pool.readers import html_notes
 from render_pool.readers.docx.inline import merge_texts, strip_edges
 from render_pool.readers.html_unclosed import close_open_elements
 from render_pool.slugs import Slugger, slugify
@@ -78,11 +80,68 @@ class _HtmlReader:
         self.doc = doc if doc is not None else Document()
         self.slugger = Slugger()
         self.images = 0
+        # notes (footnotes, endnotes: ``readers/html_notes.py``) by (part, id), the model
+        # note id of each read so far, and the ids of their references (links back to a
+        # reference are no content of a note); ``part``/``base``: the part being read and
+        # its folder (an EPUB chapter's path; "" for one page)
+        self.note_els: dict[html_notes.NoteKey, etree._Element] = {}
+        self.note_ids: dict[html_notes.NoteKey, str] = {}
+        self.ref_ids: set[html_notes.NoteKey] = set()
+        self.part = ""
+        self.base = ""
+
+    # ------------------------------------------------------------ notes
+    def collect_notes(self, root: etree._Element) -> None:
+        """Remember the notes of ``root`` (the part ``self.part``) before it is read, so a
+        reference before its note (the common case) finds it."""
+        for el in root.iter():
+            if html_notes.is_note(el):
+                self.note_els.setdefault((self.part, el.get("id", "")), el)
+            elif html_notes.is_note_ref(el) and el.get("id"):
+                self.ref_ids.add((self.part, el.get("id", "")))
+
+    def note_ref(self, el: etree._Element) -> list[Inline] | None:
+        """A :class:`NoteRef` for a link to a known note (its body read on first use, as
+        the DOCX reader does), or None when ``el`` is no reference to one."""
+        key = html_notes.target_key(el.get("href", ""), self.part, self.base)
+        if key is None or key not in self.note_els or not (
+                html_notes.is_note_ref(el) or any(html_notes.is_note_ref(a)
+                                                  for a in el.iterancestors())):
+            return None
+        return [NoteRef(self.read_note(key))]
+
+    def read_note(self, key: html_notes.NoteKey) -> str:
+        """The model id of note ``key``, reading its blocks into ``doc.notes`` once."""
+        nid = self.note_ids.get(key)
+        if nid is None:
+            nid = base = key[1] or "note"
+            n = 1
+            while nid in self.doc.notes:
+                n += 1
+                nid = f"{base}-{n}"
+            self.note_ids[key] = nid
+            self.doc.notes[nid] = []  # guard against a note that refers to itself
+            saved, self.part = self.part, key[0]
+            try:
+                self.doc.notes[nid] = self.blocks(self.note_els[key], in_note=True)
+            finally:
+                self.part = saved
+        return nid
+
+    def finish_notes(self) -> None:
+        """Notes nobody refers to: kept as notes of the document (after the others), not
+        dropped with the body text they were taken out of."""
+        for key in list(self.note_els):
+            if key not in self.note_ids:
+                self.read_note(key)
 
     # ------------------------------------------------------------ blocks
-    def blocks(self, el: etree._Element) -> list[Block]:
+    def blocks(self, el: etree._Element, in_note: bool = False) -> list[Block]:
+        """Blocks of ``el``'s content; notes inside it are left to ``read_note`` (the note
+        itself when ``in_note``), and a notes section's rule and emptied lists dropped."""
         out: list[Block] = []
         pending: list[Inline] = []
+        notes_section = html_notes.is_notes_section(el)
 
         def flush() -> None:
             inl = strip_edges(merge_texts(pending))
@@ -95,7 +154,7 @@ class _HtmlReader:
             pending.append(Text(_WS.sub(" ", el.text)))
         for c in el:
             tag = c.tag.lower() if isinstance(c.tag, str) else ""
-            if tag in _DROP or not tag:
+            if tag in _DROP or not tag or (self.note_els and self._no_content(c, notes_section)):
                 pass
             elif tag in _BLOCK_TAGS or (tag == "span" and "math display" in c.get("class", "")):
                 flush()
@@ -106,6 +165,15 @@ class _HtmlReader:
                 pending.append(Text(_WS.sub(" ", c.tail)))
         flush()
         return out
+
+    def _no_content(self, c: etree._Element, notes_section: bool) -> bool:
+        """A note (read apart), or a notes section's rule or list holding only notes."""
+        if (self.part, c.get("id", "")) in self.note_els and html_notes.is_note(c):
+            return True
+        tag = c.tag.lower() if isinstance(c.tag, str) else ""
+        if tag in ("ol", "ul") and len(c) and all(html_notes.is_note(li) for li in c):
+            return True
+        return notes_section and tag == "hr"
 
     def block(self, c: etree._Element, tag: str) -> list[Block]:
         if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
@@ -149,7 +217,7 @@ class _HtmlReader:
             if li.tag.lower() in ("ul", "ol") and items:
                 items[-1].blocks.append(self.list_block(li, li.tag.lower() == "ol"))
                 continue
-            if li.tag.lower() != "li":
+            if li.tag.lower() != "li" or (self.note_els and html_notes.is_note(li)):
                 continue
             checked = None
             box = li.find("input")
@@ -219,8 +287,16 @@ class _HtmlReader:
             return []
         if tag in _WRAP:
             kids = self.inline_children(c)
+            if len(kids) == 1 and isinstance(kids[0], NoteRef):
+                return kids  # a reference in <sup>: the note mark is superscript already
             return [_WRAP[tag](kids)] if kids else []
         if tag == "a":
+            if self.note_els and (ref := self.note_ref(c)) is not None:
+                return ref
+            if self.note_els and (html_notes.is_back_link(c) or (
+                    html_notes.target_key(c.get("href", ""), self.part, self.base)
+                    in self.ref_ids)):
+                return []
             kids = self.inline_children(c)
             href = c.get("href")
             if not href:
@@ -334,7 +410,9 @@ def read_html(html: str) -> Document:
         if meta.get("name", "").lower() == "author" and meta.get("content"):
             reader.doc.meta["author"] = meta.get("content", "")
     body = root.find("body")
+    reader.collect_notes(root)
     reader.doc.blocks = reader.blocks(body if body is not None else root)
+    reader.finish_notes()
     return reader.doc
 
 

@@ -224,8 +224,8 @@ def prepare_odf(data: bytes, kind: str) -> Prepared:
 
     def transform(name: str, body: bytes) -> bytes:
         prepared.pictures.add(digest(body))
-        if not name.endswith(".xml") or name.startswith("META-INF/"):
-            return body
+        if not name.endswith(".xml") or name.startswith("META-INF/") or not body.strip():
+            return body  # an empty part (Configurations2/.../current.xml) holds nothing
         if name == "settings.xml" or name.endswith("/settings.xml"):
             return _EMPTY_SETTINGS
         for picture in _inline_pictures(body):

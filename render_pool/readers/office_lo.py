@@ -68,6 +68,9 @@ _PROFILE_SETTINGS = {
     },
     "/org.openoffice.Office.Writer/Content/Update": {"Link": "2"},  # 2: never update
     "/org.openoffice.Office.Calc/Content/Update": {"Link": "2"},
+    # 1: never recalculate on load: the values the file saved are kept (a recalculation
+    # turns formulas LibreOffice evaluates differently into #VALUE!)
+    "/org.openoffice.Office.Calc/Formula/Load": {"OOXMLRecalcMode": "1", "ODFRecalcMode": "1"},
     "/org.openoffice.Inet/Settings": {
         "ooInetProxyType": "1", "ooInetHTTPProxyName": "127.0.0.1", "ooInetHTTPProxyPort": "9",
         "ooInetHTTPSProxyName": "127.0.0.1", "ooInetHTTPSProxyPort": "9",

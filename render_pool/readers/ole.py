@@ -169,3 +169,35 @@ def read_stream(data: bytes, name: str) -> bytes | None:
     except _DAMAGED:
         return None
     return None
+
+
+def root_names(data: bytes) -> list[str] | None:
+    """The names of the entries directly under the root storage of the compound file
+    ``data`` (streams and storages), or None when its header or directory is damaged.
+
+    Why: an embedded object keeps its own streams in a storage below the root (a slide
+    show holding a workbook has a ``Book`` stream two levels down), so only the root's own
+    children say what the file is. The children form a tree through each entry's left and
+    right siblings; every entry is visited at most once."""
+    try:
+        ole = _Compound(data)
+        raw = ole.regular(ole.dir_start, len(data))
+        count = len(raw) // _ENTRY
+        if count == 0:
+            return None
+        first = struct.unpack_from("<I", raw, 76)[0]  # the root's child
+        names: list[str] = []
+        todo, seen = [first], set()
+        while todo:
+            n = todo.pop()
+            if n >= count or n in seen:
+                continue
+            seen.add(n)
+            at = n * _ENTRY
+            name_len = struct.unpack_from("<H", raw, at + 64)[0]
+            names.append(raw[at:at + max(0, min(name_len, 64) - 2)].decode("utf-16-le",
+                                                                              "replace"))
+            todo += struct.unpack_from("<2I", raw, at + 68)
+        return names
+    except _DAMAGED:
+        return None

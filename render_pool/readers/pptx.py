@@ -1,13 +1,18 @@
 """PPTX (PowerPoint) to the document model, with python-pptx.
 
-Why this shape: a slide is a section. Its title becomes a heading (level 1 for title and
-section-header slides, level 2 for content slides, so a deck made from Markdown keeps its
-``#``/``##`` nesting), its slide number an anchor (``#slide-N``), and its shapes are read
-in reading order: placeholders first, then the other shapes top to bottom, left to right.
-Bulleted paragraphs become nested lists by their outline level, tables keep their merged
-cells as spans, pictures keep their alt text, charts become data tables (as in the DOCX
-reader), grouped shapes are read as their members, and speaker notes follow the slide as
-a quoted block (``notes=false`` leaves them out).
+Why this shape: a slide is a section. It opens with a comment naming it (``<!-- slide 3
+-->``: a boundary Markdown readers and chunkers can see, kept out of the heading text, which
+stays the title alone), its title becomes a heading (level 1 for title and section-header
+slides, level 2 for content slides, so a deck made from Markdown keeps its ``#``/``##``
+nesting), and its shapes are read in reading order: placeholders first, then the other
+shapes top to bottom, left to right. A short body paragraph set wholly in bold with more
+content after it is a heading one level below the slide's (pandoc writes ``###`` so).
+Runs in a monospace font are inline code, and paragraphs set wholly in one (a code box)
+are a code block with their line breaks and indentation kept. Bulleted paragraphs become
+nested lists by their outline level, tables keep their merged cells as spans, pictures
+keep their alt text, charts become data tables (as in the DOCX reader), grouped shapes are
+read as their members, and speaker notes follow the slide as a quoted block
+(``notes=false`` leaves them out). Every block keeps its slide as provenance.
 
 The package is re-packed from bytes read under the zip-bomb and XML-bomb guards before
 python-pptx sees it (``safe_zip.verified_zip``); linked (external) pictures are never
@@ -23,9 +28,9 @@ from typing import Any
 from render_pool.data_uri import image_extension
 from render_pool.errors import CorruptDocument
 from render_pool.model import (
-    Anchor,
     Block,
     BlockQuote,
+    CodeBlock,
     Document,
     Heading,
     Image,
@@ -34,6 +39,7 @@ from render_pool.model import (
     ListBlock,
     ListItem,
     Paragraph,
+    RawHtml,
     Resource,
     SlideRef,
     Strong,
@@ -46,6 +52,7 @@ from render_pool.model import (
 from render_pool.provenance import locate
 from render_pool.readers.docx.charts import chart_table, chart_title
 from render_pool.readers.docx.inline import Seg, build_inlines, strip_edges
+from render_pool.readers.docx.styles import is_mono_font
 from render_pool.readers.safe_zip import verified_zip
 from render_pool.slugs import Slugger, slugify
 
@@ -64,6 +71,33 @@ class _Para:
     inlines: list[Inline]
     level: int | None  # None: not a list item
     ordered: bool = False
+    code: str | None = None  # the paragraph's text when it is all in a monospace font
+
+
+def _mono(rpr: Any) -> bool:
+    """Whether run properties (``a:rPr``, ``a:endParaRPr``) name a monospace font."""
+    latin = rpr.find(_A + "latin") if rpr is not None else None
+    return latin is not None and is_mono_font(latin.get("typeface"))
+
+
+def _code_line(p: Any) -> str | None:
+    """The text of a paragraph whose every visible run is in a monospace font (line breaks
+    and indentation kept), or None. Why from the XML: the inlines have lost the runs'
+    fonts and collapse nothing, but a code line needs its exact characters."""
+    parts: list[str] = []
+    seen = False
+    for child in p:
+        if child.tag == _A + "br":
+            parts.append("\n")
+        elif child.tag in (_A + "r", _A + "fld"):
+            t = child.find(_A + "t")
+            text = (t.text or "") if t is not None else ""
+            if text.strip():
+                if not _mono(child.find(_A + "rPr")):
+                    return None
+                seen = True
+            parts.append(text)
+    return "".join(parts).replace("\v", "\n").replace("\r\n", "\n") if seen else None
 
 
 def _run_segs(r: Any) -> list[Seg]:
@@ -82,6 +116,8 @@ def _run_segs(r: Any) -> list[Seg]:
             fmt.add("u")
         if rpr.get("strike") not in (None, "noStrike"):
             fmt.add("s")
+        if _mono(rpr):
+            fmt.add("code")
         baseline = rpr.get("baseline", "0").lstrip("-")
         if baseline not in ("", "0"):
             fmt.add("sup" if not rpr.get("baseline", "").startswith("-") else "sub")
@@ -128,6 +164,8 @@ class _SlideReader:
         for p in frame._txBody.iterchildren(_A + "p"):
             inl = self.paragraph(p, part)
             if not plain_text(inl).strip() and not any(isinstance(n, Image) for n in inl):
+                if out and out[-1].code is not None:  # a blank line inside a code box
+                    out.append(_Para([], None, code=""))
                 continue
             ppr = p.find(_A + "pPr")
             # the format allows levels 0-8; a larger one from the file must not nest deeper
@@ -138,7 +176,7 @@ class _SlideReader:
                 "bullet" if ppr.find(_A + "buChar") is not None
                 or ppr.find(_A + "buBlip") is not None else None)
             if explicit == "none" or (explicit is None and not bulleted):
-                out.append(_Para(inl, None))
+                out.append(_Para(inl, None, code=_code_line(p)))
             else:
                 out.append(_Para(inl, level, explicit == "ordered"))
         return out
@@ -200,13 +238,19 @@ class _SlideReader:
         if blip is not None and not blip.get(f"{{{R}}}embed") and blip.get(f"{{{R}}}link"):
             self.doc.warn("A linked (external) picture was left out; it is never fetched.")
             return None
+        from pptx.exc import InvalidXmlError
+
         try:
             image = shape.image
-        except (KeyError, ValueError, AttributeError):
+        except (KeyError, ValueError, AttributeError, InvalidXmlError):  # no <p:blipFill>
             self.doc.warn("A picture whose image is missing from the package was left out.")
             return None
+        try:  # python-pptx asks PIL for the format; bytes PIL does not know raise
+            mime = image.content_type or "image/png"  # (OSError, DecompressionBombError...)
+        except Exception:  # PIL's errors have no common base
+            self.doc.warn("A picture in a format that cannot be told was left out.")
+            return None
         self.images += 1
-        mime = image.content_type or "image/png"
         key = f"media/image{self.images}.{image_extension(mime)}"
         self.doc.resources[key] = Resource(image.blob, mime)
         return Image(key, alt.strip())
@@ -223,8 +267,7 @@ class _SlideReader:
         body: list[Block] = []
         for shape in holders + rest:
             body.extend(self.shape_blocks(shape, slide.part))
-        anchor = Anchor(f"slide-{number}")
-        out: list[Block] = []
+        out: list[Block] = [RawHtml(f"<!-- slide {number} -->")]
         title: list[Inline] = []
         if title_shape is not None and title_shape.has_text_frame:
             paras = self.text_frame(title_shape.text_frame, slide.part, False)
@@ -244,10 +287,10 @@ class _SlideReader:
                        or not [b for b in body if plain_text([b]).strip()
                                or isinstance(b, Table)])
             level = 1 if section else 2
-            out.append(Heading(level, [anchor, *title], self.slugger.unique(slugify(text))))
+            out.append(Heading(level, title, self.slugger.unique(slugify(text))))
         else:
-            out.append(Paragraph([anchor]))
-        out += body
+            level = 2
+        out += self.subheadings(body, min(level + 1, 6))
         if self.notes and slide.has_notes_slide:
             frame = slide.notes_slide.notes_text_frame
             paras = (self.text_frame(frame, slide.notes_slide.part, False)
@@ -257,6 +300,31 @@ class _SlideReader:
                 out.append(BlockQuote([Paragraph(first)]
                                       + [Paragraph(p.inlines) for p in paras[1:]]))
         return out
+
+
+    def subheadings(self, body: list[Block], level: int) -> list[Block]:
+        """``body`` with each short paragraph set wholly in bold, and followed by more of
+        the slide, as a heading of ``level`` (one below the slide's). Why: pandoc and
+        LibreOffice write a heading below the slide level so; the run format is all that
+        is left of it."""
+        out: list[Block] = []
+        for i, b in enumerate(body):
+            if (isinstance(b, Paragraph) and i + 1 < len(body) and len(b.children) == 1
+                    and isinstance(b.children[0], Strong) and _heading_text(b.children[0])):
+                inl = b.children[0].children
+                out.append(Heading(level, inl,
+                                   self.slugger.unique(slugify(plain_text(inl).strip()))))
+            else:
+                out.append(b)
+        return out
+
+
+def _heading_text(node: Strong) -> bool:
+    """Bold text that reads as a heading: one short line, not a sentence or a label."""
+    text = plain_text([node]).strip()
+    return (0 < len(text) <= 80 and len(text.split()) <= 12 and "\n" not in text
+            and not text.endswith((".", ",", ";", ":", "!", "?"))
+            and not any(isinstance(n, Image | LineBreak) for n in node.children))
 
 
 def _title_like(first: Paragraph, rest: list[Block]) -> bool:
@@ -306,6 +374,14 @@ def _blocks_of(paras: list[_Para]) -> list[Block]:
     out: list[Block] = []
     i = 0
     while i < len(paras):
+        if paras[i].code is not None:
+            j = i
+            while j < len(paras) and paras[j].code is not None:
+                j += 1
+            text = "\n".join(p.code or "" for p in paras[i:j]).rstrip("\n")
+            out.append(CodeBlock(text))
+            i = j
+            continue
         if paras[i].level is None:
             out.append(Paragraph(paras[i].inlines))
             i += 1

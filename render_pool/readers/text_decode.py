@@ -2,7 +2,8 @@
 
 Why one place: uploads come from every system: UTF-8 with or without a BOM, UTF-16 from
 Excel's "Unicode text", Windows-1252 or Latin-1 from older tools. A BOM decides, then an
-encoding the file declares (HTML ``<meta charset>``, XML declaration), then strict UTF-8,
+encoding the file declares (HTML ``<meta charset>``, XML declaration; but bytes that are
+valid UTF-8 with non-ASCII characters are read as UTF-8 whatever is declared), then strict UTF-8,
 then charset-normalizer's best guess (from 4 KiB on; on less text it guesses wildly, so
 Windows-1252 below that); the last resort is UTF-8 with replacement characters and a
 warning, never an error.
@@ -21,6 +22,17 @@ _DECLARED = re.compile(rb"""(?:<meta[^>]+charset\s*=\s*["']?|<\?xml[^>]+encoding
                        rb"""([A-Za-z0-9._-]+)""", re.I)
 
 
+def _is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is strict UTF-8 holding at least one non-ASCII character."""
+    if data.isascii():
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def decode_text(data: bytes, declared_scan: bool = False) -> tuple[str, str | None]:
     """(text, warning or None). ``declared_scan``: honour an encoding the head declares."""
     for bom, enc in BOMS:
@@ -29,8 +41,14 @@ def decode_text(data: bytes, declared_scan: bool = False) -> tuple[str, str | No
     if declared_scan:
         m = _DECLARED.search(data[:4096])
         if m:
+            declared = m.group(1).decode("ascii")
+            if _is_utf8(data):
+                # bytes that are valid UTF-8 with multi-byte characters are UTF-8, whatever
+                # the page claims (a page saved as UTF-8 still declaring gb2312): the
+                # chance that legacy text decodes as UTF-8 is tiny, as browsers reason
+                return data.decode("utf-8"), None
             try:
-                return data.decode(m.group(1).decode("ascii"), "replace"), None
+                return data.decode(declared, "replace"), None
             except LookupError:
                 pass
     try:

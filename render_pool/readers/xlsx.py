@@ -1,15 +1,17 @@
 """XLSX (Excel) to the document model, with openpyxl in read-only mode.
 
-Why this shape: each visible sheet becomes a heading (its name) and one table. Values are
+Why this shape: each sheet becomes a heading (its name) and one table. Values are
 the text the sheet shows (``xlsx_values.shown``: number formats, dates, percentages) and
-formulas their cached results, as saved by the program that computed them. Empty margins
-(rows and columns around the used range) are trimmed, merged ranges become row/column
-spans, hidden sheets are left out with a warning. Sheets are streamed row by row and the
-cells read across the workbook are capped (``max_cells``, from the ``SHEET_MAX_CELLS``
-setting): past it the rest is left out with a warning, so a 100,000-row sheet costs the
-cap, never a memory blow-up; so are each sheet's rows (``TABLE_MAX_ROWS``). The shared
-strings are decoded only for the cells read (``xlsx_strings``), never the whole table. A
-declared sheet size is never trusted (it can claim a million rows); columns are capped too.
+formulas their cached results, as saved by the program that computed them (formulas saved
+without one, as openpyxl and many generators write them, are named in a warning). Empty
+margins (rows and columns around the used range) are trimmed, merged ranges become
+row/column spans, hidden sheets are read with "(hidden)" after their name. Sheets are
+streamed row by row and the cells holding a value across the workbook are capped
+(``max_cells``, from the ``SHEET_MAX_CELLS`` setting): past it the rest is left out with a
+warning, so a 100,000-row sheet costs the cap, never a memory blow-up; so are each sheet's
+rows (``TABLE_MAX_ROWS``). The shared strings are decoded only for the cells read
+(``xlsx_strings``), never the whole table. A declared sheet size is never trusted (it can
+claim a million rows); columns are capped too.
 
 The package is re-packed under the zip-bomb and XML-bomb guards first
 (``safe_zip.verified_zip``); links to external workbooks are never opened.
@@ -30,6 +32,7 @@ from render_pool.errors import CorruptDocument
 from render_pool.model import Document, Heading, Paragraph, Table, TableCell, TableRow, Text
 from render_pool.readers.safe_zip import verified_zip
 from render_pool.readers.sheet_prov import locate_sheet
+from render_pool.readers.xlsx_formulas import uncomputed_warning
 from render_pool.readers.xlsx_strings import SharedStrings, open_workbook
 from render_pool.readers.xlsx_values import shown
 from render_pool.slugs import Slugger, slugify
@@ -110,11 +113,14 @@ class _SheetReader:
                     self.doc.warn(f"Sheet {ws.title!r} has more than {self.max_rows:,} rows; "
                                   f"only its first {self.max_rows:,} were read.")
                     return cells, False
-                if len(row) > self.budget:
+                # only cells holding a value count: a formatted but empty range (a style
+                # applied to whole rows) costs its parsing, bounded by the package guards
+                full = [c for c in row if c["value"] is not None and c["value"] != ""]
+                if len(full) > self.budget:
                     return cells, True
-                self.budget -= max(len(row), 1)
-                for c in row:
-                    if c["value"] is None or c["value"] == "" or c["column"] > MAX_COLUMNS:
+                self.budget -= max(len(full), 1)
+                for c in full:
+                    if c["column"] > MAX_COLUMNS:
                         continue
                     cell = ReadOnlyCell(ws, **c)
                     text = shown(cell.value, cell.number_format).strip()
@@ -122,13 +128,17 @@ class _SheetReader:
                         cells[(c["row"], c["column"])] = text
         return cells, False
 
-    def sheet(self, ws: Any) -> list:
+    def sheet(self, ws: Any, hidden: bool = False) -> list:
         name = ws.title
         cells, cut = self.grid(ws)
         if cut:
             self.doc.warn(f"Sheet {name!r} is larger than the cell limit; only its first rows "
                           "were read.")
-        heading = Heading(1, [Text(name)], self.slugger.unique(slugify(name) or "sheet"))
+        warning = uncomputed_warning(self.package, getattr(ws, "_worksheet_path", ""), name)
+        if warning:
+            self.doc.warn(warning)
+        label = f"{name} (hidden)" if hidden else name
+        heading = Heading(1, [Text(label)], self.slugger.unique(slugify(name) or "sheet"))
         if not cells:
             return locate_sheet(name, heading)
         # rows and columns holding a value, in order: empty margins and empty rows or
@@ -164,7 +174,8 @@ class _SheetReader:
 
 
 def read_xlsx(data: bytes, max_cells: int = DEFAULT_MAX_CELLS) -> Document:
-    """An XLSX workbook as a document: a heading and a table per visible sheet."""
+    """An XLSX workbook as a document: a heading and a table per sheet (a hidden one
+    marked so in its heading)."""
     safe = verified_zip(data, "The XLSX package", transform=_declare_size)
     try:
         wb, strings_part = open_workbook(io.BytesIO(safe))
@@ -180,13 +191,11 @@ def read_xlsx(data: bytes, max_cells: int = DEFAULT_MAX_CELLS) -> Document:
                           strings_part)
     try:
         for ws in wb.worksheets:
-            if getattr(ws, "sheet_state", "visible") != "visible":
-                doc.warn(f"Hidden sheet {ws.title!r} was left out.")
-                continue
             if reader.budget <= 0:
                 doc.warn(f"Sheet {ws.title!r} was left out: the cell limit was reached.")
                 continue
-            doc.blocks.extend(reader.sheet(ws))
+            doc.blocks.extend(reader.sheet(ws, getattr(ws, "sheet_state", "visible")
+                                           != "visible"))
         for cs in getattr(wb, "chartsheets", []):
             doc.warn(f"Chart sheet {cs.title!r} was left out.")
     except (KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:

@@ -126,6 +126,15 @@ def _date(value: dt.datetime | dt.date | dt.time, fmt: str) -> str:
     return text if text else (value.isoformat() if has_time else value.date().isoformat())
 
 
+def duration(value: dt.timedelta) -> str:
+    """A duration as a spreadsheet shows it with ``[h]:mm:ss``: whole hours however many
+    (``296296:17:37``), never Python's ``12345 days, 16:17:36.960000``."""
+    seconds = round(value.total_seconds())
+    sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
+    hours, rest = divmod(seconds, 3600)
+    return f"{sign}{hours}:{rest // 60:02d}:{rest % 60:02d}"
+
+
 def shown(value: object, fmt: str | None) -> str:
     """The text a spreadsheet shows for ``value`` with number format ``fmt``."""
     if value is None:
@@ -139,7 +148,7 @@ def shown(value: object, fmt: str | None) -> str:
         except (ValueError, KeyError, OverflowError):
             return value.isoformat()
     if isinstance(value, dt.timedelta):
-        return str(value)
+        return duration(value)
     if isinstance(value, (int, float)):
         if fmt == "General" or fmt == "@" or len(fmt) > 255:  # Excel's own format limit
             return general(value)

@@ -29,6 +29,7 @@ from render_pool.model import (
 )
 from render_pool.provenance import merged, roll_up
 from render_pool.readers.pdf.chars import Char, mono_glyph, reads_as_prose
+from render_pool.readers.pdf.front import front_inlines, front_matter, starts_new
 from render_pool.readers.pdf.inlines import join_lines, to_inlines
 from render_pool.readers.pdf.layout import Block as FlowBlock
 from render_pool.readers.pdf.layout import Item, Line
@@ -185,6 +186,10 @@ class _Builder:
                 self.edges[it.region] = max(self.edges.get(it.region, 0.0), it.x1)
         self.mono_prose = _monospaced_prose(items)
         self.keys = [self._heading_key(i) for i in range(len(items))]
+        # a paper's author block: paragraphs with superscript marks, not headings
+        self.front = {id(items[p]) for p in front_matter(items, self.keys)}
+        self.keys = [None if id(it) in self.front else k
+                     for it, k in zip(items, self.keys, strict=True)]
         self.levels = self._heading_levels()
         self.blocks: list[Block] = []
         self.para: list[Line] = []
@@ -309,7 +314,8 @@ class _Builder:
     # ------------------------------------------------------------ emitters
     def flush_para(self) -> None:
         if self.para:
-            inl = to_inlines(join_lines([ln.chars for ln in self.para]))
+            inl = (front_inlines(self.para) if all(id(ln) in self.front for ln in self.para)
+                   else to_inlines(join_lines([ln.chars for ln in self.para])))
             if inl:
                 para = Paragraph(inl, prov=items_prov(self.para))
                 self.blocks.append(para)
@@ -493,7 +499,8 @@ class _Builder:
             if self.list_items and self.continue_list(it):
                 continue
             self.flush_list()
-            if self.para and self._continues(self.para[-1], it):
+            if self.para and self._continues(self.para[-1], it) and not (
+                    id(it) in self.front and starts_new(self.para[-1], it)):
                 self.para.append(it)
             else:
                 self.flush_para()

@@ -39,6 +39,13 @@ _MONO_WORDS = ("mono", "courier", "consol", "menlo", "typewriter", "cmtt", "sfmo
                "liberationmono", "dejavusansmono", "lucidaconsole", "firacode", "cousine")
 Style = tuple[bool, bool, int, bool]  # bold, italic, mcid, mono
 # Symbol / Wingdings bullets that Word and LibreOffice write as private-use code points
+# spacing accents (and the combining marks) that TeX and other producers draw as glyphs of
+# their own over or under a letter, with the combining mark each stands for
+_ACCENTS = {"\u02d8": "\u0306", "\u00b4": "\u0301", "\u0060": "\u0300", "\u02c6": "\u0302",
+            "\u02dc": "\u0303", "\u00a8": "\u0308", "\u02c7": "\u030c", "\u02d9": "\u0307",
+            "\u02da": "\u030a", "\u00af": "\u0304", "\u02c9": "\u0304", "\u02dd": "\u030b",
+            "\u00b8": "\u0327", "\u02db": "\u0328"}
+_ACCENT_REACH = 12  # how many glyphs away in content order an accent's letter may be
 _PUA_BULLETS = {0xF0B7: "\u2022", 0xF0A7: "\u25aa", 0xF0A8: "\u25e6", 0xF076: "\u2756",
                 0xF0D8: "\u27a2", 0xF0FC: "\u2714", 0xF06F: "\u25e6", 0xF0A1: "\u25cb",
                 0xF0E0: "\u27a2", 0xF02D: "-"}
@@ -220,12 +227,67 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
             rotated.append(len(out))
             c.turned = True
         out.append(c)
+    if any(c is not None and (c.text in _ACCENTS or unicodedata.combining(c.text[:1]))
+           for c in out):
+        out = _attach_accents(out, rotated)
     visible = sum(1 for c in out if c is not None and c.text.strip())
     if rotated and len(rotated) * 2 >= visible:
         for c in out:
             if c is not None:
                 c.turned = False
     return out
+
+
+def _accent_base(out: list[Char | None], i: int) -> int | None:
+    """The index of the letter near the accent ``out[i]`` in content order (a few glyphs
+    before or after it: TeX draws the accent before its letter, some producers after the
+    word) that the accent sits over or under: its centre inside the letter's box, on the
+    same line. None when there is none (a grave accent used as a backtick stands beside
+    its neighbours, not over them)."""
+    acc = out[i]
+    assert acc is not None
+    centre = (acc.x0 + acc.x1) / 2
+    best: tuple[float, int] | None = None
+    for j in range(max(0, i - _ACCENT_REACH), min(len(out), i + _ACCENT_REACH + 1)):
+        c = out[j] if j != i else None
+        if c is None or len(c.text) != 1 or not c.text.isalpha() or c.turned != acc.turned:
+            continue
+        margin = 0.1 * (c.x1 - c.x0)
+        if not c.x0 + margin <= centre <= c.x1 - margin:
+            continue
+        if abs(c.baseline - acc.baseline) > max(c.size, acc.size):
+            continue
+        off = abs((c.x0 + c.x1) / 2 - centre)
+        if best is None or off < best[0]:
+            best = (off, j)
+    return best[1] if best is not None else None
+
+
+def _attach_accents(out: list[Char | None], rotated: list[int]) -> list[Char | None]:
+    """Join each accent drawn as a glyph of its own to the letter it overlaps, composed
+    (NFC: ``g`` and a spacing breve are ``ğ``; a dotless i under an accent is ``i``).
+    Why: TeX and some other producers set accented letters as two glyphs, which read as
+    ``Og˘uz`` and split words. ``rotated`` (indexes into ``out``) is kept in step."""
+    drop: set[int] = set()
+    for i, c in enumerate(out):
+        if c is None or (c.text not in _ACCENTS and not (
+                len(c.text) == 1 and unicodedata.combining(c.text))):
+            continue
+        j = _accent_base(out, i)
+        if j is None or j in drop:
+            continue
+        base = out[j]
+        assert base is not None
+        mark = _ACCENTS.get(c.text, c.text)
+        letter = "i" if base.text == "\u0131" and mark not in ("\u0327", "\u0328") else base.text
+        base.text = unicodedata.normalize("NFC", letter + mark)
+        drop.add(i)
+    if not drop:
+        return out
+    kept = [k for k in range(len(out)) if k not in drop]
+    moved = {old: new for new, old in enumerate(kept)}
+    rotated[:] = [moved[k] for k in rotated if k in moved]
+    return [out[k] for k in kept]
 
 
 @dataclass(slots=True)
@@ -361,6 +423,28 @@ def _glued(prev: Char, ch: Char) -> bool:
     return hangul and gap < 0.05 * em
 
 
+def _raised_mark(mark: Char, base: Char) -> bool:
+    """``mark`` is set smaller than ``base`` and raised above its baseline (a superscript:
+    an affiliation or note mark)."""
+    em = max(base.size, 1.0)
+    return mark.size < 0.85 * base.size and base.baseline - mark.baseline > 0.15 * em
+
+
+def _mark_break(cur: list[Char], nxt: Char | None) -> bool:
+    """True when the line break pdfium inferred before ``nxt`` only steps into or out of
+    a superscript mark on the same line (``Karpukhin*, Oğuz*`` with raised marks): no
+    break at all. Why: pdfium starts a new line at every baseline change, which cut an
+    author line into pieces at each affiliation mark, read as headings and columns."""
+    if nxt is None or not cur or not nxt.text.strip():
+        return False
+    last = cur[-1]
+    if nxt.x0 < last.x0 - 0.1 * max(last.size, 1.0) or nxt.x0 - last.x1 > max(last.size, 1.0):
+        return False
+    if len(cur) >= 2 and _raised_mark(last, cur[-2]):  # out of a mark, back to the line
+        return abs(nxt.baseline - cur[-2].baseline) < 0.1 * max(cur[-2].size, 1.0)
+    return _raised_mark(nxt, last)  # into a mark after a word
+
+
 def segments_of(chars: list[Char | None]) -> list[Segment]:
     """Split characters (content order) into segments at line breaks, jumps and wide gaps.
 
@@ -383,9 +467,10 @@ def segments_of(chars: list[Char | None]) -> list[Segment]:
         last = None
         rtl = False
 
-    for ch in chars:
+    for k, ch in enumerate(chars):
         if ch is None:
-            flush()
+            if not _mark_break(cur.chars, chars[k + 1] if k + 1 < len(chars) else None):
+                flush()
             continue
         if ch.text == " ":
             if cur.chars and cur.chars[-1].text != " ":
