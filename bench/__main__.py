@@ -6,7 +6,9 @@ import argparse
 import importlib
 import sys
 
-SECTIONS = ["auth", "render", "archives", "convert", "jobs", "hostile", "ocr", "html_paths"]
+SECTIONS = ["auth", "render", "archives", "convert", "jobs", "hostile", "ocr", "html_paths",
+            "chunks", "request_cost", "scale",
+            "summary"]  # summary last: one table of the ratios the sections before it measured
 
 
 def main() -> int:
