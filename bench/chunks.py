@@ -7,9 +7,11 @@ chunks (``export=chunks``, 512 tokens, no overlap) and LangChain's
 counter, on our own Markdown of the document; ``bench/chunk_peer.py`` in its own venv under
 ``bench/.peers/langchain``) are measured in one run:
 
-- words in exactly one chunk: 1 - (words lost + words doubled) / words of the Markdown (the
-  header rows a table part repeats are not counted as doubled; what is left of ours is a
-  header cell spanning into the first body row, and the tags of an HTML table's parts);
+- words in exactly one chunk: 1 - (words lost + words doubled) / words of the Markdown,
+  counted on the text only (:func:`text_words`: HTML tags and entities dropped the same way
+  from the whole Markdown and from the chunks, since a table part may be written as a pipe
+  table where the whole table is HTML, or the other way round; the header rows a table part
+  repeats are not counted as doubled);
 - chunks within the budget (ours over it: single table rows larger than it);
 - boundaries at a heading, at a block end (a whole line of the Markdown on both sides: a
   paragraph, list item, table row or code line), or inside a block;
@@ -24,6 +26,7 @@ realworld PDF, and for a few pages read by OCR (``ocr=force``).
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
@@ -44,6 +47,8 @@ from render_pool.model import Document, Table
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 BUDGET = 512
 _WORD = re.compile(r"\w+")
+# an HTML start or end tag (``<td colspan="2">``, ``</tr>``, ``<br>``), not an autolink
+_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
 _OFFICE = ("csv", "epub", "html", "odt", "ods", "odp", "doc", "xls", "ppt")
 _LO = ("odt", "ods", "odp", "doc", "xls", "ppt")
 
@@ -80,10 +85,17 @@ def corpus_files(quick: bool) -> list[Path]:
     return files[::6] if quick else files
 
 
+def text_words(markdown: str) -> list[str]:
+    """The words of Markdown's text: HTML tags dropped and entities decoded, so the markup
+    of an HTML table (``td``, ``colspan``, ``tbody``) or a ``<br>`` is not counted as words."""
+    return _WORD.findall(html.unescape(_TAG.sub(" ", markdown)))
+
+
 def header_repeats(doc: Document, chunks: list[dict[str, Any]]) -> Counter[str]:
     """The words our chunks write more than once by rule: the header rows of a table,
     repeated in every part after the first (a table's parts: the chunks naming its block)."""
     from render_pool.writers.chunk_units import repeated_header
+    from render_pool.writers.chunks_tables import part_table
     from render_pool.writers.markdown_render import MarkdownRenderer
     from render_pool.writers.tokens import count_words
 
@@ -95,7 +107,8 @@ def header_repeats(doc: Document, chunks: list[dict[str, Any]]) -> Counter[str]:
         parts = sum(pos in c["blocks"] for c in chunks)
         header, _ = repeated_header(block, renderer, count_words, BUDGET)
         if parts > 1 and header:
-            words = Counter(_WORD.findall(renderer.table(Table(header, len(header)))))
+            words = Counter(text_words(part_table(renderer, block,
+                                                  Table(header, len(header)))))
             for _ in range(parts - 1):
                 out.update(words)
     return out
@@ -107,8 +120,8 @@ def measure(stats: Stats, markdown: str, chunks: list[str], seconds: float,
     the splitter writes more than once by rule (table headers), not counted as doubled."""
     from render_pool.writers.tokens import count_words
 
-    expected = Counter(_WORD.findall(markdown)) + (repeats or Counter())
-    got = Counter(w for text in chunks for w in _WORD.findall(text))
+    expected = Counter(text_words(markdown)) + (repeats or Counter())
+    got = Counter(w for text in chunks for w in text_words(text))
     stats.words += sum(expected.values()) - sum((repeats or Counter()).values())
     stats.lost += sum((expected - got).values())
     stats.doubled += sum((got - expected).values())

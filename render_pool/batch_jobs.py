@@ -13,6 +13,7 @@ The jobs read files under ``root`` only through :func:`render_pool.archives.open
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import tempfile
@@ -20,8 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from render_pool import archives, batch, links
+from render_pool.errors import ConversionError
 from render_pool.readers.html import read_html
+from render_pool.readers.markdown import read_markdown
+from render_pool.writers.chunks import chunk_document
 from render_pool.writers.markdown import write_markdown
+from render_pool.writers.options import WriterOptions
 
 
 @dataclass
@@ -159,6 +164,43 @@ def final_name(source: str) -> str:
     """Stored name of a processed document: HTML becomes Markdown."""
     stem, ext = posixpath.splitext(source)
     return f"{stem}.md" if ext.lower() in (".html", ".htm") else source
+
+
+def chunks_name(source: str) -> str:
+    """Stored name of a document's chunks, beside its Markdown: ``docs/guide.md`` (or
+    ``docs/guide.html``) -> ``docs/guide.chunks.json``."""
+    return f"{posixpath.splitext(final_name(source))[0]}.chunks.json"
+
+
+@dataclass
+class ChunksResult:
+    """A document's chunks (``export=chunks``'s JSON array) in the scratch file ``path``,
+    how many there are and the chunks writer's warnings; or ``error`` (``path`` empty) when
+    the final Markdown could not be read back (40003 past the reader's nesting limit)."""
+
+    path: str
+    count: int
+    warnings: list[str]
+    error: str = ""
+
+
+def chunk_final(path: str, options: dict[str, Any], out_dir: str) -> ChunksResult:
+    """The chunks of a final Markdown document (a scratch file of :func:`finish_document`):
+    the same path as ``/api/convert?export=chunks`` of that Markdown, the Markdown reader
+    into the document model, then the chunks writer. ``options`` are the ``chunk_*`` writer
+    options, already checked by the service."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    try:
+        doc = read_markdown(text)
+        chunks = chunk_document(doc, None, WriterOptions(**options))
+    except ConversionError as exc:
+        return ChunksResult("", 0, [], exc.message)
+    out = _scratch(out_dir, ".json")
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump(chunks, fh, ensure_ascii=False, indent=2)
+        fh.write("\n")
+    return ChunksResult(out, len(chunks), list(doc.warnings))
 
 
 def finish_document(root: str, plan: batch.DocumentPlan, known: Lookups,

@@ -296,3 +296,64 @@ async def test_chunks_as_an_async_job(api, consumer):  # noqa: F811 (the fixture
     with urllib.request.urlopen(job["result"]["storage_presigned_url"], timeout=10) as f:
         chunks = json.loads(f.read())
     assert chunks and all(c["tokens"] <= 100 for c in chunks)
+
+
+def _cell(text: str, **span: int) -> TableCell:
+    return TableCell([Paragraph([Text(text)])], **span)
+
+
+def test_a_header_spanning_rows_is_repeated_whole_and_rows_keep_their_columns():
+    """A header cell spanning down past the header rows (a two-line header with merged cells,
+    as in poi__bug65649.docx) made the header of every later part cover the part's first row,
+    so that row's cells moved right under the wrong columns and its merged cells lost their
+    repeats: the header is the rows its cells span, and every row reads as in the table."""
+    header = TableRow([_cell("Name", rowspan=2), _cell("Price", colspan=2),
+                       _cell("Note", rowspan=2)])
+    sub = TableRow([_cell("net"), _cell("gross")])
+    body = [TableRow([_cell(f"w{4 * i}"), _cell(f"w{4 * i + 1}", colspan=2),
+                      _cell(f"w{4 * i + 2} w{4 * i + 3}")]) for i in range(30)]
+    doc = Document([Table([header, sub, *body], header_rows=1)])
+    whole = convert_document_text(doc).split("\n")
+    for budget in (24, 64, 120):  # 24: the header is over half the budget, not repeated
+        chunks = _chunks(doc, chunk_tokens=budget)
+        assert len(chunks) > 1
+        found = Counter(w for c in chunks for w in WORD.findall(c["text"]))
+        assert found == _doc_words(doc)  # nothing lost, nothing doubled
+        for c in chunks:
+            lines = c["text"].split("\n")
+            if budget > 24:  # both header lines open every part
+                assert lines[0] == whole[0] and lines[2] == whole[2], c["text"]
+            assert all(ln in whole for ln in lines[2:]), c["text"]  # rows as in the table
+
+
+def test_parts_of_an_html_table_are_written_as_html_so_merged_cells_are_not_doubled():
+    """A table written as HTML (a list in a cell) had its parts written as pipe tables when
+    their cells were plain, and a pipe table repeats a merged cell in every column it spans:
+    words once in the document were twice in the chunks."""
+    rows = [TableRow([_cell(f"w{3 * i}", colspan=2), _cell(f"w{3 * i + 1} w{3 * i + 2}")])
+            for i in range(30)]
+    listed = TableRow([_cell("w90"), _cell("w91"), TableCell([ListBlock(False, [
+        ListItem([_para("w92")]), ListItem([_para("w93")])])])])
+    head = TableRow([_cell("h1", header=True), _cell("h2", header=True),
+                     _cell("h3", header=True)])
+    doc = Document([Table([head, *rows, listed], header_rows=1)])
+    assert "<table>" in convert_document_text(doc)
+    for budget in (48, 96):
+        chunks = _chunks(doc, chunk_tokens=budget)
+        assert len(chunks) > 2
+        found = Counter(w for c in chunks for w in WORD.findall(c["text"]))
+        assert found == _doc_words(doc)  # nothing lost, nothing doubled
+        assert all(c["text"].startswith("<table>") for c in chunks), chunks
+
+
+def test_a_run_over_the_budget_is_cut_between_words_not_inside_one():
+    """A whitespace-free run larger than the budget (a long link with a query string) is cut
+    at characters, but between a word and a mark: a cut inside ``oid`` left ``oi`` in one
+    chunk and ``d`` in the next, a word in no chunk and two that are not words."""
+    run = "https://example.com/a?" + "&".join(f"key{i}=%E8%AF%B7value{i}" for i in range(150))
+    doc = Document([_para(f"Before the link {run} after it.")])
+    for budget in (32, 64, 200):
+        chunks = _chunks(doc, chunk_tokens=budget)
+        assert len(chunks) > 1 and all(c["tokens"] <= budget for c in chunks)
+        assert [w for c in chunks for w in re.findall(r"\w+", c["text"])] == \
+            re.findall(r"\w+", convert_document_text(doc))

@@ -36,6 +36,7 @@ from render_pool.model import (
     walk,
 )
 from render_pool.provenance import merged
+from render_pool.writers.chunks_tables import part_table
 from render_pool.writers.markdown_render import MarkdownRenderer, pipe_ok
 from render_pool.writers.tokens import Counter
 
@@ -47,6 +48,7 @@ _CAPTION = re.compile(r"^\s*(?:table|tab\.|figure|fig\.|chart|exhibit|listing|ab
 # CJK full stop even without whitespace
 _SENTENCE_END = re.compile(r"(?<=[.!?\u2026])[\"'\u201d\u2019)\]]*\s+|(?<=[\u3002\uff01\uff1f])\s*")
 _SPACE = re.compile(r"\s+")
+_WORD_CHAR = re.compile(r"\w")
 
 
 @dataclass
@@ -190,7 +192,8 @@ class _Builder:
             self.add("text", self.w.block(t), t.prov)
             return
         for i, rows in enumerate(groups):  # tokens: the table with these rows less its header
-            text = self.w.table(Table([*header, *rows], hr, t.caption if i == 0 else []))
+            text = part_table(self.w, t, Table([*header, *rows], hr,
+                                               t.caption if i == 0 else []))
             tokens = max(1, self.count(text) - header_tokens)
             prov = merged(*(c.prov for r in rows for c in r.cells)) or t.prov
             unit = Unit("row", text, tokens, self.block, self.here(), self.section,
@@ -249,11 +252,21 @@ class _Builder:
 def repeated_header(t: Table, renderer: MarkdownRenderer, count: Counter, budget: int
                     ) -> tuple[list[TableRow], int]:
     """The rows every part of ``t`` repeats, and their tokens: its header rows (the first row
-    of a pipe table without any, which Markdown shows as its header), unless they take more
-    than half the budget (a header that would crowd out every part is not repeated)."""
+    of a pipe table without any, which Markdown shows as its header) and the rows their
+    cells span down into (a two-line header with merged cells: repeated without those rows,
+    a header cell would cover each part's first row and push its cells under the wrong
+    columns), unless they take more than half the budget (a header that would crowd out
+    every part is not repeated)."""
     hr = min(t.header_rows or (1 if pipe_ok(t) else 0), len(t.rows))
+    if hr:  # the first boundary no cell's row span crosses, at or after the header rows
+        end = 0
+        for group in _row_groups(t.rows):
+            end += len(group)
+            if end >= hr:
+                break
+        hr = end
     header = t.rows[:hr]
-    tokens = count(renderer.table(Table(header, hr))) if header else 0
+    tokens = count(part_table(renderer, t, Table(header, hr))) if header else 0
     return ([], 0) if tokens > budget // 2 else (header, tokens)
 
 
@@ -273,12 +286,19 @@ def _split(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
 
 
 def _by_chars(word: str, limit: int, count: Counter) -> list[str]:
-    """``word`` cut into pieces of at most ``limit`` tokens (by halving the step)."""
+    """``word`` cut into pieces of at most ``limit`` tokens (by halving the step), each cut
+    between a run of letters and digits and a mark where the piece has one (a long link is
+    cut at ``&`` or ``%``, not inside ``oid``: a cut inside a run leaves a word in no chunk)."""
     out: list[str] = []
     while word:
         n = len(word)
         while n > 1 and count(word[:n]) > limit:
             n = max(1, n * 3 // 4)
+        cut = n
+        while 0 < cut < len(word) and _WORD_CHAR.match(word[cut - 1]) \
+                and _WORD_CHAR.match(word[cut]):
+            cut -= 1
+        n = cut or n
         out.append(word[:n])
         word = word[n:]
     return out

@@ -37,6 +37,7 @@ from render_pool.model import Document, Location, PageBox, Table, location_to_di
 from render_pool.provenance import merged
 from render_pool.writers import ImageResolver, data_uri_resolver
 from render_pool.writers.chunk_units import TablePart, Unit, document_units
+from render_pool.writers.chunks_tables import part_table
 from render_pool.writers.markdown_render import MarkdownRenderer
 from render_pool.writers.options import WriterOptions
 from render_pool.writers.tokens import TOKENIZERS, Counter
@@ -104,7 +105,7 @@ class _Chunker:
                     rows.extend(units[j].rows)
                     j += 1
                 t = part.table
-                pieces.append(self.w.table(Table(
+                pieces.append(part_table(self.w, t, Table(
                     [*part.header, *rows], len(part.header),
                     t.caption if u.first_rows else [])))
                 i = j

@@ -204,7 +204,8 @@ class JobWorker:
                                    "of the job's company")
         return await process_tree(self.svc, company_id, folder,
                                   prefix=job_input.get("prefix", ""),
-                                  version_id=job_input.get("versionId", ""), progress=progress)
+                                  version_id=job_input.get("versionId", ""), progress=progress,
+                                  chunks=job_input.get("chunks"))
 
     async def _outcome(self, company_id: str, job_id: str, record: dict[str, Any]
                        ) -> dict[str, Any]:
@@ -238,7 +239,8 @@ class JobWorker:
             files = await process_archive(
                 self.svc, company_id, data, job_input["name"],
                 prefix=job_input.get("prefix", ""), version_id=job_input.get("versionId", ""),
-                encoding=job_input.get("encoding") or None, progress=progress)
+                encoding=job_input.get("encoding") or None, progress=progress,
+                chunks=job_input.get("chunks"))
             return {"state": "done", "done": len(files), "total": len(files), "current": "",
                     "result": {"count": len(files), "files": files}}
         except BatchStorageFailed as exc:

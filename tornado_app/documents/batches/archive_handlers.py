@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from render_pool import archives
 from tornado_app.documents.async_requests import answer, submit
 from tornado_app.documents.base import DocsError, UploadHandler, bool_field
 from tornado_app.documents.batches import batch_service
+from tornado_app.documents.batches.batch_chunks import chunk_options
 from tornado_app.documents.batches.batch_service import BatchStorageFailed
 
 
@@ -16,17 +19,18 @@ class ArchiveRunner(UploadHandler):
     async def run_archive(self, data: bytes, filename: str, fields: dict[str, str],
                           staged_key: str = "") -> None:
         prefix, version = batch_service.batch_params(fields)
+        chunks = chunk_options(fields)
         encoding = (fields.get("encoding") or "").strip() or None
         storage = batch_service.storage_for_batches(self.services)
         await storage.store(self.company_id)  # 50201 before any work without storage
         if bool_field(fields, "async"):
             await self.enqueue_archive(data, filename, fields, prefix, version, encoding,
-                                       staged_key)
+                                       staged_key, chunks)
             return
         try:
             files = await batch_service.process_archive(
                 self.services, self.company_id, data, filename, prefix=prefix,
-                version_id=version, encoding=encoding)
+                version_id=version, encoding=encoding, chunks=chunks)
         except BatchStorageFailed as exc:
             self.write_json(200, {"code": 50201, "msg": exc.message,
                                   "data": {"count": len(exc.files), "total": exc.total,
@@ -36,12 +40,13 @@ class ArchiveRunner(UploadHandler):
 
     async def enqueue_archive(self, data: bytes, filename: str, fields: dict[str, str],
                               prefix: str, version: str, encoding: str | None,
-                              staged_key: str = "") -> None:
+                              staged_key: str = "",
+                              chunks: dict[str, Any] | None = None) -> None:
         """Store the input (unless already staged) and queue a job; answers its id."""
         if archives.detect_archive_kind(filename, data) is None:
             raise DocsError(40002, "not a zip, tar.gz or tgz archive")
         job_input = {"key": staged_key, "owned": False, "name": filename, "prefix": prefix,
-                     "versionId": version, "encoding": encoding or ""}
+                     "versionId": version, "encoding": encoding or "", "chunks": chunks}
         answer(self, await submit(self, "archive", fields, {"file": (filename, data)},
                                   None if staged_key else data, job_input))
 

@@ -8,6 +8,10 @@ Every pass over uploaded content (planning, data-URI extraction, rewriting, HTML
 Markdown) runs in the process pool (``render_pool.batch_jobs``), never on the event loop;
 unpacking and storage I/O run in the storage thread pool. Assets, inline images and final
 documents are uploaded from files in chunks, so the service never holds one whole.
+
+With ``chunks=true`` (:mod:`.batch_chunks`) each final Markdown document is also cut into
+chunks in the pool (the Markdown reader, then the ``export=chunks`` writer) and stored
+beside it as ``<name>.chunks.json``; its entry reports them under ``chunks``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 from render_pool import archives, batch_jobs
 from render_pool.batch import DocumentPlan
-from render_pool.batch_jobs import Lookups, final_name
+from render_pool.batch_jobs import Lookups, chunks_name, final_name
 from render_pool.pool import RenderPool
 from store.object_keys import clean_prefix, object_key
 from store.objects import ObjectStore, StoredAsset
@@ -69,6 +73,7 @@ class _Context:
     scratch: str  # the pool jobs' output files (removed with the batch)
     known: Lookups
     company_id: str  # the tenant whose turn the pool jobs take
+    chunks: dict[str, Any] | None = None  # the chunks writer's options, or no chunks
 
     async def io(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await self.storage.io(fn, *args)
@@ -88,9 +93,10 @@ def _upload_scratch(store: ObjectStore, prefix: str, path: str, name: str) -> St
         return store.put_asset_file(prefix, name, fh)
 
 
-def _put_document(store: ObjectStore, key: str, path: str) -> dict[str, str]:
+def _put_document(store: ObjectStore, key: str, path: str,
+                  content_type: str = "text/markdown; charset=utf-8") -> dict[str, str]:
     with open(path, "rb") as fh:
-        return store.put_file(key, fh, "text/markdown; charset=utf-8").as_dict()
+        return store.put_file(key, fh, content_type).as_dict()
 
 
 async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
@@ -158,7 +164,25 @@ async def _process_document(ctx: _Context, plan: DocumentPlan) -> dict[str, Any]
     if ctx.store.config.store_final:
         key = object_key(ctx.base, final_name(plan.source))
         entry.update(await ctx.io(_put_document, ctx.store, key, result.path))
+    if ctx.chunks is not None:
+        entry["chunks"] = await _store_chunks(ctx, plan.source, result.path)
     return entry
+
+
+async def _store_chunks(ctx: _Context, source: str, final: str) -> dict[str, Any]:
+    """The chunks of a final document, cut in the pool and stored beside it (when final
+    documents are stored); its entry's ``chunks``: count, links, warnings or error."""
+    got = await ctx.pool(batch_jobs.chunk_final, final, ctx.chunks, ctx.scratch)
+    if got.error:
+        return {"count": 0, "storage_url": "", "storage_presigned_url": "",
+                "warnings": [], "error": got.error}
+    out: dict[str, Any] = {"count": got.count, "storage_url": "", "storage_presigned_url": "",
+                           "warnings": got.warnings}
+    if ctx.store.config.store_final:
+        key = object_key(ctx.base, chunks_name(source))
+        out.update(await ctx.io(_put_document, ctx.store, key, got.path,
+                                "application/json; charset=utf-8"))
+    return out
 
 
 def _document_links(store: ObjectStore, base: str, sources: list[str]) -> dict[str, str]:
@@ -168,10 +192,12 @@ def _document_links(store: ObjectStore, base: str, sources: list[str]) -> dict[s
 
 
 async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: str = "",
-                       version_id: str = "",
-                       progress: Progress | None = None) -> list[dict[str, Any]]:
+                       version_id: str = "", progress: Progress | None = None,
+                       chunks: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Process every Markdown/HTML document under ``root``; returns the result entries.
-    Raises :class:`BatchStorageFailed` with the entries done so far when storage fails."""
+    ``chunks``: the chunks writer's options (:func:`.batch_chunks.chunk_options`) to store
+    each document's chunks beside it, None for none. Raises :class:`BatchStorageFailed`
+    with the entries done so far when storage fails."""
     storage, render_pool = storage_for_batches(svc), _pool_of(svc)
     store = await storage.store(company_id)
     base = "/".join(clean_prefix(p) for p in (store.config.prefix, prefix, version_id) if p)
@@ -183,7 +209,7 @@ async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: st
                                      [d.source for d in tree.documents])
         ctx = _Context(storage, render_pool, svc.settings.upload_concurrency, store, str(root),
                        base, tree.files, scratch,
-                       Lookups(linkmap=linkmap, doc_links=doc_links), company_id)
+                       Lookups(linkmap=linkmap, doc_links=doc_links), company_id, chunks)
         return await _run(ctx, tree, progress)
     finally:
         await storage.io(shutil.rmtree, scratch, True)
@@ -218,8 +244,10 @@ async def _run(ctx: _Context, tree: batch_jobs.TreePlan, progress: Progress | No
 async def process_archive(svc: Services, company_id: str, data: bytes, filename: str, *,
                           prefix: str = "",
                           version_id: str = "", encoding: str | None = None,
-                          progress: Progress | None = None) -> list[dict[str, Any]]:
-    """Unpack safely into a temporary directory (always removed) and process it."""
+                          progress: Progress | None = None,
+                          chunks: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Unpack safely into a temporary directory (always removed) and process it
+    (``chunks`` as for :func:`process_tree`)."""
     if archives.detect_archive_kind(filename, data) is None:
         raise DocsError(40002, "not a zip, tar.gz or tgz archive")
     storage = storage_for_batches(svc)
@@ -229,7 +257,7 @@ async def process_archive(svc: Services, company_id: str, data: bytes, filename:
     root = await storage.io(context.__enter__)
     try:
         return await process_tree(svc, company_id, root, prefix=prefix, version_id=version_id,
-                                  progress=progress)
+                                  progress=progress, chunks=chunks)
     finally:
         await storage.io(context.__exit__, None, None, None)
 

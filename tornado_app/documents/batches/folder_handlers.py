@@ -8,6 +8,7 @@ from pathlib import Path
 from tornado_app.documents.async_requests import submit
 from tornado_app.documents.base import bool_field
 from tornado_app.documents.batches import batch_service
+from tornado_app.documents.batches.batch_chunks import chunk_options
 from tornado_app.documents.batches.batch_service import BatchStorageFailed
 from tornado_app.documents.folder_roots import NOT_A_FOLDER, allowed_folder
 from tornado_app.documents.plain import PlainError, PlainHandler
@@ -31,14 +32,17 @@ class ConvertFolderHandler(PlainHandler):
         if real is None:  # outside the company's roots answers like a missing folder
             raise PlainError(404, NOT_A_FOLDER)
         prefix, version = batch_service.batch_params(fields)
+        chunks = chunk_options(fields)
         if bool_field(fields, "async"):
             job_id = await submit(self, "folder", fields, {}, None, {
-                "folder": str(real), "name": real.name, "prefix": prefix, "versionId": version})
+                "folder": str(real), "name": real.name, "prefix": prefix, "versionId": version,
+                "chunks": chunks})
             self.reply({"ok": True, "job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
             return
         try:
             files = await batch_service.process_tree(self.services, self.company_id, real,
-                                                     prefix=prefix, version_id=version)
+                                                     prefix=prefix, version_id=version,
+                                                     chunks=chunks)
         except BatchStorageFailed as exc:
             self.write_json(502, {"ok": False, "error": exc.message, "hint": "",
                                   "count": len(exc.files), "files": exc.files})
