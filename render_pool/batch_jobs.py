@@ -22,7 +22,7 @@ from typing import Any
 
 from render_pool import archives, batch, links
 from render_pool.errors import ConversionError
-from render_pool.readers.html import read_html
+from render_pool.readers.html_file import read_html_file
 from render_pool.readers.markdown import read_markdown
 from render_pool.writers.chunks import chunk_document
 from render_pool.writers.markdown import write_markdown
@@ -155,9 +155,9 @@ def inline_images(root: str, source: str, kind: str, out_dir: str) -> list[Inlin
 
 def html_to_markdown(html: str) -> str:
     """A batch's HTML page as the Markdown ``/convert`` answers for the same page uploaded:
-    the HTML reader (link allow-list, spanned cells, 40003 past its depth limit), then the
-    Markdown writer."""
-    return write_markdown(read_html(html))
+    the reader of uploaded HTML (link allow-list, spanned cells, where each block was read,
+    40003 past its depth limit), then the Markdown writer."""
+    return write_markdown(read_html_file(html.encode("utf-8")))
 
 
 def final_name(source: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from render_pool import batch_jobs
 from render_pool.jobs import convert_document
 from render_pool.model import Link, Table, TableCell, plain_text, to_dict
-from render_pool.readers.html import read_html
+from render_pool.readers.html_file import read_html_file
 from render_pool.registry import read
 
 PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>Plan</title>
@@ -34,7 +34,7 @@ def _cells(doc) -> list[TableCell]:
 
 def test_batch_html_and_uploaded_html_give_the_same_model():
     uploaded = read(PAGE.encode("utf-8"))  # /convert: the registry's reader of the sniffed kind
-    in_batch = read_html(PAGE)  # a batch's page: batch_jobs.html_to_markdown's reader
+    in_batch = read_html_file(PAGE.encode("utf-8"))  # batch_jobs.html_to_markdown's reader
     assert to_dict(in_batch.blocks) == to_dict(uploaded.blocks)
     assert in_batch.meta == uploaded.meta
     # spans survive, and the allow-list holds on this one path: the trap keeps its text only
