@@ -5,14 +5,13 @@ and the chunk options refused with 40001 as ``/api/convert`` refuses them."""
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import re
-import zipfile
 from typing import Any
 
 import pytest
 
+from tests.archive_fixtures import zip_of
 from tests.conftest import DOCS_CALLER_COMPANY, docs_caller_company, post_form
 from tests.local_http import download
 from tests.waiting import eventually
@@ -24,14 +23,6 @@ _WORD = re.compile(r"\w+")
 @pytest.fixture
 def app(storage_services):
     return make_app(storage_services)
-
-
-def make_zip(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, data in members.items():
-            z.writestr(name, data)
-    return buf.getvalue()
 
 
 def _guide() -> bytes:
@@ -73,7 +64,7 @@ async def test_archive_chunks_stored_beside_each_markdown(api, storage_services)
     data = _ok(await post_form(api, "/api/upload-archive",
                                {"prefix": "proj", "chunks": "true", "chunk_tokens": "64",
                                 "chunk_merge": "false"},
-                               {"file": ("site.zip", make_zip(ARCHIVE))}))
+                               {"file": ("site.zip", zip_of(ARCHIVE))}))
     entries = {e["source"]: e for e in data["files"]}
     guide = entries["docs/guide.md"]
     assert guide["chunks"]["storage_url"].endswith("/proj/docs/guide.chunks.json")
@@ -104,7 +95,7 @@ async def test_archive_chunks_stored_beside_each_markdown(api, storage_services)
 
 async def test_no_chunks_unless_asked(api, storage_services):
     data = _ok(await post_form(api, "/api/upload-archive", {"prefix": "plain"},
-                               {"file": ("site.zip", make_zip(ARCHIVE))}))
+                               {"file": ("site.zip", zip_of(ARCHIVE))}))
     assert all("chunks" not in e for e in data["files"])
     assert not [k for k in await _keys(storage_services, "plain") if k.endswith(".json")]
 
@@ -121,7 +112,7 @@ async def test_no_chunks_unless_asked(api, storage_services):
 ])
 async def test_bad_chunk_options_refused_before_any_work(api, storage_services, fields, words):
     reply = await post_form(api, "/api/upload-archive", {"prefix": "bad", **fields},
-                            {"file": ("site.zip", make_zip(ARCHIVE))})
+                            {"file": ("site.zip", zip_of(ARCHIVE))})
     assert reply.body["code"] == 40001 and words in reply.body["msg"], reply.body
     assert await _keys(storage_services, "bad") == []
 
@@ -131,7 +122,7 @@ async def test_archive_job_and_folder_store_chunks(api, storage_services, job_co
     job = _ok(await post_form(api, "/api/upload-archive",
                               {"prefix": "job", "async": "true", "chunks": "true",
                                "chunk_tokens": "128"},
-                              {"file": ("site.zip", make_zip(ARCHIVE))}))
+                              {"file": ("site.zip", zip_of(ARCHIVE))}))
 
     async def ended() -> dict[str, Any]:
         state = _ok(await api.call("GET", job["status_url"]))
