@@ -80,7 +80,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 # Z3 (chromium-common depends on them; with --disable-gpu Chromium never opens them), the
 # Vulkan validation layer, and the full browser's resource packs and icons.
 # LibreOffice (the `-nogui` Writer, Calc and Impress) converts ODT/ODS/ODP/DOC/XLS/PPT/RTF to
-# OOXML for the readers (render_pool/readers/office_lo.py); it adds about 330 MB to the image.
+# OOXML for the readers (render_pool/engine/office/reader.py); it adds about 330 MB to the image.
 # bubblewrap is its sandbox (OFFICE_SANDBOX=required): it needs user namespaces, which
 # Docker's default seccomp profile refuses; without them those formats answer 50001.
 # Tesseract 5 and its language packs read scanned pages and images (OCR_LANGUAGES): the

@@ -6,7 +6,7 @@ Run with the peer venv's Python (``bench/.peers/langchain``, installed by
     bench/.peers/langchain/bin/python -I bench/chunk_peer.py MANIFEST.json OUT.json
 
 The manifest holds Markdown texts, the budget and the path of our token counter
-(``render_pool/writers/tokens.py``, loaded alone: it needs only the standard library), so both
+(``render_pool/engine/chunks/tokens.py``, loaded alone: it needs only the standard library), so both
 splitters count tokens alike. ``MarkdownHeaderTextSplitter`` (headings kept in the text) cuts
 at headings, then ``RecursiveCharacterTextSplitter`` cuts each piece to the budget, as
 LangChain's documentation pairs them. Each document is timed inside this process.

@@ -41,8 +41,8 @@ from typing import Any
 from bench import peers
 from bench.common import machine, table
 from bench.prov_check import ProvScore, score_document
+from render_pool.engine.model import Document, Table
 from render_pool.errors import ConversionError
-from render_pool.model import Document, Table
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 BUDGET = 512
@@ -94,10 +94,10 @@ def text_words(markdown: str) -> list[str]:
 def header_repeats(doc: Document, chunks: list[dict[str, Any]]) -> Counter[str]:
     """The words our chunks write more than once by rule: the header rows of a table,
     repeated in every part after the first (a table's parts: the chunks naming its block)."""
-    from render_pool.writers.chunk_units import repeated_header
-    from render_pool.writers.chunks_tables import part_table
-    from render_pool.writers.markdown_render import MarkdownRenderer
-    from render_pool.writers.tokens import count_words
+    from render_pool.engine.chunks.tables import part_table
+    from render_pool.engine.chunks.tokens import count_words
+    from render_pool.engine.chunks.units import repeated_header
+    from render_pool.engine.markdown.render import MarkdownRenderer
 
     renderer = MarkdownRenderer(doc, lambda src: src)
     out: Counter[str] = Counter()
@@ -118,7 +118,7 @@ def measure(stats: Stats, markdown: str, chunks: list[str], seconds: float,
             repeats: Counter[str] | None = None) -> None:
     """Add one document's chunks to ``stats`` (see the module doc); ``repeats``: the words
     the splitter writes more than once by rule (table headers), not counted as doubled."""
-    from render_pool.writers.tokens import count_words
+    from render_pool.engine.chunks.tokens import count_words
 
     expected = Counter(text_words(markdown)) + (repeats or Counter())
     got = Counter(w for text in chunks for w in text_words(text))
@@ -172,7 +172,7 @@ def run_langchain(docs: dict[str, str], out_dir: Path) -> dict[str, dict]:
 
 
 def provenance(files: list[Path], ocr_files: list[Path]) -> tuple[ProvScore, ProvScore, int]:
-    from render_pool.readers.pdf.reader import read_pdf
+    from render_pool.engine.pdf.reader import read_pdf
 
     text_layer, ocr = ProvScore(), ProvScore()
     read = 0
@@ -193,10 +193,10 @@ def provenance(files: list[Path], ocr_files: list[Path]) -> tuple[ProvScore, Pro
 
 
 def run(quick: bool = False) -> None:
-    from render_pool import registry
-    from render_pool.writers.chunks import chunk_document
-    from render_pool.writers.markdown import write_markdown
-    from render_pool.writers.options import WriterOptions
+    from render_pool.engine import registry
+    from render_pool.engine.chunks.writer import chunk_document
+    from render_pool.engine.markdown.writer import write_markdown
+    from render_pool.engine.options import WriterOptions
 
     if not CORPUS.is_dir():
         print("\n## Chunks\n\n../shared/corpus is not here: nothing to measure")

@@ -2,7 +2,7 @@
 
 Measured in one run, on the same documents:
 
-- the engine API in-process (``render_pool.jobs.convert_document``, one process, sequential):
+- the engine API in-process (``render_pool.engine.jobs.convert_document``, one process, sequential):
   documents/s and pages/s per engine, export and input kind;
 - the real service over HTTP (``serve --services docs`` in a subprocess, ``POST /api/convert``
   multipart, word2markdown to Markdown) with 1 and 4 concurrent clients;
@@ -154,7 +154,7 @@ def engine_pass(run: Run, docs: list[Doc], engine: str, export: str, *, timed: b
 
     The untimed pass warms lazy imports and caches (a service worker is long-lived).
     """
-    from render_pool.jobs import convert_document
+    from render_pool.engine.jobs import convert_document
 
     for doc in docs:
         t0 = time.perf_counter()

@@ -28,7 +28,7 @@ PEER_FORMATS = {"pandoc": ("docx", "epub", "html", "odt", "rtf", "csv"),
 
 
 def _ours(paths: dict[str, Path], passes: int) -> dict[str, dict]:
-    from render_pool.jobs import convert_document
+    from render_pool.engine.jobs import convert_document
 
     result: dict[str, dict] = {k: {"seconds": [], "markdown": None, "error": None}
                                for k in paths}

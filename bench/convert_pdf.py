@@ -52,7 +52,7 @@ def _pages(path: Path) -> int:
 
 def _ours(paths: list[Path], passes: int) -> dict[str, dict]:
     """Our engine API, in-process: seconds per pass and first-pass Markdown per path."""
-    from render_pool.jobs import convert_document
+    from render_pool.engine.jobs import convert_document
 
     result: dict[str, dict] = {str(p): {"seconds": [], "markdown": None, "error": None}
                                for p in paths}
@@ -93,7 +93,7 @@ def _http_rows(passes: int, tmp: Path) -> tuple[list[list[object]], str]:
 
 def run(passes: int, status: dict[str, str], tmp: Path) -> None:
     """Measure and print the PDF tables (called by :func:`bench.convert.run`)."""
-    from render_pool.jobs import convert_document
+    from render_pool.engine.jobs import convert_document
 
     docs = _documents()
     if not docs:

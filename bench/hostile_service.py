@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import SERVICE_ENV, multipart
-from render_pool.procfs import descendants, rss_kb
+from render_pool.runtime.procfs import descendants, rss_kb
 from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,7 +3,7 @@
 - ``markdownify``: the page to Markdown with markdownify (what batches did,
   ``render_pool.html_markdown`` before issue 21), then the Markdown reader;
 - ``html reader``: the page straight through the HTML reader (what uploads do,
-  ``render_pool.readers.html_file``).
+  ``render_pool.engine.html.reader``).
 
 Each path's model is written as HTML by the HTML writer and compared with the page itself
 (``bench.fidelity.html_elements``: headings, list items, table cells, links, images,
@@ -33,10 +33,10 @@ from pathlib import Path
 
 from bench.common import machine, table
 from bench.fidelity import CATEGORIES, Tally, html_elements, normalise
+from render_pool.batch.links import AUTOLINK, markdown_destination
+from render_pool.engine.model import Document
+from render_pool.engine.url_safety import is_safe_image_src, is_safe_link
 from render_pool.errors import CorruptDocument
-from render_pool.links import AUTOLINK, markdown_destination
-from render_pool.model import Document
-from render_pool.url_safety import is_safe_image_src, is_safe_link
 
 # ../shared/corpus beside the clone, or where BENCH_CORPUS says
 CORPUS = Path(os.environ.get("BENCH_CORPUS")
@@ -89,8 +89,8 @@ def pages() -> Iterator[tuple[str, str, str]]:
             html = "".join(value) if isinstance(value, list) else value
             if isinstance(html, str) and "<" in html:
                 yield "mammoth HTML", case["test"], f"<html><body>{html}</body></html>"
-    from render_pool.readers.docx.reader import read_docx
-    from render_pool.writers.html import write_html
+    from render_pool.engine.docx.reader import read_docx
+    from render_pool.engine.html.writer import write_html
 
     for folder in ("docling/docx/sources", "pandoc/docx"):
         for path in sorted((CORPUS / folder).glob("*.docx")):
@@ -188,13 +188,13 @@ def markdownify_markdown(html: str) -> str:
 
 
 def _markdownify_path(html: str) -> Document:
-    from render_pool.readers.markdown import read_markdown
+    from render_pool.engine.markdown.reader import read_markdown
 
     return read_markdown(markdownify_markdown(html))
 
 
 def _reader_path(html: str) -> Document:
-    from render_pool.readers.html_file import read_html_file
+    from render_pool.engine.html.reader import read_html_file
 
     return read_html_file(html.encode("utf-8"))
 
@@ -214,7 +214,7 @@ def _best(fn: Callable[[str], Document], html: str) -> tuple[Document, float]:
 
 def measure(quick: bool = False) -> dict[str, dict[str, dict[str, Tally]]]:
     """{set: {path: {category: tally}}} plus a ``seconds`` pseudo-category and page counts."""
-    from render_pool.writers.html_render import html_body
+    from render_pool.engine.html.render import html_body
 
     results: dict[str, dict[str, dict[str, Tally]]] = {}
     for n, (group, _name, html) in enumerate(pages()):

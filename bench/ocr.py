@@ -68,7 +68,7 @@ def _cpu() -> float:
 
 def _markdown(data: bytes) -> tuple[str, list[str], float, float]:
     """(Markdown, warnings, wall s, CPU s) of our in-process conversion."""
-    from render_pool.jobs import convert_document
+    from render_pool.engine.jobs import convert_document
 
     t0, c0 = time.perf_counter(), _cpu()
     try:

@@ -113,7 +113,7 @@ def recall(ours: list[str], ref: list[str]) -> float:
 @functools.cache  # the peers' comparison (bench/pdf_peers.py) scores the same conversion
 def markdown_of(path: Path) -> tuple[str, float, str]:
     """(Markdown, seconds, error) of our reader; images as placeholders."""
-    from render_pool.jobs import convert_document
+    from render_pool.engine.jobs import convert_document
 
     t0 = time.perf_counter()
     try:
@@ -180,8 +180,8 @@ def page_bytes(path: Path, page: int | None) -> bytes:
 def tables_of(path: Path, page: int | None = None) -> list[list[list[str]]]:
     """Every table of our reading of the PDF (of its page ``page`` alone when given), as
     rows of cell texts."""
-    from render_pool.model import Paragraph, Table, Text
-    from render_pool.registry import read
+    from render_pool.engine.model import Paragraph, Table, Text
+    from render_pool.engine.registry import read
 
     def text_of(node: object) -> str:
         if isinstance(node, Text):

@@ -25,7 +25,7 @@ ROUNDS = 2
 _MEASURE = """
 import json, sys, time
 from pathlib import Path
-from render_pool.jobs import convert_document
+from render_pool.engine.jobs import convert_document
 out = {}
 for p in sorted(Path(sys.argv[1]).glob("*.pdf")):
     t0 = time.perf_counter()

@@ -11,7 +11,7 @@ from bench.pdf_layout import run_camelot
 def _dense_page(lines: int) -> list:
     """``lines`` lines of two short parts each (a dense index), no column of white: no
     table, so every line is tried as the start of one."""
-    from render_pool.readers.pdf.chars import Char, Segment
+    from render_pool.engine.pdf.chars import Char, Segment
 
     def part(text: str, x: float, top: float) -> Segment:
         seg = Segment()
@@ -27,7 +27,7 @@ def _dense_page(lines: int) -> list:
 def run_dense() -> None:
     """Seconds for 750 and 3000 such lines (3000: the page's segment limit) and their
     ratio: about 4 when the search is linear, 16 when it grows with the square."""
-    from render_pool.readers.pdf.borderless import find_text_tables
+    from render_pool.engine.pdf.borderless import find_text_tables
 
     took = {}
     for lines in (750, 3000):

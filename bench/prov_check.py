@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from render_pool.model import Block, Code, CodeBlock, Document, PageBox, Text, walk
+from render_pool.engine.model import Block, Code, CodeBlock, Document, PageBox, Text, walk
 
 SLACK = 2.0  # points a word's centre may lie outside a box (rounding, glyph bearings)
 _EDGE = re.compile(r"^\W+|\W+$")

@@ -4,7 +4,8 @@ Chromium, print the same page, close: what md-to-pdf-style tools do per document
 and a 30-page document; then Chromium's memory over many renders.
 
 The cold path prints exactly the HTML and ``page.pdf`` options the service's PDF writer builds
-(captured from :func:`render_pool.writers.pdf.write_pdf`), so both paths lay out the same page.
+(captured from :func:`render_pool.engine.pdf.writer.write_pdf`), so both paths lay out the
+same page.
 The warm figures include HTTP, multipart parsing, the process pool and Markdown parsing; the
 cold ones only the browser work, which favours the cold path.
 """
@@ -29,7 +30,7 @@ from tornado.httpclient import AsyncHTTPClient
 
 from bench import summary
 from bench.common import AUTH_HEADER, SERVICE_ENV, machine, multipart, percentile, table
-from render_pool.procfs import descendants
+from render_pool.runtime.procfs import descendants
 from tornado_app.embedded.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,10 +89,10 @@ def page_html(markdown: str) -> tuple[str, dict[str, Any]]:
     Runs the project's own reader and writer with the browser call replaced by a recorder, so
     the cold path prints exactly what the warm path prints.
     """
-    from render_pool import browser
-    from render_pool.readers.markdown import read_markdown
-    from render_pool.writers.options import WriterOptions
-    from render_pool.writers.pdf import write_pdf
+    from render_pool.engine.markdown.reader import read_markdown
+    from render_pool.engine.options import WriterOptions
+    from render_pool.engine.pdf.writer import write_pdf
+    from render_pool.runtime import browser
 
     seen: dict[str, Any] = {}
 
@@ -212,7 +213,7 @@ async def cold_once(html: str, pdf_options: dict[str, Any], *, driver: Any = Non
     """Launch (Playwright driver unless given, and) Chromium, print one page, close; seconds."""
     from playwright.async_api import async_playwright
 
-    from render_pool.browser import CHROMIUM_ARGS, chromium_path
+    from render_pool.runtime.browser import CHROMIUM_ARGS, chromium_path
 
     exe = chromium_path()
     t0 = time.perf_counter()
@@ -238,13 +239,13 @@ def breakdown(reps: int) -> dict[str, dict[str, list[float]]]:
     """Where a warm render's time goes, in this process (no HTTP, no pool): seconds per step.
 
     ``html``: Markdown to the printable page (reader + writer, Python); ``new page``: print with
-    :func:`render_pool.browser.render_pdf` (a warm browser, a new page per document: what the
-    service does); ``reused page``: print on one page kept open across documents.
+    :func:`render_pool.runtime.browser.render_pdf` (a warm browser, a new page per document:
+    what the service does); ``reused page``: print on one page kept open across documents.
     Must run outside an asyncio loop (Playwright's sync API).
     """
     from playwright.sync_api import sync_playwright
 
-    from render_pool import browser
+    from render_pool.runtime import browser
 
     def timed(fn: Callable[[], object]) -> list[float]:
         fn()  # warm-up (the first print also launches the browser)

@@ -4,7 +4,7 @@ one client, on the real ``serve`` (auth and docs, embedded stores, pool of two, 
 on as deployed), in interleaved rounds so a busy moment of the shared machine hits all alike.
 
 What is not the conversion itself is split out in the same run, in the bench process:
-the conversion in process (``render_pool.jobs.convert_document``, no pool), a pool round
+the conversion in process (``render_pool.engine.jobs.convert_document``, no pool), a pool round
 trip of an empty job (dispatch, pickling, the worker's pipe), and the pool running the
 conversion. The goal of issue 34: the DOCX request at most 1.5x ``me`` (medians).
 Then ``me`` and ``/health`` under wrk with 32 keep-alive connections (goal: ``me`` at least
@@ -271,8 +271,8 @@ def _timed(fn: Any, reps: int) -> list[float]:
 
 def in_process_steps(docs: dict[str, bytes], reps: int) -> dict[str, list[float]]:
     """Per document the conversion alone and through the pool, and an empty pool job (s)."""
-    from render_pool import jobs
-    from render_pool.pool import RenderPool
+    from render_pool.engine import jobs
+    from render_pool.runtime.pool import RenderPool
 
     steps = {f"{name}: conversion in process": _timed(
         lambda data=data: jobs.convert_document(data, "markdown"), reps)

@@ -55,8 +55,8 @@ def measure(path: str, warm_path: str, kind: str | None, repeats: int) -> dict[s
     """The figures of reading ``path`` (see the module docstring)."""
     import gc
 
-    from render_pool import registry
-    from render_pool.pool import tune_collector
+    from render_pool.engine import registry
+    from render_pool.runtime.pool import tune_collector
 
     tune_collector()  # as in a pool worker
     options: dict[str, Any] = {}

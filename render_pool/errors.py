@@ -65,7 +65,7 @@ class ConversionTimeout(ConversionFailed):
 class OcrPending(Exception):
     """Raised by a reader instead of returning a Document, when it was allowed to hand its
     OCR to the caller (``ocr_fanout``) and several pages need it: the 0-based ``pages`` to
-    recognise (``render_pool.jobs.ocr_page``, one pool job each) in ``pdf`` (the PDF the
+    recognise (``render_pool.engine.jobs.ocr_page``, one pool job each) in ``pdf`` (the PDF the
     reader made of an image upload; None: the bytes the caller sent). ``page_pdfs`` holds
     each of those pages as a one-page PDF of its own, so a page job is sent its page, not the
     whole document (a 50-page scan would otherwise cross to the workers 50 times); a page

@@ -1,7 +1,7 @@
 """The link map of each company (original reference -> URL used instead when documents are
 processed), kept in MongoDB so every replica sees the same.
 
-Values pass the writers' link allow-list (``render_pool.url_safety``) twice: ``POST
+Values pass the writers' link allow-list (``render_pool.engine.url_safety``) twice: ``POST
 /config/linkmap`` refuses a map holding any other, and :meth:`LinkMap.get` drops any that is
 stored anyway (written before the check existed, or straight into the database), so a
 ``javascript:`` value never reaches a document."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from render_pool.url_safety import is_safe_link
+from render_pool.engine.url_safety import is_safe_link
 from store.storage_settings import SETTINGS
 
 

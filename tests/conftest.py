@@ -184,7 +184,7 @@ async def login(api: Api, company: str, username: str, password: str = PASSWORD)
 @pytest.fixture(scope="session")
 def render_pool():
     """One real process pool for the session (it is not bound to an event loop)."""
-    from render_pool.pool import RenderPool
+    from render_pool.runtime.pool import RenderPool
 
     pool = RenderPool(2, queue_limit=8, job_timeout=120, memory_limit_mb=2000)
     yield pool

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import zlib
 
-from render_pool.model import (
+from render_pool.engine.model import (
     Anchor,
     BlockQuote,
     Code,

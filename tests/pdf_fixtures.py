@@ -293,7 +293,7 @@ def tiny_png() -> bytes:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import pypdfium2.raw as pdfium_c
 
-    from render_pool.readers.pdf.png import encode_png  # local: the project package
+    from render_pool.engine.pdf.png import encode_png  # local: the project package
 
     w, h = 48, 32
     buf = bytearray()

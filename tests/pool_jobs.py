@@ -58,7 +58,7 @@ def wrapped_hog(mb: int) -> None:
 
 def print_pdf() -> bytes:
     """A one-page PDF printed by this worker's Chromium."""
-    from render_pool import browser
+    from render_pool.runtime import browser
 
     return browser.render_pdf("<html><body><p>limited</p></body></html>",
                               pdf_options={"format": "A4"})

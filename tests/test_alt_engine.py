@@ -11,12 +11,12 @@ import lxml.html
 import marko
 import pytest
 
+from render_pool.engine.docx.alt import docx_to_html
+from render_pool.engine.html.build import read_html
+from render_pool.engine.jobs import EXPORTS, convert_document
+from render_pool.engine.model import Heading, Image, ListBlock, Table
+from render_pool.engine.url_safety import is_safe_link
 from render_pool.errors import CorruptDocument, UnsupportedFormat
-from render_pool.jobs import EXPORTS, convert_document
-from render_pool.model import Heading, Image, ListBlock, Table
-from render_pool.readers.docx.alt import docx_to_html
-from render_pool.readers.html import read_html
-from render_pool.url_safety import is_safe_link
 from tests.docx_fixtures import (
     HOSTILE_TARGETS,
     body_words,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from render_pool.archives import (
+from render_pool.batch.archives import (
     ArchiveLimits,
     detect_archive_kind,
     guess_name_encoding,

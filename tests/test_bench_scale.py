@@ -41,7 +41,7 @@ def test_inputs_grow_linearly(reader: str) -> None:
 
 @pytest.mark.parametrize("reader", sorted(scale_inputs.GENERATORS))
 def test_readers_read_the_inputs(reader: str) -> None:
-    from render_pool import registry
+    from render_pool.engine import registry
 
     generate, kind = scale_inputs.GENERATORS[reader]
     one = registry.read(generate(1), options={}, kind=kind)

@@ -12,9 +12,9 @@ from concurrent.futures import ProcessPoolExecutor
 import pypdfium2 as pdfium
 import pytest
 
-from render_pool import browser
-from render_pool.browser import find_chromium
 from render_pool.errors import ConversionFailed
+from render_pool.runtime import browser
+from render_pool.runtime.browser import find_chromium
 from tests.processes import still_alive
 
 pytestmark = [pytest.mark.skipif(find_chromium() is None, reason="no chromium"),

@@ -18,9 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from render_pool.errors import InvalidOption
-from render_pool.jobs import convert_document
-from render_pool.model import (
+from render_pool.engine.chunks.tokens import count_chars, count_words
+from render_pool.engine.chunks.writer import chunk_document
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.model import (
     Block,
     CodeBlock,
     Document,
@@ -34,9 +35,8 @@ from render_pool.model import (
     TableRow,
     Text,
 )
-from render_pool.writers.chunks import chunk_document
-from render_pool.writers.options import WriterOptions
-from render_pool.writers.tokens import count_chars, count_words
+from render_pool.engine.options import WriterOptions
+from render_pool.errors import InvalidOption
 from tests.conftest import post_form
 from tests.test_jobs import _wait_ended, consumer, job_services  # noqa: F401 (fixtures)
 from tornado_app.app import make_app
@@ -102,7 +102,7 @@ def _doc_words(doc: Document) -> Counter[str]:
 
 
 def convert_document_text(doc: Document) -> str:
-    from render_pool.writers.markdown import write_markdown
+    from render_pool.engine.markdown.writer import write_markdown
 
     return write_markdown(doc)
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from render_pool.pool import RenderPool
+from render_pool.runtime.pool import RenderPool
 from tests import pdf_fixtures
 from tests.conftest import post_form
 from tornado_app.app import make_app

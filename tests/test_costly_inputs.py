@@ -20,11 +20,12 @@ import zipfile
 import pytest
 
 from bench import slow_inputs
-from render_pool import limits, registry
+from render_pool.engine import limits, registry
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.model import Heading, Image, Table, walk_document
+from render_pool.engine.office import cost as office_cost
+from render_pool.engine.office import reader as office_lo
 from render_pool.errors import TooLarge
-from render_pool.jobs import convert_document
-from render_pool.model import Heading, Image, Table, walk_document
-from render_pool.readers import office_cost, office_lo
 from tests.office_fixtures import has_libreoffice, zip_bytes
 
 needs_lo = pytest.mark.skipif(not has_libreoffice(), reason="LibreOffice (soffice) not installed")
@@ -91,7 +92,7 @@ def test_json_embeds_the_image_once_and_placeholders_stay_small(reused_image):
 def test_the_embedded_image_limit_counts_every_showing():
     small = slow_inputs.reused_image_docx(image_mb=0.1, uses=3)
     doc = registry.read(small)
-    from render_pool.writers.images import resolver_for
+    from render_pool.engine.common.images import resolver_for
 
     resolve = resolver_for(doc, "embed", max_bytes=300 * 1024)  # two showings fit, not three
     (key,) = doc.resources
@@ -104,7 +105,7 @@ def test_the_embedded_image_limit_counts_every_showing():
 def test_the_pdf_writer_bounds_the_images_it_hands_chromium(monkeypatch):
     """Markdown to PDF embeds images as data URIs in the HTML Chromium prints: the same
     bound as the HTML export, counted per showing, before Chromium is asked anything."""
-    from render_pool.writers import pdf
+    from render_pool.engine.pdf import writer as pdf
 
     doc = registry.read(slow_inputs.reused_image_docx(image_mb=0.1, uses=3))
     monkeypatch.setattr(limits, "_current", limits.ReaderLimits(
@@ -138,7 +139,7 @@ def test_xlsx_with_300k_shared_strings_reads_only_the_kept_cells_strings(monkeyp
 
 
 def test_shared_strings_keep_rich_text_and_escapes_and_skip_phonetic_guides():
-    from render_pool.readers.xlsx_strings import SharedStrings
+    from render_pool.engine.xlsx.strings import SharedStrings
 
     sst = (b'<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/'
            b'spreadsheetml/2006/main"><si><t>a &amp; b</t></si><si/><si><r><t>bo</t></r>'
@@ -248,6 +249,7 @@ def test_doc_and_xls_are_costed_from_their_main_stream(tmp_path):
 
 
 def test_the_bounds_are_settings_that_reach_the_pool():
+    from render_pool.engine.worker_setup import WorkerSetup
     from tornado_app.documents.setup import open_pool
     from tornado_app.settings import Settings
 
@@ -264,9 +266,11 @@ def test_the_bounds_are_settings_that_reach_the_pool():
     pool = open_pool(holder)  # type: ignore[arg-type]  # a stub of what open_pool reads
     try:
         assert pool.tenant_max_running == 1
-        assert pool.reader_limits == {"table_max_rows": 50, "office_max_text_cells": 7,
-                                      "office_max_sheet_cells": 9,
-                                      "embedded_images_max_bytes": 2 * 1024 ** 2}
+        setup = pool.worker_setup
+        assert isinstance(setup, WorkerSetup)
+        assert setup.reader_limits == {"table_max_rows": 50, "office_max_text_cells": 7,
+                                       "office_max_sheet_cells": 9,
+                                       "embedded_images_max_bytes": 2 * 1024 ** 2}
     finally:
         pool.close(wait=False)
     with pytest.raises(TypeError):
@@ -275,9 +279,11 @@ def test_the_bounds_are_settings_that_reach_the_pool():
 
 @pytest.mark.slow  # a pool worker
 async def test_a_pool_worker_applies_the_bounds(io_loop):
-    from render_pool.pool import RenderPool
+    from render_pool.engine.worker_setup import worker_setup
+    from render_pool.runtime.pool import RenderPool
 
-    pool = RenderPool(1, memory_limit_mb=0, reader_limits={"table_max_rows": 3})
+    pool = RenderPool(1, memory_limit_mb=0,
+                      worker_setup=worker_setup(reader_limits={"table_max_rows": 3}))
     try:
         doc = await pool.run(registry.read, _docx_table(5), tenant="co")
         table = next(b for b in doc.blocks if isinstance(b, Table))

@@ -16,8 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from render_pool.batch import plan_document
-from render_pool.links import css_references, markdown_references, rewrite_css, rewrite_markdown
+from render_pool.batch.links import (
+    css_references,
+    markdown_references,
+    rewrite_css,
+    rewrite_markdown,
+)
+from render_pool.batch.plan import plan_document
 from tests.archive_fixtures import tgz_of, zip_of
 from tests.conftest import DOCS_CALLER_COMPANY, post_form
 from tests.local_http import download
@@ -140,7 +145,7 @@ def test_css_files_and_markdown_data_uris() -> None:
     assert "url(commented.png)" in out and "url(https://e.x/r.png)" in out
     uri = "data:image/png;base64," + base64.b64encode(PNG).decode()
     md = f"![pasted]({uri}) `![code]({uri})`"
-    from render_pool.links import data_uri_images
+    from render_pool.batch.links import data_uri_images
 
     assert data_uri_images(md, markdown=True) == [(uri, PNG, "image/png")]
     assert rewrite_markdown(md, {uri: "https://s/p.png"}).startswith("![pasted](https://s/p.png)")

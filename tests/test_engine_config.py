@@ -2,9 +2,9 @@
 
 The engines' outside programs (LibreOffice: which executable, sandboxed or not; Tesseract:
 API or command line, which language packs folder) are settings the pool hands to its
-workers (``render_pool/engine_config.py``), and a program the service starts inherits the
+workers (``render_pool/engine/config.py``), and a program the service starts inherits the
 environment the settings give it, without the service's own variables (secrets included).
-Before, ``render_pool/readers/office_lo.py``, ``office_sandbox.py``, ``ocr/tesseract.py``
+Before, ``render_pool/engine/office/reader.py``, ``office_sandbox.py``, ``ocr/tesseract.py``
 and ``tornado_app/embedded/seaweed_security.py`` read ``os.environ`` themselves, and
 tesserocr was chosen and imported when ``tesseract.py`` loaded.
 """
@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from render_pool import engine_config
-from render_pool.ocr import tesseract
-from render_pool.readers import office_lo, office_sandbox
+from render_pool.engine import config as engine_config
+from render_pool.engine.ocr import tesseract
+from render_pool.engine.office import reader as office_lo
+from render_pool.engine.office import sandbox as office_sandbox
 from tornado_app.documents.setup import pool_from_settings
 from tornado_app.embedded.seaweed_security import child_env
 from tornado_app.settings import Settings, child_environment
@@ -40,6 +41,8 @@ def test_only_the_settings_module_reads_the_environment():
 
 
 def test_the_settings_hand_the_engines_their_programs(monkeypatch, tmp_path):
+    from render_pool.engine.worker_setup import WorkerSetup
+
     monkeypatch.setenv("S3_SECRET_KEY", "do-not-pass-on")
     monkeypatch.setenv("LANG", "C.UTF-8")
     settings = Settings.from_env({"SOFFICE_PATH": " /opt/lo/program/soffice ",
@@ -47,10 +50,11 @@ def test_the_settings_hand_the_engines_their_programs(monkeypatch, tmp_path):
                                   "TESSDATA_PREFIX": str(tmp_path)})
     pool = pool_from_settings(settings)
     try:
-        given = pool.engine_config
+        setup = pool.worker_setup
     finally:
         pool.close(wait=False)
-    assert given is not None
+    assert isinstance(setup, WorkerSetup)
+    given = setup.engine_config
     assert {k: v for k, v in given.items() if k != "environment"} == {
         "soffice_path": "/opt/lo/program/soffice", "office_sandbox": "off",
         "ocr_engine": "cli", "tessdata_dir": str(tmp_path)}
@@ -68,10 +72,10 @@ def test_unknown_engine_settings_and_values_are_errors():
         engine_config.configure(soffice="/usr/bin/soffice")
     with pytest.raises(ValueError, match="ocr_engine"):
         engine_config.configure(ocr_engine="tesserocr")
-    from render_pool.pool import RenderPool
+    from render_pool.engine.worker_setup import worker_setup
 
     with pytest.raises(ValueError, match="office_sandbox"):
-        RenderPool(1, engine_config={"office_sandbox": "no"})
+        worker_setup(engine_config={"office_sandbox": "no"})
     assert engine_config.current() == engine_config.EngineConfig()
 
 
@@ -110,7 +114,7 @@ def test_the_tesseract_command_gets_the_configured_folder_and_environment(monkey
 def test_loading_the_ocr_engine_module_chooses_no_engine():
     """The engine is the configuration's, looked at on first use: loading the module neither
     reads the environment nor imports tesserocr."""
-    code = ("import sys, render_pool.ocr.tesseract as t; "
+    code = ("import sys, render_pool.engine.ocr.tesseract as t; "
             "print('tesserocr' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, env={"OCR_ENGINE": "api", "PATH": "/usr/bin:/bin"},
@@ -120,11 +124,12 @@ def test_loading_the_ocr_engine_module_chooses_no_engine():
 
 @pytest.mark.slow  # a pool worker
 async def test_a_pool_worker_applies_the_engine_settings(io_loop):
-    from render_pool.pool import RenderPool
+    from render_pool.engine.worker_setup import worker_setup
+    from render_pool.runtime.pool import RenderPool
 
-    pool = RenderPool(1, memory_limit_mb=0, engine_config={
+    pool = RenderPool(1, memory_limit_mb=0, worker_setup=worker_setup(engine_config={
         "soffice_path": "/opt/lo/program/soffice", "office_sandbox": "off",
-        "ocr_engine": "cli"})
+        "ocr_engine": "cli"}))
     try:
         assert await pool.run(office_lo.soffice_path, tenant="co") == "/opt/lo/program/soffice"
         assert await pool.run(office_sandbox.mode, tenant="co") == "off"

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from render_pool.pool import PoolBusy, RenderPool
+from render_pool.runtime.pool import PoolBusy, RenderPool
 from store import api_keys
 from store.job_queue import JobQueue
 from tests import pool_jobs

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from render_pool.jobs import convert_document, fill_image_links
-from render_pool.registry import EXPORTS, WRITERS
+from render_pool.engine.jobs import convert_document, fill_image_links
+from render_pool.engine.registry import EXPORTS, WRITERS
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = Path(__file__).parent / "golden"

@@ -21,15 +21,15 @@ from collections.abc import Callable
 import pytest
 from PIL import Image, TiffImagePlugin
 
+from render_pool.engine.common.safe_zip import verified_zip
+from render_pool.engine.common.xml_guard import check_xml, encoding_of
+from render_pool.engine.docx.reader import read_docx
+from render_pool.engine.html.build import read_html
+from render_pool.engine.html.reader import read_html_file
+from render_pool.engine.image import reader as image_reader
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.model import plain_text
 from render_pool.errors import CorruptDocument, TooLarge
-from render_pool.jobs import convert_document
-from render_pool.model import plain_text
-from render_pool.readers import image as image_reader
-from render_pool.readers.docx.reader import read_docx
-from render_pool.readers.html import read_html
-from render_pool.readers.html_file import read_html_file
-from render_pool.readers.safe_zip import verified_zip
-from render_pool.readers.xml_guard import check_xml, encoding_of
 from tests.conftest import post_form
 from tests.docx_fixtures import build_feature_docx, replace_part
 from tests.office_fixtures import build_xlsx, zip_bytes
@@ -330,7 +330,7 @@ def test_a_199_page_tiff_becomes_a_199_page_pdf_one_frame_at_a_time(monkeypatch)
 def test_ocr_refuses_an_image_tesseract_cannot_read():
     """Before: Tesseract's Recognize failed on a side over 32,767 pixels and the page was
     reported as having run out of time."""
-    from render_pool.ocr import recognise
+    from render_pool.engine.ocr import recognise
 
     with pytest.raises(TooLarge, match="40,000 x 20 pixels; OCR reads at most 32,767"):
         recognise(Image.new("L", (40_000, 20), 255), timeout=2)
@@ -377,7 +377,7 @@ def test_an_unclosed_comment_is_named_in_a_warning():
 
 
 def test_the_open_element_scan_stays_linear():
-    from render_pool.readers.html_unclosed import close_open_elements
+    from render_pool.engine.html.unclosed import close_open_elements
 
     def best(page: str) -> float:
         times = []

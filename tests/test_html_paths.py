@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from render_pool import batch_jobs
-from render_pool.jobs import convert_document
-from render_pool.model import Link, Table, TableCell, plain_text, to_dict
-from render_pool.readers.html_file import read_html_file
-from render_pool.registry import read
+from render_pool.batch import jobs as batch_jobs
+from render_pool.engine.html.reader import read_html_file
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.model import Link, Table, TableCell, plain_text, to_dict
+from render_pool.engine.registry import read
 
 PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>Plan</title>
 <style>p { color: red }</style></head><body>

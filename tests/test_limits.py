@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from render_pool import archives
+from render_pool.batch import archives
 from tests.conftest import DOCS_CALLER_COMPANY, docs_caller_company, post_form
 from tests.processes import stop_process, wait_healthy
 from tornado_app.embedded.servers import free_port

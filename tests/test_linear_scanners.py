@@ -24,10 +24,11 @@ from collections.abc import Callable
 
 import pytest
 
-from render_pool import batch, links
-from render_pool.batch_jobs import html_to_markdown
+from render_pool.batch import links
+from render_pool.batch import plan as batch
+from render_pool.batch.jobs import html_to_markdown
+from render_pool.engine.markdown.limits import MarkdownLimits, check_cost, check_nesting
 from render_pool.errors import CorruptDocument
-from render_pool.markdown_limits import MarkdownLimits, check_cost, check_nesting
 
 FILES = ["doc.md", "doc.html", "a", "a.png", "x.css"]
 MAPPING = {"a": "https://cdn.example/a", "a.png": "https://cdn.example/a.png"}

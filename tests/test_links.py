@@ -9,7 +9,16 @@ import marko
 import marko.inline
 import pytest
 
-from render_pool.batch import (
+from render_pool.batch.jobs import html_to_markdown
+from render_pool.batch.links import (
+    data_uri_images,
+    html_references,
+    is_local,
+    markdown_references,
+    rewrite_html,
+    rewrite_markdown,
+)
+from render_pool.batch.plan import (
     MISSING,
     OK,
     OUTSIDE,
@@ -20,16 +29,7 @@ from render_pool.batch import (
     plan_document,
     resolve,
 )
-from render_pool.batch_jobs import html_to_markdown
-from render_pool.data_uri import decode_data_uri
-from render_pool.links import (
-    data_uri_images,
-    html_references,
-    is_local,
-    markdown_references,
-    rewrite_html,
-    rewrite_markdown,
-)
+from render_pool.engine.common.data_uri import decode_data_uri
 from tests.tree_walk import marko_nodes
 
 # --------------------------------------------------------------------------- helpers

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
+from render_pool.engine.markdown.limits import MarkdownLimits, check_cost, check_markdown
 from render_pool.errors import CorruptDocument
-from render_pool.markdown_limits import MarkdownLimits, check_cost, check_markdown
 from tests.conftest import post_form
 from tornado_app.app import make_app
 from tornado_app.settings import Settings

@@ -14,9 +14,9 @@ import marko
 import pytest
 from markdown_it import MarkdownIt
 
-from render_pool.model import Document, Image, Link, Paragraph, Text
-from render_pool.url_safety import is_safe_image_src, is_safe_link
-from render_pool.writers.markdown import write_markdown
+from render_pool.engine.markdown.writer import write_markdown
+from render_pool.engine.model import Document, Image, Link, Paragraph, Text
+from render_pool.engine.url_safety import is_safe_image_src, is_safe_link
 
 HOSTILE = ["jav&#x61;script:alert(7)", "jav&#97;script:alert(7)", "&#106;avascript:alert(7)",
            "jav&#x61script:alert(7)", "javascript&colon;alert(7)", "data&colon;text/html,x",

@@ -18,13 +18,13 @@ import pytest
 from docx.enum.text import WD_ALIGN_PARAGRAPH
 from docx.oxml.ns import qn
 
-from render_pool import browser
-from render_pool.browser import find_chromium
-from render_pool.cover import CoverPage
-from render_pool.readers.markdown import attach_images, read_markdown
-from render_pool.writers.docx import TOC_PLACEHOLDER, write_docx
-from render_pool.writers.json import SCHEMA_PATH, document_to_json_data
-from render_pool.writers.options import WriterOptions
+from render_pool.engine.common.cover import CoverPage
+from render_pool.engine.docx.writer import TOC_PLACEHOLDER, write_docx
+from render_pool.engine.json.writer import SCHEMA_PATH, document_to_json_data
+from render_pool.engine.markdown.reader import attach_images, read_markdown
+from render_pool.engine.options import WriterOptions
+from render_pool.runtime import browser
+from render_pool.runtime.browser import find_chromium
 
 ALIGNED = ("| Left | Centre | Right |\n|:-----|:------:|------:|\n"
            "| aaa | bbb | ccc |\n")
@@ -69,8 +69,8 @@ def test_docx_cells_are_aligned_like_the_columns():
 @pytest.mark.slow  # Chromium
 @pytest.mark.skipif(find_chromium() is None, reason="no chromium")
 def test_pdf_cells_are_aligned_like_the_columns():
-    from render_pool.writers.options import WriterOptions
-    from render_pool.writers.pdf import write_pdf
+    from render_pool.engine.options import WriterOptions
+    from render_pool.engine.pdf.writer import write_pdf
 
     def x_of(text: str, word: str) -> tuple[float, float, float]:
         """Left edge of ``word``, and of the cells' first and last words, on page 1."""
@@ -148,7 +148,7 @@ def test_libreoffice_page_numbers_leave_the_cover_out(tmp_path: Path):
     """/md/convert target=docx with a cover, footer text and the "Page {page} of {pages}"
     numbers: a cover and three body pages show "Page 1 of 3" .. "Page 3 of 3", the cover
     none (as in the PDF, where the TOC would start at page 1)."""
-    from render_pool import jobs
+    from render_pool.engine import jobs
 
     text = "# Guide\n\n" + "\n\n".join(f"Paragraph {i} of the body." for i in range(1, 65))
     request = jobs.RenderRequest(target="docx", header_text="ACME confidential",

@@ -3,7 +3,7 @@ markers both PDF readers place with it."""
 
 from __future__ import annotations
 
-from render_pool.model import (
+from render_pool.engine.model import (
     BlockQuote,
     Document,
     Emph,
@@ -25,8 +25,8 @@ from render_pool.model import (
     walk,
     walk_document,
 )
-from render_pool.readers.pdf.notes import MARK, place_notes
-from render_pool.readers.pdf.tagged import _place_notes
+from render_pool.engine.pdf.notes import MARK, place_notes
+from render_pool.engine.pdf.tagged import _place_notes
 
 
 def _doc() -> Document:

@@ -18,11 +18,11 @@ import pytest
 from PIL import Image
 
 from bench.scans import image_only_pdf, scan_pages, scanned_copy
-from render_pool import registry
+from render_pool.engine import registry
+from render_pool.engine.common.image_links import data_uri_resolver
+from render_pool.engine.markdown.writer import write_markdown
+from render_pool.engine.pdf.reader import read_pdf
 from render_pool.errors import CorruptDocument
-from render_pool.readers.pdf.reader import read_pdf
-from render_pool.writers import data_uri_resolver
-from render_pool.writers.markdown import write_markdown
 from tests.conftest import post_form
 from tests.pdf_fixtures import scanned_pdf
 from tornado_app.app import make_app
@@ -112,7 +112,7 @@ def test_a_page_whose_ocr_fails_keeps_its_picture(monkeypatch) -> None:
     """The scanned page's picture is not extracted while OCR is to read the page; when its
     OCR fails (here: past a time limit too short for any page), the page is read without
     OCR and its picture is kept, with a warning."""
-    import render_pool.readers.pdf.ocr as pdf_ocr
+    import render_pool.engine.pdf.ocr as pdf_ocr
 
     born = pdfium.PdfDocument((GEN / "report.pdf").read_bytes())
     born.import_pages(pdfium.PdfDocument(image_only_pdf([_top_of_report()])))
@@ -217,8 +217,8 @@ def test_realworld_scan_with_one_word_reads_that_word() -> None:
 def test_the_command_line_engine_reads_as_the_api_does() -> None:
     """Both ways into Tesseract (its API through tesserocr, its command line) give the same
     words for the same page, so a machine without tesserocr reads scans as well."""
-    from render_pool import engine_config
-    from render_pool.ocr import tesseract
+    from render_pool.engine import config as engine_config
+    from render_pool.engine.ocr import tesseract
 
     if tesseract.engine_name() != "tesserocr":
         pytest.skip("tesserocr is not installed: the command line is the only engine here")
@@ -250,7 +250,7 @@ async def test_pages_of_a_scan_spread_over_the_pool_and_let_another_company_in(i
     A's (as one job, A's scan held the only worker until its last page)."""
     from types import SimpleNamespace
 
-    from render_pool.pool import RenderPool
+    from render_pool.runtime.pool import RenderPool
     from tornado_app.documents.conversion import _convert_job
 
     top = _top_of_report(0.25)
@@ -290,8 +290,8 @@ def test_a_scan_hands_each_page_job_its_own_page() -> None:
     """A scan whose pages go to pool jobs of their own hands each job a one-page PDF of its
     page (together about the scan's size, not the scan once a page), and that page alone
     reads as it does inside the whole scan, a sideways page turned the same way."""
+    from render_pool.engine.pdf.ocr import recognise_pdf_page
     from render_pool.errors import OcrPending
-    from render_pool.readers.pdf.ocr import recognise_pdf_page
 
     top = _top_of_report(0.25)
     scan = image_only_pdf([top, top.rotate(90, expand=True), top], 200.0)
@@ -311,7 +311,7 @@ def test_a_scan_hands_each_page_job_its_own_page() -> None:
 def test_one_page_pdfs_stop_at_their_budget() -> None:
     """Pages sharing one large image would each carry a copy of it: past the budget the
     remaining pages are not copied (their jobs are sent the whole scan)."""
-    from render_pool.readers.pdf.ocr import pages_alone
+    from render_pool.engine.pdf.ocr import pages_alone
 
     top = _top_of_report(0.25)
     pdf = pdfium.PdfDocument(image_only_pdf([top, top, top], 200.0))
@@ -333,7 +333,7 @@ def test_a_page_in_another_script_is_read_with_its_packs(lines: list[str]) -> No
     packs (a Latin page never pays for them)."""
     from PIL import ImageDraw, ImageFont
 
-    from render_pool.ocr import available_languages, recognise
+    from render_pool.engine.ocr import available_languages, recognise
     from tornado_app.settings import Settings
 
     if not CJK_FONT.is_file() or not {"chi_sim", "jpn"} <= available_languages():

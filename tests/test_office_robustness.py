@@ -14,15 +14,15 @@ import io
 import struct
 import zipfile
 
-from render_pool import registry
-from render_pool.jobs import convert_document
-from render_pool.readers import office_links
-from render_pool.readers.office_lo import profile_xcu
-from render_pool.readers.text_decode import decode_text
-from render_pool.readers.xlsx import read_xlsx
-from render_pool.readers.xlsx_formulas import uncomputed_cells
-from render_pool.readers.xlsx_values import shown
-from render_pool.sniff import detect_kind
+from render_pool.engine import registry
+from render_pool.engine.common.text_decode import decode_text
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.office import links as office_links
+from render_pool.engine.office.reader import profile_xcu
+from render_pool.engine.sniff import detect_kind
+from render_pool.engine.xlsx.formulas import uncomputed_cells
+from render_pool.engine.xlsx.reader import read_xlsx
+from render_pool.engine.xlsx.values import shown
 from tests.office_fixtures import zip_bytes
 
 _END, _FREE, _FAT = 0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFD

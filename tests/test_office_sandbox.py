@@ -26,11 +26,15 @@ from pathlib import Path
 
 import pytest
 
-from render_pool import engine_config
+from render_pool.engine import config as engine_config
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.model import Document, Image, Paragraph, Resource, Text, plain_text
+from render_pool.engine.office import links as office_links
+from render_pool.engine.office import output as office_output
+from render_pool.engine.office import reader as office_lo
+from render_pool.engine.office import rtf_links
+from render_pool.engine.office import sandbox as office_sandbox
 from render_pool.errors import ConversionFailed
-from render_pool.jobs import convert_document
-from render_pool.model import Document, Image, Paragraph, Resource, Text, plain_text
-from render_pool.readers import office_links, office_lo, office_output, office_sandbox, rtf_links
 from tests.office_fixtures import has_libreoffice, soffice_convert
 from tests.office_link_fixtures import Canary, _cell, hostile_inputs, odf, random_png
 from tornado_app.documents.setup import engine_config_from_settings

@@ -1,4 +1,4 @@
-"""OLE compound files (DOC, XLS, PPT) are read by one module, ``render_pool.readers.ole``.
+"""OLE compound files (DOC, XLS, PPT) are read by one module, ``render_pool.engine.common.ole``.
 
 Two readers had been written side by side (``cfb.py`` for the output check's pictures,
 ``ole.py`` for the cost estimate's main stream); they are one now, with the bounds of both.
@@ -14,7 +14,10 @@ import random
 import struct
 import zlib
 
-from render_pool.readers import office_cost, office_links, office_output, ole
+from render_pool.engine.common import ole
+from render_pool.engine.office import cost as office_cost
+from render_pool.engine.office import links as office_links
+from render_pool.engine.office import output as office_output
 from tests.office_link_fixtures import random_png
 
 SECTOR, MINI, CUTOFF = 512, 64, 4096

@@ -8,9 +8,9 @@ import time
 import psutil
 import pytest
 
+from render_pool.engine.pdf.bombs import check_pdf_streams
 from render_pool.errors import TooLarge
-from render_pool.pool import RenderPool
-from render_pool.readers.pdf.bombs import check_pdf_streams
+from render_pool.runtime.pool import RenderPool
 from tests import pdf_fixtures
 from tests.conftest import post_form
 from tornado_app.app import make_app

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from render_pool import registry
-from render_pool.jobs import convert_document
-from render_pool.model import CodeBlock, Paragraph, Table
-from render_pool.readers.pdf.chars import Char, segments_of
-from render_pool.readers.pdf.inlines import join_lines, plain
-from render_pool.readers.pdf.layout import Line
-from render_pool.readers.pdf.reader import read_pdf
+from render_pool.engine import registry
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.model import CodeBlock, Paragraph, Table
+from render_pool.engine.pdf.chars import Char, segments_of
+from render_pool.engine.pdf.inlines import join_lines, plain
+from render_pool.engine.pdf.layout import Line
+from render_pool.engine.pdf.reader import read_pdf
 from tests.pdf_fixtures import _pdf, _stream
 from tests.test_reader_pdf import plain_text
 
@@ -217,8 +217,8 @@ def test_price_list_in_bold_is_a_table_not_a_heading() -> None:
 
 def test_accented_letters_stay_inside_a_monospaced_word() -> None:
     """`Cómo` in a fixed-pitch font is one code span, not `C`ó`mo`."""
-    from render_pool.model import Code
-    from render_pool.readers.pdf.inlines import to_inlines
+    from render_pool.engine.model import Code
+    from render_pool.engine.pdf.inlines import to_inlines
 
     chars = [_char(ch, 10 * i) for i, ch in enumerate("say ")]
     mono = [_char(ch, 40 + 10 * i) for i, ch in enumerate("Cómo")]

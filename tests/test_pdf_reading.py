@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from render_pool.model import Table
-from render_pool.readers.pdf.reader import read_pdf
+from render_pool.engine.model import Table
+from render_pool.engine.pdf.reader import read_pdf
 from tests.pdf_fixtures import _pdf, _stream
 from tests.test_reader_pdf import plain_text
 
@@ -198,7 +198,7 @@ def test_glyph_three_of_a_font_without_a_unicode_map_is_a_word_space() -> None:
 def _glyphs(text: str, x_right: float, rtl: bool, size: float = 10.0) -> list:
     """Characters of ``text`` (logical order) placed as a renderer would show them: a
     right-to-left word from ``x_right`` leftwards, a left-to-right one rightwards."""
-    from render_pool.readers.pdf.chars import Char
+    from render_pool.engine.pdf.chars import Char
 
     out = []
     x = x_right
@@ -217,8 +217,8 @@ def test_arabic_and_hebrew_lines_read_in_logical_order_with_whole_words() -> Non
     """A left-aligned "Arabic: <Arabic words>" line whose glyphs come right to left (as
     pdfium gives them): the label first, the Arabic words whole and in reading order;
     a right-aligned Hebrew line with a number keeps the number's digits in order."""
-    from render_pool.readers.pdf.chars import segments_of
-    from render_pool.readers.pdf.layout import Line
+    from render_pool.engine.pdf.chars import segments_of
+    from render_pool.engine.pdf.layout import Line
 
     label = _glyphs("Arabic: ", 50.0, False)
     arabic = _glyphs("\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645",
@@ -251,7 +251,7 @@ def test_a_pdf_whose_page_tree_is_missing_is_read_from_its_pages() -> None:
 def test_tagged_hebrew_text_is_one_line_of_whole_words() -> None:
     """Text read from a structure tree: Hebrew letters run leftwards, which is no jump
     back to a new line (each letter came out alone, spaced apart)."""
-    from render_pool.readers.pdf.tagged import _lines
+    from render_pool.engine.pdf.tagged import _lines
 
     hebrew = _glyphs("\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd", 300.0, True)
     lines = _lines(list(hebrew))

@@ -7,10 +7,10 @@ and running text that must stay text.
 
 from __future__ import annotations
 
-from render_pool.model import Paragraph, Table, Text
-from render_pool.readers.pdf import borderless
-from render_pool.readers.pdf.chars import Char, Segment
-from render_pool.readers.pdf.reader import read_pdf
+from render_pool.engine.model import Paragraph, Table, Text
+from render_pool.engine.pdf import borderless
+from render_pool.engine.pdf.chars import Char, Segment
+from render_pool.engine.pdf.reader import read_pdf
 from tests.pdf_fixtures import _pdf, _stream, tagged_cells_pdf
 
 HEAD = ["Region", "Units", "Price", "Share"]

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from render_pool.errors import CorruptDocument
-from render_pool.pool import (
+from render_pool.runtime.pool import (
     JobTimeout,
     MemoryLimitExceeded,
     PoolBusy,
@@ -184,7 +184,7 @@ async def test_memory_guard_counts_a_workers_children(io_loop, pool, monkeypatch
     a worker whose child holds 200 MB is retired after the job. A worker without children
     is measured by itself, in the worker: the service walks no process tree after its job
     (a walk reads every process of the machine, milliseconds on the event loop per job)."""
-    import render_pool.pool as pool_module
+    import render_pool.runtime.pool as pool_module
 
     walks: list[int] = []
     real_walk = pool_module.tree_rss_mb
@@ -238,7 +238,7 @@ async def test_large_inputs_reach_the_job_through_a_file_that_is_removed(io_loop
     import hashlib
     import tempfile
 
-    from render_pool import pool as pool_module
+    from render_pool.runtime import pool as pool_module
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     handed: list[object] = []

@@ -1,4 +1,4 @@
-"""render_pool.procfs: whether a process has children, and its tree's size, without walking
+"""render_pool.runtime.procfs: whether a process has children, and its tree's size, without walking
 every process of the machine when it has none."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 _PROBE = """
 import subprocess, sys
-from render_pool.procfs import has_children, own_tree_rss_mb, rss_kb
+from render_pool.runtime.procfs import has_children, own_tree_rss_mb, rss_kb
 import os
 alone = has_children()
 own = own_tree_rss_mb()

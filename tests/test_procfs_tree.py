@@ -1,4 +1,4 @@
-"""render_pool.procfs walks a process tree down from its root (``/proc/PID/task/*/children``)
+"""render_pool.runtime.procfs walks a process tree down from its root (``/proc/PID/task/*/children``)
 instead of reading every process of the machine: the same descendants, grandchildren
 included, as psutil finds; sizes as psutil reports them."""
 
@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from render_pool import procfs
+from render_pool.runtime import procfs
 
 pytestmark = pytest.mark.slow  # starts processes
 

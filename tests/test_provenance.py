@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from bench.prov_check import ProvScore, score_document
-from render_pool import model, registry
-from render_pool.errors import ConversionError, InvalidOption
-from render_pool.jobs import convert_document
-from render_pool.model import (
+from render_pool.engine import model, registry
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.json.writer import SCHEMA_PATH
+from render_pool.engine.model import (
     Document,
     Heading,
     PageBox,
@@ -32,10 +32,10 @@ from render_pool.model import (
     Text,
     walk,
 )
-from render_pool.page_ranges import pages_in, parse_pages
-from render_pool.readers.pdf.reader import read_pdf
-from render_pool.writers.json import SCHEMA_PATH
-from render_pool.writers.options import WriterOptions
+from render_pool.engine.options import WriterOptions
+from render_pool.engine.page_ranges import pages_in, parse_pages
+from render_pool.engine.pdf.reader import read_pdf
+from render_pool.errors import ConversionError, InvalidOption
 from tests.conftest import need_corpus, post_form
 from tests.office_fixtures import big_deck, build_xlsx
 from tests.test_writer_json import validate

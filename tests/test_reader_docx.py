@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from render_pool.errors import CorruptDocument, TooLarge, UnsupportedFormat
-from render_pool.model import (
+from render_pool.engine.docx import package as docx_package
+from render_pool.engine.docx.omml import omml_to_latex
+from render_pool.engine.docx.reader import read_docx
+from render_pool.engine.model import (
     Anchor,
     BlockQuote,
     Code,
@@ -33,9 +35,7 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
-from render_pool.readers.docx import package as docx_package
-from render_pool.readers.docx.omml import omml_to_latex
-from render_pool.readers.docx.reader import read_docx
+from render_pool.errors import CorruptDocument, TooLarge, UnsupportedFormat
 from tests.docx_fixtures import (
     add_member,
     build_external_image_docx,

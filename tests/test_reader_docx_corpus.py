@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from render_pool.errors import CorruptDocument, UnsupportedFormat
-from render_pool.model import (
+from render_pool.engine.docx.reader import read_docx
+from render_pool.engine.markdown.writer import write_markdown
+from render_pool.engine.model import (
     CodeBlock,
     Heading,
     Image,
@@ -22,8 +23,7 @@ from render_pool.model import (
     Table,
     plain_text,
 )
-from render_pool.readers.docx.reader import read_docx
-from render_pool.writers.markdown import write_markdown
+from render_pool.errors import CorruptDocument, UnsupportedFormat
 from tests.docx_fixtures import body_words
 from tests.tree_walk import model_nodes as walk
 

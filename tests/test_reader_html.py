@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import base64
 
-from render_pool.model import (
+from render_pool.engine.html.build import read_html
+from render_pool.engine.model import (
     BlockQuote,
     Code,
     CodeBlock,
@@ -18,7 +19,6 @@ from render_pool.model import (
     Table,
     plain_text,
 )
-from render_pool.readers.html import read_html
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 
@@ -88,7 +88,7 @@ def test_garbage_and_empty_input():
 
 def test_mathml_with_a_tex_annotation_becomes_a_formula():
     """Docling and MathJax pages carry the TeX of a MathML formula in an annotation."""
-    from render_pool.model import Math, Placeholder
+    from render_pool.engine.model import Math, Placeholder
 
     doc = read_html('<p>Energy: <math display="inline"><mrow><mi>E</mi></mrow>'
                     '<annotation encoding="TeX">E=mc^2</annotation></math> and '

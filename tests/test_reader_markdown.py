@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from render_pool.model import (
+from render_pool.engine.markdown.reader import attach_images, markdown_image_sources, read_markdown
+from render_pool.engine.model import (
     BlockQuote,
     Code,
     CodeBlock,
@@ -33,7 +34,6 @@ from render_pool.model import (
     Underline,
     plain_text,
 )
-from render_pool.readers.markdown import attach_images, markdown_image_sources, read_markdown
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 PNG = Resource(b"\x89PNG fake", "image/png")

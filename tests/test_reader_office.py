@@ -10,11 +10,11 @@ import time
 import pytest
 
 from bench.fidelity import score
-from render_pool import registry
+from render_pool.engine import registry
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.model import BlockQuote, Heading, Image, ListBlock, Table, plain_text
+from render_pool.engine.office.reader import command, profile_xcu
 from render_pool.errors import CorruptDocument, TooLarge, UnsupportedFormat
-from render_pool.jobs import convert_document
-from render_pool.model import BlockQuote, Heading, Image, ListBlock, Table, plain_text
-from render_pool.readers.office_lo import command, profile_xcu
 from tests.office_fixtures import (
     big_deck,
     big_xlsx,
@@ -237,8 +237,8 @@ def test_libreoffice_past_its_time_limit_is_killed_with_its_profile(office_set, 
                                                                    tmp_path):
     import psutil
 
+    from render_pool.engine.office import reader as office_lo
     from render_pool.errors import ConversionTimeout
-    from render_pool.readers import office_lo
 
     monkeypatch.setattr(office_lo.tempfile, "gettempdir", lambda: str(tmp_path))
     profile = office_lo.profile_dir()
@@ -299,7 +299,7 @@ def test_really_protected_office_files_answer_40003(office_set, tmp_path):
 
 
 def test_entity_declarations_are_refused_but_an_external_doctype_is_not():
-    from render_pool.readers.safe_zip import verified_zip
+    from render_pool.engine.common.safe_zip import verified_zip
 
     ncx = (b'<?xml version="1.0"?><!DOCTYPE ncx PUBLIC "-//NISO//DTD ncx 2005-1//EN" '
            b'"http://www.daisy.org/z3986/2005/ncx-2005-1.dtd"><ncx/>')
@@ -353,8 +353,8 @@ def test_pptx_table_merged_cells_are_spans(tmp_path):
 def test_scans_of_hostile_text_stay_linear():
     """Many DOCTYPE openers before one '>' (the DTD check), a 20,000-comma number format
     (the XLSX value renderer): 8x the input takes well under 16x the time."""
-    from render_pool.readers.xlsx_values import shown
-    from render_pool.readers.xml_guard import check_xml
+    from render_pool.engine.common.xml_guard import check_xml
+    from render_pool.engine.xlsx.values import shown
 
     def _declares_dtd(data: bytes) -> None:  # refused, however many openers there are
         with pytest.raises(CorruptDocument):
@@ -380,7 +380,7 @@ def test_scans_of_hostile_text_stay_linear():
 
 
 def test_utf32_text_is_read_as_utf32():
-    from render_pool.readers.text_decode import decode_text
+    from render_pool.engine.common.text_decode import decode_text
 
     text, warning = decode_text("a;b\n1;2\n".encode("utf-32"))
     assert text == "a;b\n1;2\n" and warning is None

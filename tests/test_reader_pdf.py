@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from render_pool.errors import CorruptDocument, TooLarge
-from render_pool.model import (
+from render_pool.engine.model import (
     BlockQuote,
     Code,
     CodeBlock,
@@ -24,8 +23,9 @@ from render_pool.model import (
     Table,
     plain_text,
 )
-from render_pool.readers.pdf import reader as pdf_reader
-from render_pool.readers.pdf.reader import read_pdf
+from render_pool.engine.pdf import reader as pdf_reader
+from render_pool.engine.pdf.reader import read_pdf
+from render_pool.errors import CorruptDocument, TooLarge
 from tests import pdf_fixtures
 from tests.tree_walk import model_nodes as walk
 
@@ -534,7 +534,7 @@ def quotes_untagged() -> Document:
 def test_untagged_quotes_from_indentation_match_the_docx(quotes_untagged: Document) -> None:
     """Quote and Intense Quote (indented both sides) and Block Text (left only) come back as
     the block quotes the DOCX reader finds by style; everything else keeps its kind."""
-    from render_pool.readers.docx.reader import read_docx
+    from render_pool.engine.docx.reader import read_docx
 
     expected = _shape(read_docx((OFFICE / "quotes.docx").read_bytes()).blocks)
     assert [k for k, _ in expected].count("quote") == 3
@@ -569,7 +569,7 @@ def test_documents_without_quotes_get_none(path: Path) -> None:
 def test_internal_links_point_at_the_heading_at_their_destination() -> None:
     """Explicit, named and whole-page destinations link to the heading there (``#slug``);
     one to a page without a heading, or into body text, leaves its text unlinked."""
-    from render_pool.jobs import convert_document
+    from render_pool.engine.jobs import convert_document
 
     data = pdf_fixtures.internal_links_pdf()
     doc = read_pdf(data)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from render_pool import registry
+from render_pool.engine import registry
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.model import Document, Heading, plain_text
 from render_pool.errors import UnsupportedFormat
-from render_pool.jobs import convert_document
-from render_pool.model import Document, Heading, plain_text
 from tests.docx_fixtures import build_feature_docx
 
 
@@ -100,7 +100,7 @@ def test_a_markdown_target_is_one_registry_line(monkeypatch):
     """/md/convert's targets are registry writers like the exports: a toy file writer added
     by one line renders Markdown through the registry's Markdown reader, with the options
     type every writer shares."""
-    from render_pool.jobs import RenderRequest, render_markdown
+    from render_pool.engine.jobs import RenderRequest, render_markdown
 
     monkeypatch.setitem(registry.WRITERS, "outline", registry.WriterEntry(
         "tests.test_registry:write_outline", "application/x-outline", "outline", binary=True))

@@ -207,9 +207,9 @@ async def test_audit_retention_is_a_setting_and_a_change_applies_at_the_next_sta
 
 def test_the_ocr_engine_the_settings_accept_is_the_one_the_pool_workers_use():
     """``OCR_ENGINE`` is read once, by the settings at start-up; the pool's workers run the
-    engine the settings read (handed over through ``render_pool.engine_config``)."""
-    from render_pool import engine_config
-    from render_pool.ocr import tesseract
+    engine the settings read (handed over through ``render_pool.engine.config``)."""
+    from render_pool.engine import config as engine_config
+    from render_pool.engine.ocr import tesseract
     from tornado_app.documents.setup import engine_config_from_settings
 
     for value in ("cli", " cli", "CLI ", "api", " Api ", ""):

@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from bench.fidelity import Score
-from render_pool import registry
-from render_pool.jobs import convert_document
-from render_pool.model import (
+from render_pool.engine import registry
+from render_pool.engine.html.build import read_html
+from render_pool.engine.jobs import convert_document
+from render_pool.engine.model import (
     Anchor,
     Code,
     CodeBlock,
@@ -40,7 +41,6 @@ from render_pool.model import (
     walk,
     walk_document,
 )
-from render_pool.readers.html import read_html
 from tests.office_fixtures import has_libreoffice, pandoc, soffice_convert, zip_bytes
 from tests.pdf_fixtures import _pdf, _stream
 
@@ -320,7 +320,7 @@ def test_a_two_column_papers_author_block_and_accents():
 def test_comments_and_processing_instructions_beside_notes_are_no_elements():
     """lxml gives comments and processing instructions no attributes: the note finder asks
     elements only (a comment in a notes section once failed every such page)."""
-    from render_pool.readers.html import read_html
+    from render_pool.engine.html.build import read_html
 
     doc = read_html(
         '<html><body><p>Text<!-- a --><a href="#fn1" class="footnote-ref" id="r1">1</a>'

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from render_pool.browser import find_chromium
+from render_pool.runtime.browser import find_chromium
 from tests.conftest import PASSWORD, add_user
 from tests.docx_fixtures import PNG_1PX, build_feature_docx
 from tornado_app.app import make_app

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from render_pool.model import (
+from render_pool.engine.doctags.writer import CODE_LANGUAGES, write_doctags
+from render_pool.engine.model import (
     Code,
     CodeBlock,
     Document,
@@ -24,7 +25,6 @@ from render_pool.model import (
     TableRow,
     Text,
 )
-from render_pool.writers.doctags import CODE_LANGUAGES, write_doctags
 from tests.model_samples import NASTY, P, full_document, rich_table, simple_table
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"

@@ -16,9 +16,12 @@ import pytest
 from docx.oxml.ns import qn
 from lxml import etree
 
-from render_pool.cover import CoverPage
-from render_pool.jobs import RenderRequest, render_markdown
-from render_pool.model import (
+from render_pool.engine.common.cover import CoverPage
+from render_pool.engine.docx.writer import TOC_PLACEHOLDER, write_docx
+from render_pool.engine.html.build import expand_raw_html
+from render_pool.engine.jobs import RenderRequest, render_markdown
+from render_pool.engine.markdown.reader import attach_images, read_markdown
+from render_pool.engine.model import (
     Code,
     CodeBlock,
     Document,
@@ -35,10 +38,7 @@ from render_pool.model import (
     TableRow,
     Text,
 )
-from render_pool.readers.html import expand_raw_html
-from render_pool.readers.markdown import attach_images, read_markdown
-from render_pool.writers.docx import TOC_PLACEHOLDER, write_docx
-from render_pool.writers.options import WriterOptions
+from render_pool.engine.options import WriterOptions
 from tests.docx_fixtures import PNG_1PX
 from tests.model_samples import NASTY, full_document
 

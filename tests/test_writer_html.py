@@ -6,7 +6,9 @@ import re
 
 from lxml import html as lxml_html
 
-from render_pool.model import (
+from render_pool.engine.html.render import html_body, sanitize_html
+from render_pool.engine.html.writer import write_html
+from render_pool.engine.model import (
     Anchor,
     Document,
     Heading,
@@ -18,10 +20,8 @@ from render_pool.model import (
     Resource,
     Text,
 )
-from render_pool.url_safety import is_safe_url
-from render_pool.writers.html import write_html
-from render_pool.writers.html_render import html_body, sanitize_html
-from render_pool.writers.options import WriterOptions
+from render_pool.engine.options import WriterOptions
+from render_pool.engine.url_safety import is_safe_url
 from tests.model_samples import PNG, P, full_document
 
 

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from render_pool import model
-from render_pool.model import Document, Image, Resource, Text
-from render_pool.writers.json import SCHEMA_PATH, write_json
+from render_pool.engine import model
+from render_pool.engine.json.writer import SCHEMA_PATH, write_json
+from render_pool.engine.model import Document, Image, Resource, Text
 from tests.model_samples import PNG, P, full_document
 
 # ----------------------------------------------------------------- a minimal JSON Schema check

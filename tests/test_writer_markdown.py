@@ -8,7 +8,9 @@ import marko
 import pytest
 from lxml import html as lxml_html
 
-from render_pool.model import (
+from render_pool.engine.common.writing import table_grid
+from render_pool.engine.markdown.writer import write_markdown
+from render_pool.engine.model import (
     Anchor,
     Code,
     CodeBlock,
@@ -34,8 +36,6 @@ from render_pool.model import (
     TableRow,
     Text,
 )
-from render_pool.writers.common import table_grid
-from render_pool.writers.markdown import write_markdown
 from tests.model_samples import NASTY, PNG, P, cell, full_document, rich_table, simple_table
 from tests.tree_walk import marko_nodes
 
@@ -352,7 +352,7 @@ def test_random_inline_text_round_trips():
     import random
     import re
 
-    from render_pool.model import plain_text
+    from render_pool.engine.model import plain_text
 
     rng = random.Random(20240501)
     for _ in range(2000):

@@ -13,11 +13,8 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
-from render_pool import browser
-from render_pool.browser import find_chromium
-from render_pool.cover import CoverPage
-from render_pool.errors import UnsupportedFormat
-from render_pool.model import (
+from render_pool.engine.common.cover import CoverPage
+from render_pool.engine.model import (
     CodeBlock,
     Document,
     Heading,
@@ -31,10 +28,13 @@ from render_pool.model import (
     TableRow,
     Text,
 )
-from render_pool.writers.options import WriterOptions
-from render_pool.writers.pdf import list_themes, write_pdf
-from render_pool.writers.pdf_layout import collect_headings
-from render_pool.writers.pdf_style import check_css, highlight_code
+from render_pool.engine.options import WriterOptions
+from render_pool.engine.pdf.writer import list_themes, write_pdf
+from render_pool.engine.pdf.writer_layout import collect_headings
+from render_pool.engine.pdf.writer_style import check_css, highlight_code
+from render_pool.errors import UnsupportedFormat
+from render_pool.runtime import browser
+from render_pool.runtime.browser import find_chromium
 
 pytestmark = [pytest.mark.skipif(find_chromium() is None, reason="no chromium"),
               pytest.mark.slow]  # Chromium
@@ -257,7 +257,7 @@ def test_long_table_repeats_its_header_on_each_page(full):
 @pytest.mark.parametrize("lines_per_page_guess", [34, 1000])
 def test_multi_page_toc_numbers_are_right_even_after_a_wrong_guess(monkeypatch,
                                                                    lines_per_page_guess):
-    import render_pool.writers.pdf as pdf_writer
+    import render_pool.engine.pdf.writer as pdf_writer
 
     monkeypatch.setattr(pdf_writer, "_TOC_LINES_PER_PAGE", lines_per_page_guess)
     blocks = []
@@ -401,7 +401,7 @@ def test_our_own_pdf_reads_back_with_its_structure():
     """Markdown -> PDF (Chromium) -> Markdown: every table-of-contents entry links to its own
     heading, code spans in list items stay in their line, a level-3 heading stays one, and
     body text set in NotoSans-Regular (which pdfium weighs 625 from its stem) is not bold."""
-    from render_pool.jobs import RenderRequest, convert_document, render_markdown
+    from render_pool.engine.jobs import RenderRequest, convert_document, render_markdown
 
     source = ("# Guide\n\nIntro paragraph with some text.\n\n## Install\n\n"
               "- run `pip install x` first\n- then `just run`\n\n### Details\n\n"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from render_pool import jobs
+from render_pool.engine import jobs
 from tornado_app.documents.base import DocsError, docs_error_for
 from tornado_app.documents.conversion import read_and_write
 from tornado_app.documents.convert import (

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import tornado.web
 
-from render_pool.browser import find_chromium
+from render_pool.runtime.browser import find_chromium
 from store.storage_settings import SERVICE
 from tornado_app.api_errors import ApiError
 from tornado_app.http import BaseHandler, NotFoundHandler, log_request

@@ -18,7 +18,7 @@ from tornado_app.metrics import Metrics
 from tornado_app.settings import Settings
 
 if TYPE_CHECKING:
-    from render_pool.pool import RenderPool
+    from render_pool.runtime.pool import RenderPool
     from store.storage_io import StorageIO
 
 log = logging.getLogger("tornado_app.services")

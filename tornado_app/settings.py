@@ -428,7 +428,7 @@ class Settings:
     archive_max_unpacked_bytes: int = setting(500 * _MB, "size", "bytes of one archive once "
                                               "unpacked, counted while unpacking (more: 40004)",
                                               group=REQUESTS, low=1)
-    # Markdown parsing cost, checked before parsing (render_pool.markdown_limits, 40003)
+    # Markdown parsing cost, checked before parsing (render_pool.engine.markdown.limits, 40003)
     markdown_max_link_openers: int = setting(100_000, "int", "most `](` in one Markdown input "
                                              "(`/md/convert`; more: 40003 before parsing)",
                                              group=MARKDOWN, low=0)
@@ -474,7 +474,7 @@ class Settings:
     sheet_max_cells: int = setting(50_000, "int", "cells of an XLSX/ODS/XLS/CSV read per "
                                    "document; the rest is left out with a warning", group=POOL,
                                    low=1, clamp=True)
-    # bounds checked in the workers before the costly work (render_pool/limits.py, whose
+    # bounds checked in the workers before the costly work (render_pool/engine/limits.py, whose
     # defaults these are; the pool hands them to every worker)
     table_max_rows: int = setting(10_000, "int", "rows of one table read from a DOCX or an XLSX "
                                   "sheet (also from ODT, RTF, DOC, ODS and XLS once LibreOffice "
@@ -501,7 +501,7 @@ class Settings:
                                             "group is killed and 50401", group=POOL, low=1,
                                             clamp=True)
     # the LibreOffice and Tesseract settings below reach the pool's workers through
-    # render_pool/engine_config.py (documents.setup.pool_from_settings), whose defaults these are
+    # render_pool/engine/config.py (documents.setup.pool_from_settings), whose defaults these are
     soffice_path: str = setting("", "text", "the LibreOffice executable for ODT, ODS, ODP, DOC, "
                                 "XLS, PPT and RTF; one installed outside `/usr` has its "
                                 "installation folder mounted read-only in the sandbox",
@@ -529,7 +529,7 @@ class Settings:
                                    "(`.traineddata` files; Tesseract 5's own meaning of its "
                                    "variable), for both engines", group=POOL, strip=True,
                                    shown="where the `tesseract` command finds them")
-    # PDF printing: one Chromium per worker (render_pool.browser)
+    # PDF printing: one Chromium per worker (render_pool.runtime.browser)
     chromium_path: str = setting("", "text", "browser used for Markdown to PDF", group=CHROMIUM,
                                  shown="`chromium` on PATH")
     chromium_max_jobs: int = setting(200, "int", "renders after which a worker's browser is "
@@ -683,7 +683,7 @@ def child_environment(env: Mapping[str, str] | None = None, *,
 
     The one other reading of the process environment than :meth:`Settings.from_env`: the
     pool's workers get this for LibreOffice and Tesseract
-    (:mod:`render_pool.engine_config`), the embedded SeaweedFS without its ``WEED_*``."""
+    (:mod:`render_pool.engine.config`), the embedded SeaweedFS without its ``WEED_*``."""
     env = os.environ if env is None else env
     own = {spec.env for _, spec in specs()}
     prefixes = tuple(p.upper() for p in drop_prefixes)

@@ -19,7 +19,7 @@ from tornado.httpclient import AsyncHTTPClient
 
 from bench.common import SERVICE_ENV
 from bench.soak import ADMIN, ADMIN_PASSWORD, COMPANY, ROOT
-from render_pool.procfs import descendants, rss_kb
+from render_pool.runtime.procfs import descendants, rss_kb
 from tornado_app.embedded.servers import free_port
 
 

@@ -18,9 +18,9 @@ import asyncio
 import logging
 from typing import Any
 
-from render_pool import jobs
+from render_pool.engine import jobs
 from render_pool.errors import ConversionError, OcrPending
-from render_pool.pool import RenderPool
+from render_pool.runtime.pool import RenderPool
 from store.object_keys import result_key
 from store.objects import ObjectStore
 from store.storage_io import link_for_documents

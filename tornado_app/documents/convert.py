@@ -9,12 +9,12 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
-from render_pool import jobs
+from render_pool.engine import jobs
+from render_pool.engine.chunks.writer import check_options as check_chunk_options
+from render_pool.engine.common.images import MODES as IMAGE_MODES
+from render_pool.engine.options import WriterOptions
+from render_pool.engine.page_ranges import PageRanges, parse_pages
 from render_pool.errors import InvalidOption
-from render_pool.page_ranges import PageRanges, parse_pages
-from render_pool.writers.chunks import check_options as check_chunk_options
-from render_pool.writers.images import MODES as IMAGE_MODES
-from render_pool.writers.options import WriterOptions
 from tornado_app.documents.base import DocsError, UploadHandler, bool_field, choice_field
 from tornado_app.documents.conversion import convert
 from tornado_app.documents.fetch import fetch
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from tornado_app.services import Services
     from tornado_app.settings import Settings
 
-OCR_MODES = ("auto", "force", "off")  # scanned pages and images (render_pool.readers.pdf.ocr)
+OCR_MODES = ("auto", "force", "off")  # scanned pages and images (render_pool.engine.pdf.ocr)
 # every field /api/convert reads (form or query string): another name is 40001, so a typo
 # (``page=`` for ``pages=``) is never silently ignored
 CONVERT_FIELDS = frozenset({

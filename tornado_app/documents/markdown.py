@@ -17,11 +17,11 @@ import urllib.parse
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from render_pool import jobs
-from render_pool.asset_files import AssetFile, render_markdown_files
-from render_pool.cover import CoverPage
-from render_pool.markdown_limits import MarkdownLimits, check_markdown
-from render_pool.themes import list_themes
+from render_pool.engine import jobs
+from render_pool.engine.asset_files import AssetFile, render_markdown_files
+from render_pool.engine.common.cover import CoverPage
+from render_pool.engine.markdown.limits import MarkdownLimits, check_markdown
+from render_pool.engine.pdf.themes import list_themes
 from store.stored_content import attachment
 from tornado_app.documents.base import (
     DocsError,

@@ -7,7 +7,8 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
-from render_pool.pool import RenderPool
+from render_pool.engine.worker_setup import worker_setup
+from render_pool.runtime.pool import RenderPool
 from store.storage_config import StorageConfig
 from store.storage_io import StorageIO
 from store.storage_settings import EMBEDDED_PROFILE, SERVICE
@@ -38,16 +39,17 @@ def pool_from_settings(st: Settings, queue_limit: int | None = None) -> RenderPo
                           "timeout_s": st.pdf_render_timeout,
                           "page_reuse_jobs": st.chromium_page_reuse_jobs,
                           "executable": st.chromium_path},
-                      reader_limits={
-                          "table_max_rows": st.table_max_rows,
-                          "office_max_text_cells": st.office_max_text_cells,
-                          "office_max_sheet_cells": st.office_max_sheet_cells,
-                          "embedded_images_max_bytes": st.embedded_images_max_mb * 1024**2},
-                      engine_config=engine_config_from_settings(st))
+                      worker_setup=worker_setup(
+                          reader_limits={
+                              "table_max_rows": st.table_max_rows,
+                              "office_max_text_cells": st.office_max_text_cells,
+                              "office_max_sheet_cells": st.office_max_sheet_cells,
+                              "embedded_images_max_bytes": st.embedded_images_max_mb * 1024**2},
+                          engine_config=engine_config_from_settings(st)))
 
 
 def engine_config_from_settings(st: Settings) -> dict[str, Any]:
-    """The keyword arguments of :func:`render_pool.engine_config.configure` the settings
+    """The keyword arguments of :func:`render_pool.engine.config.configure` the settings
     give: the programs LibreOffice and OCR run, and the environment they may inherit."""
     return {"soffice_path": st.soffice_path, "office_sandbox": st.office_sandbox,
             "ocr_engine": st.ocr_engine, "tessdata_dir": st.tessdata_prefix,

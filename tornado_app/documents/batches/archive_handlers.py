@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from render_pool import archives
+from render_pool.batch import archives
 from tornado_app.documents.async_requests import answer, submit
 from tornado_app.documents.base import DocsError, UploadHandler, bool_field
 from tornado_app.documents.batches import batch_service

@@ -5,7 +5,7 @@ storage, links rewritten, results reported per document. The handlers
 :func:`process_archive` and the staging functions here.
 
 Every pass over uploaded content (planning, data-URI extraction, rewriting, HTML to
-Markdown) runs in the process pool (``render_pool.batch_jobs``), never on the event loop;
+Markdown) runs in the process pool (``render_pool.batch.jobs``), never on the event loop;
 unpacking and storage I/O run in the storage thread pool. Assets, inline images and final
 documents are uploaded from files in chunks, so the service never holds one whole.
 
@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from render_pool import archives, batch_jobs
-from render_pool.batch import DocumentPlan
-from render_pool.batch_jobs import Lookups, chunks_name, final_name
-from render_pool.pool import RenderPool
+from render_pool.batch import archives
+from render_pool.batch import jobs as batch_jobs
+from render_pool.batch.jobs import Lookups, chunks_name, final_name
+from render_pool.batch.plan import DocumentPlan
+from render_pool.runtime.pool import RenderPool
 from store.object_keys import clean_prefix, object_key
 from store.objects import ObjectStore, StoredAsset
 from store.staging import StagedArchive, StagedArchives, purge_expired

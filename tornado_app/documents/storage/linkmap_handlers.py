@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from render_pool.url_safety import is_safe_link
+from render_pool.engine.url_safety import is_safe_link
 from tornado_app.documents.plain import PlainError, PlainHandler
 from tornado_app.documents.storage.storage_service import storage_of
 from tornado_app.http import JsonTooDeep, load_json

@@ -1,0 +1,1 @@
+"""Chunks for retrieval (``export=chunks``): the writer, its units, tables and token counting."""

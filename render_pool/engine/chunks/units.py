@@ -1,0 +1,350 @@
+"""The pieces a document is chunked from: units of Markdown, each with its heading path.
+
+Why a module of its own: this is where the document model is read (headings, lists, tables,
+notes, captions, provenance); the chunks writer (``writers/chunks.py``) only packs units.
+
+A unit is the smallest piece a chunk boundary may not cut: a heading, a paragraph, a list
+item, a table row (rows tied by a cell spanning them form one unit), a code block, a quote,
+a formula, a footnote (its definition follows the block that first cites it). A unit larger
+than the budget alone is cut: prose at sentence ends (a sentence larger than the budget at
+words, a word larger than it at characters), code between lines, a quote into its blocks; a
+table row is never cut (a chunk holding one row over the budget is reported). A heading is
+glued to what follows it, and so is a caption ("Table 2: ...", "Figure 3 ...") to the table or
+figure next to it, so no chunk ends with either.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from render_pool.engine.chunks.tables import part_table
+from render_pool.engine.chunks.tokens import Counter
+from render_pool.engine.markdown.render import MarkdownRenderer, pipe_ok
+from render_pool.engine.model import (
+    Block,
+    BlockQuote,
+    CodeBlock,
+    Document,
+    Heading,
+    HorizontalRule,
+    Image,
+    ListBlock,
+    Location,
+    NoteRef,
+    Paragraph,
+    Table,
+    TableRow,
+    plain_text,
+    walk,
+)
+from render_pool.engine.provenance import merged
+
+__all__ = ["TablePart", "Unit", "document_units", "repeated_header"]
+
+_CAPTION = re.compile(r"^\s*(?:table|tab\.|figure|fig\.|chart|exhibit|listing|abbildung|"
+                      r"tabelle|tableau|figura|tabla)\s*[A-Z]?[0-9IVX]+", re.IGNORECASE)
+# where prose may be cut: whitespace after a sentence's end (kept as the join), or after a
+# CJK full stop even without whitespace
+_SENTENCE_END = re.compile(r"(?<=[.!?\u2026])[\"'\u201d\u2019)\]]*\s+|(?<=[\u3002\uff01\uff1f])\s*")
+_SPACE = re.compile(r"\s+")
+_WORD_CHAR = re.compile(r"\w")
+
+
+@dataclass
+class TablePart:
+    """A table whose rows are units: its header (repeated in every chunk holding rows of it)
+    and caption (with its first rows only)."""
+
+    table: Table
+    header: list[TableRow]
+    header_tokens: int
+
+
+@dataclass
+class Unit:
+    """One piece of Markdown a chunk is built from (see the module doc)."""
+
+    kind: str  # heading, text, item, row, code, note
+    text: str  # Markdown; for a row unit, its rows rendered under the header
+    tokens: int
+    block: int  # the top-level block it comes from (-1: a note never cited)
+    path: tuple[str, ...]  # heading path of its section (a heading's includes itself)
+    section: int  # sections are numbered in order; every heading starts one
+    prov: list[Location] = field(default_factory=list)
+    glue: bool = False  # no chunk may end with this unit (a heading, a caption)
+    group: object = None  # consecutive units of one group join with ``sep``, not a blank line
+    sep: str = "\n\n"
+    rows: list[TableRow] = field(default_factory=list)  # a row unit's rows
+    first_rows: bool = False  # a row unit holding the table's first rows (with the caption)
+    over: bool = False  # alone over the budget and not cut (a table row)
+
+
+class _Builder:
+    def __init__(self, doc: Document, renderer: MarkdownRenderer, count: Counter,
+                 budget: int) -> None:
+        self.doc = doc
+        self.w = renderer
+        self.count = count
+        self.budget = budget
+        self.units: list[Unit] = []
+        self.path: list[tuple[int, str]] = []
+        self.section = 0
+        self.block = 0
+        self.notes_placed: set[str] = set()
+
+    # ------------------------------------------------------------ emit
+    def add(self, kind: str, text: str, prov: list[Location], *, glue: bool = False,
+            group: object = None, sep: str = "\n\n", code: CodeBlock | None = None) -> None:
+        """A unit of ``text`` (nothing for blank text), cut when over the budget."""
+        if not text.strip():
+            return
+        unit = Unit(kind, text, self.count(text), self.block, self.here(), self.section,
+                    list(prov), glue=glue, group=group, sep=sep)
+        limit = self.budget - self.glued_tokens()
+        if unit.tokens <= limit:
+            self.units.append(unit)
+        elif code is not None:
+            self.units.extend(self.cut_code(unit, code, max(limit, 1)))
+        else:
+            self.units.extend(self.cut(unit, max(limit, 1)))
+
+    def here(self) -> tuple[str, ...]:
+        return tuple(text for _, text in self.path)
+
+    def glued_tokens(self) -> int:
+        """Tokens of the glued units just before (a heading): what the next unit must leave
+        room for in its chunk."""
+        total = 0
+        for u in reversed(self.units):
+            if not u.glue:
+                break
+            total += u.tokens
+        return total if total < self.budget // 2 else 0
+
+    def cut(self, unit: Unit, limit: int) -> list[Unit]:
+        """``unit`` cut into pieces of at most ``limit`` tokens: at sentence ends, then at
+        words, then at characters."""
+        pieces: list[tuple[str, str]] = []  # (separator before it, text)
+        for sep, sentence in _split(unit.text, _SENTENCE_END):
+            if self.count(sentence) <= limit:
+                pieces.append((sep, sentence))
+                continue
+            for i, (wsep, word) in enumerate(_split(sentence, _SPACE)):
+                wsep = sep if i == 0 else wsep
+                if self.count(word) <= limit:
+                    pieces.append((wsep, word))
+                else:
+                    pieces.extend((wsep if k == 0 else "", part) for k, part in
+                                  enumerate(_by_chars(word, limit, self.count)))
+        out: list[Unit] = []
+        group = object()
+        for sep, text in _pack_pieces(pieces, limit, self.count):
+            out.append(Unit(unit.kind, text, self.count(text), unit.block, unit.path,
+                            unit.section, unit.prov, group=group, sep=sep or " "))
+        return out
+
+    def cut_code(self, unit: Unit, block: CodeBlock, limit: int) -> list[Unit]:
+        """A code block cut between lines (a line over ``limit`` at characters), each piece
+        fenced again."""
+        lines: list[tuple[str, str]] = []
+        for line in block.text.split("\n"):
+            if self.count(line) + 8 <= limit:
+                lines.append(("\n", line))
+            else:
+                lines.extend(("\n" if k == 0 else "", part) for k, part in
+                             enumerate(_by_chars(line, max(limit - 8, 1), self.count)))
+        out: list[Unit] = []
+        for _, text in _pack_pieces(lines, max(limit - 8, 1), self.count, fence=True):
+            md = self.w.block(CodeBlock(text, block.language))
+            out.append(Unit("code", md, self.count(md), unit.block, unit.path, unit.section,
+                            unit.prov))
+        return out
+
+    # ------------------------------------------------------------ blocks
+    def heading(self, h: Heading) -> None:
+        text = " ".join(plain_text(h.children).split())
+        while self.path and self.path[-1][0] >= h.level:
+            self.path.pop()
+        self.path.append((h.level, text))
+        self.section += 1
+        self.add("heading", self.w.block(h), h.prov, glue=True)
+
+    def list_block(self, lb: ListBlock) -> None:
+        tight = self.w.list_block(lb, "." if lb.ordered else "-").count("\n\n") == 0
+        group = object()
+        for i, item in enumerate(lb.items):
+            one = ListBlock(lb.ordered, [item], lb.start + i)
+            text = self.w.list_block(one, "." if lb.ordered else "-")
+            first = item.blocks[0] if item.blocks else None
+            prov = getattr(first, "prov", None) or lb.prov
+            self.add("item", text, prov, group=group, sep="\n" if tight else "\n\n")
+
+    def table(self, t: Table) -> None:
+        if not t.rows:
+            return
+        header, header_tokens = repeated_header(t, self.w, self.count, self.budget)
+        hr = len(header)
+        part = TablePart(t, header, header_tokens)
+        body = t.rows[hr:]
+        groups = _row_groups(body)
+        if not groups:  # only header rows: the table is one unit
+            self.add("text", self.w.block(t), t.prov)
+            return
+        for i, rows in enumerate(groups):  # tokens: the table with these rows less its header
+            text = part_table(self.w, t, Table([*header, *rows], hr,
+                                               t.caption if i == 0 else []))
+            tokens = max(1, self.count(text) - header_tokens)
+            prov = merged(*(c.prov for r in rows for c in r.cells)) or t.prov
+            unit = Unit("row", text, tokens, self.block, self.here(), self.section,
+                        prov, group=part, sep="\n", rows=rows, first_rows=i == 0)
+            unit.over = unit.tokens + header_tokens > self.budget
+            self.units.append(unit)
+
+    def blocks(self, blocks: list[Block]) -> None:
+        for pos, b in enumerate(blocks):
+            self.block = pos
+            nxt = blocks[pos + 1] if pos + 1 < len(blocks) else None
+            if isinstance(b, Heading):
+                self.heading(b)
+            elif isinstance(b, ListBlock):
+                self.list_block(b)
+            elif isinstance(b, Table):
+                self.table(b)
+                if _is_caption(nxt) and self.units and self.units[-1].kind == "row":
+                    self.units[-1].glue = True  # the caption below stays with the last rows
+            elif isinstance(b, CodeBlock):
+                self.add("code", self.w.block(b), b.prov, code=b)
+            elif isinstance(b, HorizontalRule):
+                pass  # no words; a rule between chunks says nothing
+            elif isinstance(b, BlockQuote) and self.count(self.w.block(b)) > self.budget:
+                for inner in b.blocks:  # a long quote: its blocks, each quoted
+                    self.add("text", self.w.block(BlockQuote([inner])),
+                             getattr(inner, "prov", None) or b.prov)
+            else:
+                glue = (_is_caption(b) and (isinstance(nxt, Table) or _is_figure(nxt))) or (
+                    _is_figure(b) and _is_caption(nxt))
+                self.add("text", self.w.block(b), b.prov, glue=glue)
+            self.notes_of(b)
+        self.block = -1
+        for nid in self.doc.notes:  # notes no block cites (or cited from notes only)
+            if nid not in self.notes_placed:
+                self.note(nid)
+
+    # ------------------------------------------------------------ notes
+    def notes_of(self, block: Block) -> None:
+        """The definitions of the notes ``block`` cites first, right after it."""
+        for node in walk([block]):
+            if isinstance(node, NoteRef) and node.note_id in self.doc.notes \
+                    and node.note_id not in self.notes_placed:
+                self.note(node.note_id)
+
+    def note(self, nid: str) -> None:
+        self.notes_placed.add(nid)
+        body = self.w.blocks(self.doc.notes.get(nid, []))
+        lines = body.split("\n") if body else [""]
+        number = self.w.notes.number(nid)
+        text = "\n".join([f"[^{number}]: {lines[0]}".rstrip(),
+                          *("    " + ln if ln else "" for ln in lines[1:])])
+        self.add("note", text, [])
+
+
+def repeated_header(t: Table, renderer: MarkdownRenderer, count: Counter, budget: int
+                    ) -> tuple[list[TableRow], int]:
+    """The rows every part of ``t`` repeats, and their tokens: its header rows (the first row
+    of a pipe table without any, which Markdown shows as its header) and the rows their
+    cells span down into (a two-line header with merged cells: repeated without those rows,
+    a header cell would cover each part's first row and push its cells under the wrong
+    columns), unless they take more than half the budget (a header that would crowd out
+    every part is not repeated)."""
+    hr = min(t.header_rows or (1 if pipe_ok(t) else 0), len(t.rows))
+    if hr:  # the first boundary no cell's row span crosses, at or after the header rows
+        end = 0
+        for group in _row_groups(t.rows):
+            end += len(group)
+            if end >= hr:
+                break
+        hr = end
+    header = t.rows[:hr]
+    tokens = count(part_table(renderer, t, Table(header, hr))) if header else 0
+    return ([], 0) if tokens > budget // 2 else (header, tokens)
+
+
+def _split(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
+    """``text`` cut where ``pattern`` matches: (the matched separator before, piece)."""
+    out: list[tuple[str, str]] = []
+    sep, start = "", 0
+    for m in pattern.finditer(text):
+        if m.start() > start:
+            out.append((sep, text[start:m.start()]))
+            sep, start = m.group(0), m.end()
+        elif m.end() > start:
+            sep, start = sep + m.group(0), m.end()
+    if start < len(text):
+        out.append((sep, text[start:]))
+    return out
+
+
+def _by_chars(word: str, limit: int, count: Counter) -> list[str]:
+    """``word`` cut into pieces of at most ``limit`` tokens (by halving the step), each cut
+    between a run of letters and digits and a mark where the piece has one (a long link is
+    cut at ``&`` or ``%``, not inside ``oid``: a cut inside a run leaves a word in no chunk)."""
+    out: list[str] = []
+    while word:
+        n = len(word)
+        while n > 1 and count(word[:n]) > limit:
+            n = max(1, n * 3 // 4)
+        cut = n
+        while 0 < cut < len(word) and _WORD_CHAR.match(word[cut - 1]) \
+                and _WORD_CHAR.match(word[cut]):
+            cut -= 1
+        n = cut or n
+        out.append(word[:n])
+        word = word[n:]
+    return out
+
+
+def _pack_pieces(pieces: list[tuple[str, str]], limit: int, count: Counter,
+                 fence: bool = False) -> list[tuple[str, str]]:
+    """Consecutive pieces joined (with their separators) while within ``limit``."""
+    out: list[tuple[str, str]] = []
+    for sep, text in pieces:
+        if out:
+            joined = out[-1][1] + sep + text
+            if count(joined) <= limit:
+                out[-1] = (out[-1][0], joined)
+                continue
+        out.append(("" if fence else sep, text))
+    return out
+
+
+def _row_groups(rows: list[TableRow]) -> list[list[TableRow]]:
+    """``rows`` in groups that no cell's row span crosses (a table is cut only between)."""
+    groups: list[list[TableRow]] = []
+    reach = -1
+    for i, row in enumerate(rows):
+        if i > reach:
+            groups.append([])
+        groups[-1].append(row)
+        reach = max(reach, i + max((c.rowspan for c in row.cells), default=1) - 1)
+    return groups
+
+
+def _is_caption(block: Block | None) -> bool:
+    return isinstance(block, Paragraph) and bool(_CAPTION.match(plain_text(block.children))) \
+        and len(plain_text(block.children)) < 400
+
+
+def _is_figure(block: Block | None) -> bool:
+    """A paragraph holding images and no text (a figure)."""
+    return isinstance(block, Paragraph) and any(isinstance(n, Image) for n in block.children) \
+        and not plain_text([n for n in block.children if not isinstance(n, Image)]).strip()
+
+
+def document_units(doc: Document, renderer: MarkdownRenderer, count: Counter,
+                   budget: int) -> list[Unit]:
+    """The units of ``doc``'s body (and notes) in order, each at most ``budget`` tokens
+    except table rows that alone are larger (``over``)."""
+    builder = _Builder(doc, renderer, count, budget)
+    builder.blocks(doc.blocks)
+    return builder.units

@@ -1,0 +1,158 @@
+"""Turning a flat run of formatted pieces into nested inline nodes.
+
+Why: DOCX formatting is flat (each run says bold/italic/...), the document model is a tree
+(``Strong([Emph([...])])``). Segments carry a set of formats and an optional link; grouping
+consecutive segments by each format in a fixed order builds the smallest sensible tree, and
+whitespace at the edge of a formatted group moves outside it (``**a **`` is not Markdown).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import groupby
+from typing import Any
+
+from render_pool.engine.model import (
+    Block,
+    Code,
+    Emph,
+    Inline,
+    Link,
+    Strike,
+    Strong,
+    Subscript,
+    Superscript,
+    Text,
+    Underline,
+)
+
+ORDER = ("b", "i", "u", "s", "sub", "sup")
+WRAP = {"b": Strong, "i": Emph, "u": Underline, "s": Strike, "sub": Subscript,
+        "sup": Superscript}
+
+
+@dataclass
+class Seg:
+    """One piece of paragraph content with its formatting and enclosing link."""
+
+    node: Inline
+    fmt: frozenset[str] = frozenset()
+    link: tuple[str, str] | None = None
+
+
+def merge_texts(nodes: list[Inline]) -> list[Inline]:
+    """Join adjacent Text (and adjacent Code) nodes."""
+    out: list[Inline] = []
+    for n in nodes:
+        if out and isinstance(n, Text) and isinstance(out[-1], Text):
+            out[-1] = Text(out[-1].text + n.text)
+        elif out and isinstance(n, Code) and isinstance(out[-1], Code):
+            out[-1] = Code(out[-1].text + n.text)
+        else:
+            out.append(n)
+    return [n for n in out if not (isinstance(n, Text) and n.text == "")]
+
+
+def _leaves(segs: list[Seg]) -> list[Inline]:
+    out: list[Inline] = []
+    for s in segs:
+        if "code" in s.fmt and isinstance(s.node, Text):
+            out.append(Code(s.node.text))
+        else:
+            out.append(s.node)
+    return merge_texts(out)
+
+
+def _peel(inner: list[Inline]) -> tuple[list[Inline], list[Inline], list[Inline]]:
+    lead: list[Inline] = []
+    trail: list[Inline] = []
+    inner = list(inner)
+    if inner and isinstance(inner[0], Text):
+        t = inner[0].text
+        s = t.lstrip()
+        if s != t:
+            lead = [Text(t[: len(t) - len(s)])]
+            inner[0] = Text(s)
+    if inner and isinstance(inner[-1], Text):
+        t = inner[-1].text
+        s = t.rstrip()
+        if s != t:
+            trail = [Text(t[len(s):])]
+            inner[-1] = Text(s)
+    inner = [n for n in inner if not (isinstance(n, Text) and n.text == "")]
+    return lead, inner, trail
+
+
+def _build(segs: list[Seg], k: int) -> list[Inline]:
+    if k == len(ORDER):
+        return _leaves(segs)
+    f = ORDER[k]
+    out: list[Inline] = []
+    for has, group in groupby(segs, key=lambda s: f in s.fmt):
+        inner = _build(list(group), k + 1)
+        if has:
+            lead, inner, trail = _peel(inner)
+            out += lead
+            if inner:
+                out.append(WRAP[f](inner))
+            out += trail
+        else:
+            out += inner
+    return merge_texts(out)
+
+
+def build_inlines(segs: list[Seg]) -> list[Inline]:
+    """Nested inline nodes for a paragraph's segments (links outermost)."""
+    out: list[Inline] = []
+    for link, group in groupby(segs, key=lambda s: s.link):
+        children = _build(list(group), 0)
+        if link is None:
+            out.extend(children)
+        elif children:
+            lead, inner, trail = _peel(children)
+            out += lead
+            if inner:
+                out.append(Link(inner, link[0], link[1]))
+            out += trail
+    return merge_texts(out)
+
+
+def strip_edges(nodes: list[Inline]) -> list[Inline]:
+    """Trim whitespace at the start and end of a paragraph's inlines."""
+    nodes = list(nodes)
+    while nodes and isinstance(nodes[0], Text) and not nodes[0].text.strip():
+        nodes.pop(0)
+    while nodes and isinstance(nodes[-1], Text) and not nodes[-1].text.strip():
+        nodes.pop()
+    if nodes and isinstance(nodes[0], Text):
+        nodes[0] = Text(nodes[0].text.lstrip())
+    if nodes and isinstance(nodes[-1], Text):
+        nodes[-1] = Text(nodes[-1].text.rstrip())
+    return nodes
+
+
+@dataclass
+class ParaState:
+    """What the inline walk of one paragraph collects."""
+
+    segs: list[Seg] = field(default_factory=list)
+    links: list[tuple[str, str] | None] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    fields: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[Block] = field(default_factory=list)
+    bookmarks: list[str] = field(default_factory=list)
+    fonts: list[str | None] = field(default_factory=list)
+    in_delete: bool = False
+
+    def add(self, node: Inline, fmt: frozenset[str] = frozenset(), font: str | None = "") -> None:
+        link = next((lk for lk in reversed(self.links) if lk is not None), None)
+        if self.extra:
+            fmt = fmt | frozenset(self.extra)
+        self.segs.append(Seg(node, fmt, link))
+        if isinstance(node, Text) and node.text.strip():
+            self.fonts.append(font)
+
+    @property
+    def hidden(self) -> bool:
+        """Inside a field's instruction part: text there is not shown."""
+        return any(f["phase"] == "instr" for f in self.fields)

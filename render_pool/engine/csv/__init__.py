@@ -1,0 +1,1 @@
+"""CSV: the reader (a table from delimited text)."""

@@ -1,0 +1,1 @@
+"""DocTags: the writer (docling's tagged text with location tokens)."""

@@ -1,0 +1,748 @@
+"""DOCX reader of the ``word2markdown`` engine: a Word document into the document model.
+
+Why a hand-written lxml walk rather than python-docx or pandoc: it must open Strict OOXML,
+see through content controls, text boxes, fields and tracked changes, read numbering and
+merged cells faithfully, and never crash or silently drop content on odd documents. Anything
+it cannot convert becomes a visible ``Placeholder`` plus a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lxml import etree
+
+from render_pool.engine.common.inlines import ParaState, Seg, build_inlines, strip_edges
+from render_pool.engine.common.slugs import Slugger
+from render_pool.engine.docx.drawings import Drawings
+from render_pool.engine.docx.entries import (
+    AnchorEntry,
+    BlockEntry,
+    CodeEntry,
+    Entry,
+    ItemEntry,
+    QuoteEntry,
+    assemble,
+    locate_entries,
+)
+from render_pool.engine.docx.numbering import Numbering
+from render_pool.engine.docx.omml import omml_to_latex
+from render_pool.engine.docx.package import NS, Package
+from render_pool.engine.docx.styles import Style, Styles, is_mono_font, on
+from render_pool.engine.docx.tables import read_table
+from render_pool.engine.model import (
+    Anchor,
+    Block,
+    BlockQuote,
+    Document,
+    Heading,
+    Image,
+    Inline,
+    LineBreak,
+    Link,
+    Math,
+    MathBlock,
+    NoteRef,
+    Paragraph,
+    PartRef,
+    Placeholder,
+    Text,
+    plain_text,
+    walk_document,
+)
+from render_pool.engine.provenance import roll_up
+from render_pool.errors import (
+    ConversionError,
+    ConversionFailed,
+    CorruptDocument,
+    UnsupportedFormat,
+)
+
+_W = f"{{{NS['w']}}}"
+_M = f"{{{NS['m']}}}"
+_R = f"{{{NS['r']}}}"
+_MC = f"{{{NS['mc']}}}"
+_W14 = f"{{{NS['w14']}}}"
+CHECKED, UNCHECKED = "☒", "☐"
+_CHECK_CHARS = {"☐": False, "☒": True, "☑": True, "✓": True, "✔": True}
+_WINGDINGS = {0xA8: "☐", 0x6F: "☐", 0x71: "☐", 0xFE: "☒", 0xFD: "☒", 0x78: "☒",
+              0xFC: "✓", 0x9F: "•", 0xA7: "▪", 0xD8: "➢", 0xE0: "→", 0xE8: "➔", 0x6C: "●"}
+_CODEISH = re.compile(r"[=;{}\[\]<>#\\|]|\w\(|\)\s*$|^\s{2,}\S|:\s*$|^\s*(def|class|import|"
+                      r"return|if|for|while|select|from|#include|function|var|let|const)\b",
+                      re.IGNORECASE | re.MULTILINE)
+_TRACK_VALUES = ("accept", "all", "reject")
+
+
+def _local(el: Any) -> str:
+    return etree.QName(el).localname if isinstance(el.tag, str) else ""
+
+
+def _wval(el: etree._Element | None, default: str | None = None) -> str | None:
+    return default if el is None else el.get(_W + "val", default)
+
+
+class DocxReader:
+    """One conversion: holds the package, styles, numbering and the document being built."""
+
+    def __init__(self, data: bytes, include_furniture: bool, track_changes: str) -> None:
+        if track_changes not in _TRACK_VALUES:
+            raise UnsupportedFormat(
+                f"track_changes must be one of {', '.join(_TRACK_VALUES)}, not {track_changes!r}"
+            )
+        self.pkg = Package(data)
+        self.include_furniture = include_furniture
+        self.track = track_changes
+        self.doc = Document()
+        self.part = self.pkg.main_part
+        self.main_root = self.pkg.xml(self.part)
+        self.body: etree._Element | None = None  # w:body, once reading starts
+        if self.main_root is None or self.main_root.find(_W + "body") is None:
+            raise CorruptDocument("Not a DOCX document: the main part has no w:body.")
+        styles_rel = self.pkg.rel_by_type(self.part, "styles")
+        self.styles = Styles(self.pkg.xml(styles_rel[0].target) if styles_rel else None)
+        styles_num = {sid: st.num_id for sid, st in self.styles.by_id.items() if st.num_id}
+        num_rel = self.pkg.rel_by_type(self.part, "numbering")
+        self.numbering = Numbering(self.pkg.xml(num_rel[0].target) if num_rel else None,
+                                   styles_num)
+        self.notes_src: dict[str, tuple[str, dict[str, etree._Element]]] = {}
+        for kind, prefix in (("footnotes", "fn"), ("endnotes", "en")):
+            rels = self.pkg.rel_by_type(self.part, kind)
+            root = self.pkg.xml(rels[0].target) if rels else None
+            items: dict[str, etree._Element] = {}
+            if root is not None:
+                for n in root:
+                    if _local(n) in ("footnote", "endnote") and n.get(_W + "type") in (
+                            None, "normal"):
+                        items[n.get(_W + "id", "")] = n
+            self.notes_src[prefix] = (rels[0].target if rels else "", items)
+        self.referenced: set[str] = self._referenced_bookmarks()
+        self.bookmark_heading: dict[str, str] = {}
+        self.slugger = Slugger()
+        self.drawings = Drawings(self)
+        self.depth = 0
+
+    # ------------------------------------------------------------ entry point
+    def read(self) -> Document:
+        """Convert the whole package."""
+        self._meta()
+        body = self.main_root.find(_W + "body")
+        self.body = body
+        self.doc.blocks = self.blocks(body)
+        roll_up(self.doc.blocks)  # lists, quotes: the positions of their paragraphs
+        if self.include_furniture:
+            self._furniture()
+        self._fix_internal_links()
+        return self.doc
+
+    def _meta(self) -> None:
+        rels = [r for r in self.pkg.rels("").values() if r.type.endswith("core-properties")] \
+            if self.pkg.has("_rels/.rels") else []
+        name = rels[0].target if rels else "docProps/core.xml"
+        try:
+            root = self.pkg.xml(name)
+        except CorruptDocument:
+            self.doc.warn("Document properties (docProps/core.xml) are malformed; ignored.")
+            return
+        if root is None:
+            return
+        wanted = {"title": "title", "creator": "author", "subject": "subject",
+                  "description": "description", "keywords": "keywords", "language": "language",
+                  "created": "created", "modified": "modified",
+                  "lastModifiedBy": "last_modified_by"}
+        for el in root:
+            local = _local(el)
+            if local in wanted and (el.text or "").strip():
+                self.doc.meta[wanted[local]] = el.text.strip()
+
+    def _referenced_bookmarks(self) -> set[str]:
+        names: set[str] = set()
+        roots = [self.main_root] + [self.pkg.xml(p) for p, _ in self.notes_src.values() if p]
+        for root in roots:
+            if root is None:
+                continue
+            for h in root.iter(_W + "hyperlink"):
+                if h.get(_W + "anchor"):
+                    names.add(h.get(_W + "anchor"))
+            for el in root.iter(_W + "instrText", _W + "fldSimple"):
+                instr = el.text if el.tag == _W + "instrText" else el.get(_W + "instr")
+                for m in re.finditer(r'\\l\s+"?([^"\s]+)"?|(?:REF|PAGEREF)\s+(\S+)', instr or ""):
+                    names.add(m.group(1) or m.group(2))
+        return names
+
+    # ------------------------------------------------------------ blocks
+    def blocks(self, container: etree._Element) -> list[Block]:
+        """Blocks of a body, cell, note, header or text box."""
+        self.depth += 1
+        try:
+            if self.depth > 40:
+                self.doc.warn("Content nested too deeply was flattened.")
+                text = "".join(container.itertext()).strip()
+                return [Paragraph([Placeholder(text or "[nested content]")])]
+            entries: list[Entry] = []
+            self._collect(container, entries)
+            return assemble(entries, self.bookmark_heading)
+        finally:
+            self.depth -= 1
+
+    def _collect(self, container: etree._Element, entries: list[Entry]) -> None:
+        """The entries of ``container``'s children; those of the body's children located at
+        the child's position (``PartRef``: the main part, the child's index from 0)."""
+        top = container is self.body
+        for pos, el in enumerate(container):
+            before = len(entries)
+            self._collect_one(el, entries)
+            if top and len(entries) > before:
+                locate_entries(entries[before:], PartRef(self.part, pos))
+
+    def _collect_one(self, el: etree._Element, entries: list[Entry]) -> None:
+        """The entries of one child of a container."""
+        local = _local(el)
+        ns = etree.QName(el).namespace if isinstance(el.tag, str) else None
+        if local == "p" and ns == NS["w"]:
+            self._paragraph(el, entries)
+        elif local == "tbl":
+            keep = self.track == "all"
+            table = read_table(el, self.blocks, keep_deleted_rows=keep, warn=self.doc.warn)
+            if len(table.rows) == 1 and len(table.rows[0].cells) == 1:
+                # a one-cell table is a layout frame: keep its content in the flow
+                entries.extend(BlockEntry(b) for b in table.rows[0].cells[0].blocks)
+            elif table.rows:
+                entries.append(BlockEntry(table))
+        elif local == "sdt":
+            content = el.find(_W + "sdtContent")
+            if content is not None:
+                self._collect(content, entries)
+        elif local in ("customXml", "smartTag", "ins", "moveTo", "txbxContent"):
+            self._collect(el, entries)
+        elif local in ("del", "moveFrom"):
+            if self.track == "all":
+                self._collect(el, entries)
+        elif local == "AlternateContent":
+            branch = el.find(_MC + "Choice")
+            if branch is None or len(branch) == 0:
+                branch = el.find(_MC + "Fallback")
+            if branch is not None:
+                self._collect(branch, entries)
+        elif local == "bookmarkStart":
+            name = el.get(_W + "name", "")
+            if name in self.referenced:
+                entries.append(AnchorEntry(name))
+        elif local == "altChunk":
+            self.doc.warn("An embedded foreign document (altChunk) was not converted.")
+            entries.append(BlockEntry(Paragraph([Placeholder("[embedded document]")])))
+        elif local in ("sectPr", "bookmarkEnd", "proofErr", "permStart", "permEnd",
+                       "commentRangeStart", "commentRangeEnd", "tblPr", "tblGrid",
+                       "trPr", "tcPr", "") or local.endswith("Pr"):
+            return
+        elif len(el):
+            self._collect(el, entries)
+
+    # ------------------------------------------------------------ paragraphs
+    def _para_style(self, ppr: etree._Element | None) -> Style | None:
+        sid = _wval(ppr.find(_W + "pStyle")) if ppr is not None else None
+        return self.styles.get(sid) or self.styles.get(self.styles.default_para)
+
+    def _paragraph(self, p: etree._Element, entries: list[Entry]) -> None:
+        ppr = p.find(_W + "pPr")
+        style = self._para_style(ppr)
+        state = ParaState()
+        self._inlines(p, state, style)
+        # heading level: direct outline level > style
+        level: int | None = None
+        title = False
+        if ppr is not None and ppr.find(_W + "outlineLvl") is not None:
+            try:
+                ol = int(_wval(ppr.find(_W + "outlineLvl"), "9") or "9")
+            except ValueError:
+                ol = 9
+            level = ol + 1 if ol < 9 else None
+        elif style is not None:
+            level = style.heading
+            title = style.title
+        # numbering
+        num_id, ilvl = self._numbering_of(ppr, style)
+        segs = state.segs
+        # paragraphs whose mark is a tracked deletion merge with the next one in Word; we
+        # simply keep their content.
+        has_content = any(
+            not isinstance(s.node, Text) or s.node.text.strip() for s in segs
+            if not isinstance(s.node, Anchor)
+        )
+        if title or level:
+            if has_content:
+                self._heading(min(level or 1, 6), state, num_id, ilvl, entries, title)
+            entries.extend(BlockEntry(b) for b in state.pending)
+            return
+        if not has_content:
+            anchors = [s.node for s in segs if isinstance(s.node, Anchor)]
+            for a in anchors:
+                entries.append(AnchorEntry(a.name))
+            entries.extend(BlockEntry(b) for b in state.pending)
+            return
+        # code paragraphs
+        if self._is_code(style, state):
+            text = "".join(self._code_text(s.node) for s in segs)
+            entries.append(CodeEntry(text.rstrip("\n")))
+            entries.extend(BlockEntry(b) for b in state.pending)
+            return
+        if state.fonts and all("code" in s.fmt for s in segs
+                               if isinstance(s.node, Text) and s.node.text.strip()):
+            # a whole paragraph in a typewriter face is prose in that face, not code
+            segs = [Seg(s.node, s.fmt - {"code"}, s.link) for s in segs]
+        inlines = strip_edges(build_inlines(self._clean_segs(segs)))
+        checked = self._take_checkbox(inlines)
+        # display math alone in a paragraph -> MathBlock
+        visible = [n for n in inlines if not (isinstance(n, Text) and not n.text.strip())]
+        maths = [n for n in visible if isinstance(n, Math)]
+        if maths and len(maths) == len(visible) and (
+                len(maths) == 1 or all(n.display for n in maths)):
+            for n in maths:
+                entries.append(BlockEntry(MathBlock(n.tex)))
+            entries.extend(BlockEntry(b) for b in state.pending)
+            return
+        para = Paragraph(inlines)
+        if num_id is not None and self.numbering.is_list(num_id):
+            lvl = self.numbering.level(num_id, ilvl)
+            value, _ = self.numbering.advance(num_id, ilvl)
+            ordered = lvl is not None and lvl.fmt not in ("bullet", "none")
+            entries.append(ItemEntry(ilvl, self.numbering.list_key(num_id), ordered, value,
+                                     [para], checked))
+        elif checked is not None:
+            entries.append(ItemEntry(0, "__checkbox__", False, 1, [para], checked))
+        elif style is not None and style.quote:
+            entries.append(QuoteEntry(para))
+        else:
+            entries.append(BlockEntry(para))
+        entries.extend(BlockEntry(b) for b in state.pending)
+
+    def _numbering_of(self, ppr: etree._Element | None, style: Style | None
+                      ) -> tuple[str | None, int]:
+        num_id: str | None = None
+        ilvl: int | None = None
+        numpr = ppr.find(_W + "numPr") if ppr is not None else None
+        if numpr is not None:
+            num_id = _wval(numpr.find(_W + "numId"))
+            lv = _wval(numpr.find(_W + "ilvl"))
+            if lv is not None:
+                try:
+                    ilvl = int(lv)
+                except ValueError:
+                    ilvl = 0
+        if num_id is None and style is not None and style.num_id:
+            num_id = style.num_id
+            if ilvl is None:
+                ilvl = style.ilvl
+        if num_id is None or not self.numbering.is_list(num_id):
+            return None, 0
+        return num_id, max(0, min(ilvl or 0, 8))
+
+    def _heading(self, level: int, state: ParaState, num_id: str | None, ilvl: int,
+                 entries: list[Entry], title: bool) -> None:
+        segs = [s for s in state.segs if not isinstance(s.node, Anchor)]
+        bookmarks = [s.node.name for s in state.segs if isinstance(s.node, Anchor)]
+        inlines = strip_edges(build_inlines(self._clean_segs(segs, heading=True)))
+        if num_id is not None:
+            _, values = self.numbering.advance(num_id, ilvl)
+            label = self.numbering.label(num_id, ilvl, values).strip()
+            if label:
+                inlines = [Text(label + " "), *inlines]
+        text = plain_text(inlines).strip()
+        anchor = self.slugger(text)
+        for name in bookmarks + state.bookmarks:
+            self.bookmark_heading.setdefault(name, anchor)
+        if title and "title" not in self.doc.meta and text:
+            self.doc.meta["title"] = text
+        entries.append(BlockEntry(Heading(level=level, children=inlines, anchor=anchor)))
+
+    @staticmethod
+    def _clean_segs(segs: list[Seg], heading: bool = False) -> list[Seg]:
+        out = []
+        for s in segs:
+            node = s.node
+            if isinstance(node, Text):
+                text = node.text.replace("\t", " ")
+                fmt = s.fmt - {"b"} if heading else s.fmt
+                out.append(Seg(Text(text), fmt, s.link))
+            elif isinstance(node, NoteRef | Anchor | Math):
+                out.append(Seg(node, frozenset(), s.link))
+            else:
+                out.append(s)
+        return out
+
+    @staticmethod
+    def _code_text(node: Inline) -> str:
+        if isinstance(node, Text):
+            return node.text
+        if isinstance(node, LineBreak):
+            return "\n"
+        if isinstance(node, Math):
+            return node.tex
+        if isinstance(node, Placeholder):
+            return node.text
+        if isinstance(node, Image):
+            return node.alt
+        return ""
+
+    def _is_code(self, style: Style | None, state: ParaState) -> bool:
+        if not state.fonts:
+            return False
+        if style is not None and style.code:
+            return True
+        if any(not isinstance(s.node, Text | LineBreak) for s in state.segs
+               if not isinstance(s.node, Anchor)):
+            return False
+        para_font = (style.font if style else None) or self.styles.default_font
+        fonts = [f if f else para_font for f in state.fonts]
+        if not all(is_mono_font(f) for f in fonts):
+            return False
+        text = "".join(self._code_text(s.node) for s in state.segs)
+        return bool(_CODEISH.search(text))
+
+    @staticmethod
+    def _take_checkbox(inlines: list[Inline]) -> bool | None:
+        if not inlines or not isinstance(inlines[0], Text):
+            return None
+        t = inlines[0].text.lstrip()
+        if not t or t[0] not in _CHECK_CHARS:
+            return None
+        rest = t[1:].lstrip()
+        if not rest and len(inlines) == 1:
+            return None  # a lone box is kept as text
+        checked = _CHECK_CHARS[t[0]]
+        if rest:
+            inlines[0] = Text(rest)
+        else:
+            inlines.pop(0)
+            if inlines and isinstance(inlines[0], Text):
+                inlines[0] = Text(inlines[0].text.lstrip())
+        return checked
+
+    # ------------------------------------------------------------ inlines
+    def _inlines(self, el: etree._Element, state: ParaState, pstyle: Style | None) -> None:
+        for c in el:
+            if not isinstance(c.tag, str):
+                continue
+            local = _local(c)
+            ns = etree.QName(c).namespace
+            if ns == NS["m"]:
+                if local == "oMathPara":
+                    for om in c.iter(_M + "oMath"):
+                        state.add(Math(omml_to_latex(om), display=True))
+                elif local == "oMath":
+                    state.add(Math(omml_to_latex(c), display=False))
+                continue
+            if local == "r":
+                self._run(c, state, pstyle)
+            elif local == "hyperlink":
+                state.links.append(self._hyperlink_target(c))
+                self._inlines(c, state, pstyle)
+                state.links.pop()
+            elif local in ("ins", "moveTo"):
+                if self.track == "all":
+                    state.extra.append("u")
+                    self._inlines(c, state, pstyle)
+                    state.extra.pop()
+                elif self.track == "accept":
+                    self._inlines(c, state, pstyle)
+            elif local in ("del", "moveFrom"):
+                if self.track == "all":
+                    state.extra.append("s")
+                    was, state.in_delete = state.in_delete, True
+                    self._inlines(c, state, pstyle)
+                    state.in_delete = was
+                    state.extra.pop()
+                elif self.track == "reject":
+                    was, state.in_delete = state.in_delete, True
+                    self._inlines(c, state, pstyle)
+                    state.in_delete = was
+            elif local == "sdt":
+                self._sdt_inline(c, state, pstyle)
+            elif local == "fldSimple":
+                target = self._field_link(c.get(_W + "instr", ""))
+                state.links.append(target)
+                self._inlines(c, state, pstyle)
+                state.links.pop()
+            elif local == "bookmarkStart":
+                name = c.get(_W + "name", "")
+                if name and name != "_GoBack":
+                    state.bookmarks.append(name)
+                    if name in self.referenced:
+                        state.add(Anchor(name))
+            elif local == "AlternateContent":
+                branch = c.find(_MC + "Choice")
+                if branch is None or len(branch) == 0:
+                    branch = c.find(_MC + "Fallback")
+                if branch is not None:
+                    self._inlines(branch, state, pstyle)
+            elif local in ("smartTag", "customXml", "dir", "bdo", "sdtContent"):
+                self._inlines(c, state, pstyle)
+            elif local in ("pPr", "proofErr", "bookmarkEnd", "commentRangeStart",
+                           "commentRangeEnd", "permStart", "permEnd", "rPr",
+                           "lastRenderedPageBreak"):
+                continue
+            elif len(c):
+                self._inlines(c, state, pstyle)
+
+    def _sdt_inline(self, sdt: etree._Element, state: ParaState, pstyle: Style | None) -> None:
+        pr = sdt.find(_W + "sdtPr")
+        box = pr.find(_W14 + "checkbox") if pr is not None else None
+        if box is not None:
+            checked_el = box.find(_W14 + "checked")
+            val = checked_el.get(_W14 + "val", "0") if checked_el is not None else "0"
+            state.add(Text(CHECKED if val in ("1", "true", "on") else UNCHECKED))
+            return
+        content = sdt.find(_W + "sdtContent")
+        if content is not None:
+            self._inlines(content, state, pstyle)
+
+    def _hyperlink_target(self, h: etree._Element) -> tuple[str, str] | None:
+        rid = h.get(_R + "id")
+        anchor = h.get(_W + "anchor")
+        title = h.get(_W + "tooltip", "")
+        if rid:
+            rel = self.pkg.rels(self.part).get(rid)
+            if rel is None:
+                self.doc.warn(f"A hyperlink points to a missing relationship ({rid}).")
+                return None
+            target = rel.target
+            if anchor:
+                target += "#" + anchor
+            return (target, title)
+        if anchor:
+            return ("#" + anchor, title)
+        return None
+
+    @staticmethod
+    def _field_link(instr: str) -> tuple[str, str] | None:
+        m = re.match(r"\s*HYPERLINK\b(.*)", instr, re.IGNORECASE | re.DOTALL)
+        if not m:
+            return None
+        args = m.group(1)
+        tokens = re.findall(r'\\[a-z]\s+"[^"]*"|\\[a-z]\s+\S+|"[^"]*"|\S+', args, re.IGNORECASE)
+        url, anchor, title = "", "", ""
+        for tok in tokens:
+            if tok.lower().startswith("\\l"):
+                anchor = tok[2:].strip().strip('"')
+            elif tok.lower().startswith("\\o"):
+                title = tok[2:].strip().strip('"')
+            elif tok.startswith("\\"):
+                continue
+            elif not url:
+                url = tok.strip('"')
+        if url and anchor:
+            return (url + "#" + anchor, title)
+        if url:
+            return (url, title)
+        if anchor:
+            return ("#" + anchor, title)
+        return None
+
+    def _run_fmt(self, rpr: etree._Element | None) -> tuple[frozenset[str], str | None]:
+        cstyle = self.styles.get(_wval(rpr.find(_W + "rStyle"))) if rpr is not None else None
+        fmt: set[str] = set()
+
+        def prop(tag: str, attr: str) -> bool:
+            val = on(rpr.find(_W + tag)) if rpr is not None else None
+            if val is None and cstyle is not None:
+                val = getattr(cstyle, attr)
+            return bool(val)
+
+        if prop("b", "bold"):
+            fmt.add("b")
+        if prop("i", "italic"):
+            fmt.add("i")
+        if prop("strike", "strike") or (rpr is not None and on(rpr.find(_W + "dstrike"))):
+            fmt.add("s")
+        u = rpr.find(_W + "u") if rpr is not None else None
+        if u is not None:
+            if u.get(_W + "val", "single") != "none":
+                fmt.add("u")
+        elif cstyle is not None and cstyle.underline:
+            fmt.add("u")
+        va = _wval(rpr.find(_W + "vertAlign")) if rpr is not None else None
+        va = va or (cstyle.vert if cstyle else None)
+        if va == "superscript":
+            fmt.add("sup")
+        elif va == "subscript":
+            fmt.add("sub")
+        font = None
+        rf = rpr.find(_W + "rFonts") if rpr is not None else None
+        if rf is not None:
+            font = rf.get(_W + "ascii") or rf.get(_W + "hAnsi")
+        if font is None and cstyle is not None:
+            font = cstyle.font
+        if (cstyle is not None and cstyle.inline_code) or is_mono_font(font):
+            fmt.add("code")
+        return frozenset(fmt), font
+
+    def _run(self, r: etree._Element, state: ParaState, pstyle: Style | None) -> None:
+        rpr = r.find(_W + "rPr")
+        fmt, font = self._run_fmt(rpr)
+        for c in r:
+            if not isinstance(c.tag, str):
+                continue
+            local = _local(c)
+            if local == "fldChar":
+                kind = c.get(_W + "fldCharType")
+                if kind == "begin":
+                    state.fields.append({"phase": "instr", "instr": "", "link": False})
+                elif kind == "separate" and state.fields:
+                    f = state.fields[-1]
+                    f["phase"] = "result"
+                    target = self._field_link(f["instr"])
+                    if target is not None:
+                        state.links.append(target)
+                        f["link"] = True
+                elif kind == "end" and state.fields:
+                    f = state.fields.pop()
+                    if f["link"]:
+                        state.links.pop()
+                continue
+            if local == "instrText":
+                if state.fields and state.fields[-1]["phase"] == "instr":
+                    state.fields[-1]["instr"] += c.text or ""
+                continue
+            if state.hidden:
+                continue
+            if local == "t":
+                state.add(Text(c.text or ""), fmt, font)
+            elif local == "delText":
+                if state.in_delete:
+                    state.add(Text(c.text or ""), fmt, font)
+            elif local in ("tab", "ptab"):
+                state.add(Text("\t"), fmt, font)
+            elif local in ("br", "cr"):
+                if c.get(_W + "type") in ("page", "column"):
+                    state.add(Text(" "), fmt)
+                else:
+                    state.add(LineBreak(), fmt)
+            elif local == "noBreakHyphen":
+                state.add(Text("-"), fmt, font)
+            elif local == "sym":
+                state.add(Text(self._sym(c)), fmt, font)
+            elif local == "drawing":
+                self.drawings.drawing(c, state)
+            elif local == "pict":
+                self.drawings.vml(c, state)
+            elif local == "object":
+                if not self.drawings.vml(c, state):
+                    self.doc.warn("An embedded object (OLE) was not converted.")
+                    state.add(Placeholder("[embedded object]"))
+            elif local == "footnoteReference":
+                self._note_ref("fn", c.get(_W + "id", ""), state)
+            elif local == "endnoteReference":
+                self._note_ref("en", c.get(_W + "id", ""), state)
+            elif local == "AlternateContent":
+                branch = c.find(_MC + "Choice")
+                if branch is None or len(branch) == 0:
+                    branch = c.find(_MC + "Fallback")
+                if branch is not None:
+                    fake = etree.Element(_W + "r")
+                    if rpr is not None:
+                        fake.append(etree.fromstring(etree.tostring(rpr)))
+                    for child in branch:
+                        fake.append(etree.fromstring(etree.tostring(child)))
+                    self._run(fake, state, pstyle)
+            elif local == "ruby":
+                base = c.find(_W + "rubyBase")
+                if base is not None:
+                    self._inlines(base, state, pstyle)
+
+    @staticmethod
+    def _sym(c: etree._Element) -> str:
+        font = (c.get(_W + "font") or "").lower()
+        try:
+            code = int(c.get(_W + "char", "0"), 16)
+        except ValueError:
+            return ""
+        low = code - 0xF000 if code >= 0xF000 else code
+        if "wingdings" in font or "webdings" in font:
+            return _WINGDINGS.get(low, "•")
+        try:
+            return chr(low)
+        except ValueError:
+            return ""
+
+    # ------------------------------------------------------------ notes
+    def _note_ref(self, prefix: str, nid: str, state: ParaState) -> None:
+        part, items = self.notes_src.get(prefix, ("", {}))
+        note_id = f"{prefix}{nid}"
+        if nid not in items:
+            self.doc.warn(f"A {'footnote' if prefix == 'fn' else 'endnote'} reference points to "
+                          "a missing note.")
+            state.add(Placeholder(f"[note {nid}]"))
+            return
+        state.add(NoteRef(note_id))
+        if note_id not in self.doc.notes:
+            self.doc.notes[note_id] = []  # guard against self-reference loops
+            saved, self.part = self.part, part
+            try:
+                self.doc.notes[note_id] = self.blocks(items[nid])
+            finally:
+                self.part = saved
+
+    # ------------------------------------------------------------ furniture
+    def _furniture(self) -> None:
+        main = self.pkg.main_part
+        seen: set[str] = set()
+        for kind in ("header", "footer"):
+            for rel in sorted(self.pkg.rel_by_type(main, kind), key=lambda r: r.target):
+                if rel.external or rel.target in seen:
+                    continue
+                seen.add(rel.target)
+                root = self.pkg.xml(rel.target)
+                if root is None:
+                    continue
+                saved, self.part = self.part, rel.target
+                try:
+                    blocks = self.blocks(root)
+                finally:
+                    self.part = saved
+                if blocks and plain_text(blocks).strip():
+                    self.doc.furniture.extend(blocks)
+        for rel in self.pkg.rel_by_type(main, "comments"):
+            root = self.pkg.xml(rel.target)
+            if root is None:
+                continue
+            saved, self.part = self.part, rel.target
+            try:
+                for c in root.iter(_W + "comment"):
+                    blocks = self.blocks(c)
+                    author = c.get(_W + "author", "")
+                    if author and blocks and isinstance(blocks[0], Paragraph):
+                        blocks[0].children[:0] = [Text(f"{author}: ")]
+                    self.doc.furniture.append(BlockQuote(blocks))
+            finally:
+                self.part = saved
+
+    # ------------------------------------------------------------ internal links
+    def _fix_internal_links(self) -> None:
+        """Links to a bookmark that marks a heading point at the heading's id instead."""
+        for node in walk_document(self.doc):
+            if isinstance(node, Link) and node.target.startswith("#"):
+                name = node.target[1:]
+                if name in self.bookmark_heading:
+                    node.target = "#" + self.bookmark_heading[name]
+
+
+def read_docx(data: bytes, *, include_furniture: bool = False,
+              track_changes: str = "accept") -> Document:
+    """Read a DOCX file into a :class:`Document`.
+
+    ``include_furniture`` puts headers, footers and comments into ``Document.furniture``;
+    ``track_changes`` is ``"accept"`` (keep insertions, drop deletions), ``"reject"`` (the
+    opposite) or ``"all"`` (insertions underlined, deletions struck through). Raises
+    ``CorruptDocument``/``UnsupportedFormat``/``TooLarge`` for unusable input.
+    """
+    reader = DocxReader(data, include_furniture, track_changes)
+    try:
+        return reader.read()
+    except ConversionError:
+        raise
+    except RecursionError:
+        raise CorruptDocument("The DOCX document is nested too deeply to read.") from None
+    except Exception as exc:  # a reader bug must still reach the caller as a service error
+        raise ConversionFailed(f"The DOCX reader failed on this document "
+                               f"({type(exc).__name__}: {exc!s:.200})") from exc
+

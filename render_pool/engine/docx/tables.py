@@ -1,0 +1,132 @@
+"""DOCX tables (``w:tbl``) to model tables with row and column spans.
+
+Why: Word encodes a horizontally merged cell as one ``w:tc`` with ``gridSpan`` and a vertical
+merge as a ``vMerge="restart"`` cell followed by ``vMerge`` (continue) cells in the rows below.
+The model wants one cell with ``rowspan``/``colspan`` and no placeholder cells, so the grid
+column of every cell is tracked and continuation cells extend their origin.
+
+A table keeps at most ``max_rows`` rows (``TABLE_MAX_ROWS``, see ``render_pool.engine.limits``);
+the rest is left out with a warning, before their cells are read. Why: an RTF with a
+100,000-row table comes back from LibreOffice as a DOCX whose reading and writing would
+cost minutes for a table nobody reads whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from lxml import etree
+
+from render_pool.engine import limits
+from render_pool.engine.docx.package import W
+from render_pool.engine.model import Block, Table, TableCell, TableRow
+
+_W = f"{{{W}}}"
+
+
+def _children(el: etree._Element, local: str) -> Iterator[etree._Element]:
+    """Direct children named ``local``, looking through content controls and custom XML."""
+    for c in el:
+        if not isinstance(c.tag, str):
+            continue
+        if c.tag == _W + local:
+            yield c
+        elif c.tag in (_W + "sdt", _W + "customXml"):
+            inner = c.find(_W + "sdtContent") if c.tag == _W + "sdt" else c
+            if inner is not None:
+                yield from _children(inner, local)
+
+
+def _int_val(el: etree._Element | None, default: int) -> int:
+    if el is None:
+        return default
+    try:
+        return max(1, int(el.get(_W + "val", default)))
+    except ValueError:
+        return default
+
+
+def _flag(el: etree._Element | None) -> bool:
+    if el is None:
+        return False
+    return el.get(_W + "val", "true").lower() not in ("0", "false", "off")
+
+
+def first_row_is_header(tbl: etree._Element) -> bool:
+    """Whether the table's look says its first row is formatted as a header."""
+    look = tbl.find(f"{_W}tblPr/{_W}tblLook")
+    if look is None:
+        return False
+    first = look.get(_W + "firstRow")
+    if first is not None:
+        return first in ("1", "true", "on")
+    try:
+        return bool(int(look.get(_W + "val", "0"), 16) & 0x0020)
+    except ValueError:
+        return False
+
+
+def read_table(
+    tbl: etree._Element,
+    cell_blocks: Callable[[etree._Element], list[Block]],
+    *,
+    keep_deleted_rows: bool = False,
+    warn: Callable[[str], None] | None = None,
+    max_rows: int | None = None,
+) -> Table:
+    """Build a :class:`Table`; ``cell_blocks`` converts one ``w:tc`` into blocks. Past
+    ``max_rows`` rows (default: this worker's ``table_max_rows``) the rest is left out and
+    ``warn`` told so."""
+    cap = limits.current().table_max_rows if max_rows is None else max_rows
+    rows: list[TableRow] = []
+    header_rows = 0
+    counting_header = True
+    active: dict[int, TableCell] = {}  # grid column -> cell whose vertical merge is open
+    for tr in _children(tbl, "tr"):
+        if len(rows) == cap:
+            if warn is not None:
+                warn(f"A table has more than {cap:,} rows; only its first {cap:,} were read.")
+            break
+        trpr = tr.find(_W + "trPr")
+        if trpr is not None and trpr.find(_W + "del") is not None and not keep_deleted_rows:
+            continue
+        is_header = trpr is not None and _flag(trpr.find(_W + "tblHeader"))
+        col = _int_val(trpr.find(_W + "gridBefore"), 0) if trpr is not None else 0
+        cells: list[TableCell] = []
+        had_cells = False
+        for tc in _children(tr, "tc"):
+            had_cells = True
+            tcpr = tc.find(_W + "tcPr")
+            span = _int_val(tcpr.find(_W + "gridSpan") if tcpr is not None else None, 1)
+            vmerge = tcpr.find(_W + "vMerge") if tcpr is not None else None
+            hmerge = tcpr.find(_W + "hMerge") if tcpr is not None else None
+            if hmerge is not None and hmerge.get(_W + "val", "continue") == "continue" and cells:
+                cells[-1].colspan += span
+                col += span
+                continue
+            if vmerge is not None and vmerge.get(_W + "val", "continue") == "continue":
+                origin = active.get(col)
+                if origin is not None:
+                    origin.rowspan += 1
+                    col += span
+                    continue
+            cell = TableCell(cell_blocks(tc), colspan=span)
+            for c in range(col, col + span):
+                active.pop(c, None)
+            if vmerge is not None:  # restart (or a continue without origin)
+                active[col] = cell
+            cells.append(cell)
+            col += span
+        if not had_cells:
+            continue
+        rows.append(TableRow(cells))
+        if counting_header and is_header:
+            header_rows += 1
+        else:
+            counting_header = False
+    if header_rows == 0 and rows and first_row_is_header(tbl):
+        header_rows = 1
+    for row in rows[:header_rows]:
+        for cell in row.cells:
+            cell.header = True
+    return Table(rows=rows, header_rows=header_rows)

@@ -1,0 +1,1 @@
+"""EPUB: the reader (spine items through the HTML builder)."""

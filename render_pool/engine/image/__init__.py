@@ -1,0 +1,1 @@
+"""Images (PNG, JPEG, TIFF, WebP): the reader, by OCR."""

@@ -1,0 +1,1 @@
+"""JSON: the writer (the document model as versioned JSON; schema beside it)."""

@@ -1,0 +1,1 @@
+"""Markdown: the reader (for ``/md/convert``) and the writer (the default export)."""

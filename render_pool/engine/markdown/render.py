@@ -1,0 +1,513 @@
+"""Markdown rendering of model nodes, shared by the Markdown writer and the chunks writer.
+
+Why a module of its own: the chunks writer writes each chunk's text as Markdown, and no
+writer imports another (``writers/common.py`` and ``writers/html_render.py`` are the other
+shared helpers). The rules are the Markdown writer's; see ``writers/markdown.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from render_pool.engine.common.image_links import ImageResolver
+from render_pool.engine.common.slugs import slugify
+from render_pool.engine.common.writing import (
+    NoteNumbering,
+    is_tight_list,
+    placeholder_label,
+    table_grid,
+)
+from render_pool.engine.html.render import HtmlRenderer
+from render_pool.engine.model import (
+    Anchor,
+    Block,
+    BlockQuote,
+    Code,
+    CodeBlock,
+    Document,
+    Emph,
+    Heading,
+    HorizontalRule,
+    Image,
+    Inline,
+    LineBreak,
+    Link,
+    ListBlock,
+    ListItem,
+    Math,
+    MathBlock,
+    NoteRef,
+    Paragraph,
+    Placeholder,
+    RawHtml,
+    Strike,
+    Strong,
+    Subscript,
+    Superscript,
+    Table,
+    TableCell,
+    Text,
+    Underline,
+    plain_text,
+)
+from render_pool.engine.url_safety import is_safe_image_src, is_safe_link
+
+__all__ = ["MarkdownRenderer", "pipe_ok"]
+
+
+# ----------------------------------------------------------------- inline helpers
+_FORMATS = (Emph, Strong, Strike)
+_ALWAYS_ESCAPE = set("\\*_[]<|$")
+_ENTITY = re.compile(r"&(#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
+# "&" that a CommonMark parser (entity with ";") or a browser (numeric, even without ";")
+# would decode inside a destination
+_DEST_AMP = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]{1,31};)")
+_LINE_START_NUM = re.compile(r"^(\d{1,9})([.)])")
+
+
+def _is_punct(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "PS"
+
+
+def _is_space(ch: str | None) -> bool:
+    return ch is None or ch.isspace()
+
+
+def _trim_edges(children: list[Inline]) -> tuple[list[Inline], list[Inline], list[Inline]]:
+    """Split leading/trailing whitespace and line breaks off a formatted run."""
+    kids = list(children)
+    lead: list[Inline] = []
+    trail: list[Inline] = []
+    while kids:
+        c = kids[0]
+        if isinstance(c, LineBreak):
+            lead.append(kids.pop(0))
+        elif isinstance(c, Text) and c.text[:1].isspace():
+            s = c.text.lstrip()
+            lead.append(Text(c.text[: len(c.text) - len(s)]))
+            if s:
+                kids[0] = Text(s)
+                break
+            kids.pop(0)
+        else:
+            break
+    while kids:
+        c = kids[-1]
+        if isinstance(c, LineBreak):
+            trail.insert(0, kids.pop())
+        elif isinstance(c, Text) and c.text[-1:].isspace():
+            s = c.text.rstrip()
+            trail.insert(0, Text(c.text[len(s):]))
+            if s:
+                kids[-1] = Text(s)
+                break
+            kids.pop()
+        else:
+            break
+    return lead, kids, trail
+
+
+def _normalize(nodes: list[Inline], active: frozenset[type] = frozenset()) -> list[Inline]:
+    """Prepare inlines for Markdown: hoist edge whitespace out of emphasis, merge neighbours.
+
+    Emphasis nested in the same emphasis (``Emph(Emph(x))``) is flattened: ``**`` would
+    otherwise read as strong.
+    """
+    out: list[Inline] = []
+    for node in nodes:
+        if isinstance(node, _FORMATS) and type(node) in active:
+            out.extend(_normalize(node.children, active))
+        elif isinstance(node, _FORMATS):
+            kids = _normalize(node.children, active | {type(node)})
+            lead, kids, trail = _trim_edges(kids)
+            out.extend(lead)
+            if kids:
+                out.append(type(node)(kids))
+            out.extend(trail)
+        elif isinstance(node, (Underline, Subscript, Superscript)):
+            out.append(type(node)(_normalize(node.children, active)))
+        elif isinstance(node, Link):
+            out.append(Link(_normalize(node.children, active), node.target, node.title))
+        else:
+            out.append(node)
+    merged: list[Inline] = []
+    for node in out:
+        prev = merged[-1] if merged else None
+        if isinstance(node, Text) and isinstance(prev, Text):
+            merged[-1] = Text(prev.text + node.text)
+        elif isinstance(node, Code) and isinstance(prev, Code):  # `a``b` would be one span
+            merged[-1] = Code(prev.text + node.text)
+        elif isinstance(node, _FORMATS) and type(prev) is type(node):
+            # prev has node's type (checked just above), which mypy cannot carry over to prev
+            merged[-1] = type(node)(prev.children + node.children)  # type: ignore[union-attr]
+        elif isinstance(node, Text) and not node.text:
+            continue
+        else:
+            merged.append(node)
+    return merged
+
+
+def _strip_breaks(nodes: list[Inline]) -> list[Inline]:
+    """Drop leading/trailing hard breaks (a trailing ``\\`` would show as a backslash)."""
+    nodes = list(nodes)
+    while nodes and (isinstance(nodes[0], LineBreak)
+                     or (isinstance(nodes[0], Text) and not nodes[0].text.strip())):
+        nodes.pop(0)
+    while nodes and (isinstance(nodes[-1], LineBreak)
+                     or (isinstance(nodes[-1], Text) and not nodes[-1].text.strip())):
+        nodes.pop()
+    return nodes
+
+
+@dataclass
+class _Ctx:
+    in_table: bool = False
+    in_link: bool = False
+    in_heading: bool = False
+
+
+@dataclass
+class _Delim:
+    mark: str  # "*", "**" or "~~"
+    tag: str  # HTML fallback tag
+    body: str
+
+
+_DELIMS: dict[type, tuple[str, str]] = {Emph: ("*", "em"), Strong: ("**", "strong"),
+                                         Strike: ("~~", "del")}
+
+
+def _flanks_ok(mark: str, body: str, before: str | None, after: str | None) -> bool:
+    """Would ``mark + body + mark`` between ``before`` and ``after`` parse as emphasis?"""
+    ch = mark[0]
+    if not body:
+        return False
+    if before == ch or after == ch:  # would merge with a neighbouring delimiter run
+        return False
+    first, last = body[0], body[-1]
+    if last == "\\":  # a trailing backslash would escape the closing delimiter
+        return False
+    if first in "*~" or last in "*~" or before in ("*", "~") or after in ("*", "~"):
+        return False  # runs of different delimiters side by side: parsers disagree
+    if ch == "~" and (_is_punct(first) or _is_punct(last)):
+        return False  # strikethrough parsers differ on punctuation edges: use <del>
+    # in the `or`s below, before/after are not None: _is_space(None) is True (mypy can't tell)
+    left_ok = not first.isspace() and (not _is_punct(first) or _is_space(before)
+                                       or _is_punct(before))  # type: ignore[arg-type]
+    right_ok = not last.isspace() and (not _is_punct(last) or _is_space(after)
+                                       or _is_punct(after))  # type: ignore[arg-type]
+    return left_ok and right_ok
+
+
+def _code_span(text: str, in_table: bool) -> str:
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    if not text:
+        return ""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    if text.startswith("`") or text.endswith("`") or (
+        text.startswith(" ") and text.endswith(" ") and text.strip()
+    ):
+        text = f" {text} "
+    if in_table:
+        text = text.replace("|", "\\|")
+    return f"{fence}{text}{fence}"
+
+
+def _link_dest(url: str, in_table: bool) -> str:
+    """``url`` as a link or image destination that reads back as the same URL: ``&`` before
+    something a parser or browser decodes as a character reference becomes ``&amp;`` (else
+    ``<jav&#x61;script:...>`` would read back as ``javascript:``), line breaks are
+    percent-encoded, and a URL with spaces, brackets or controls is written in ``<...>``."""
+    url = _DEST_AMP.sub("&amp;", url.replace("\n", "%0A").replace("\r", "%0D"))
+    if url == "" or re.search(r"[\s<>()\\\x00-\x1f]", url):
+        url = "<" + re.sub(r"([\\<>])", r"\\\1", url) + ">"
+    if in_table:
+        url = url.replace("|", "\\|")
+    return url
+
+
+def _link_title(title: str, in_table: bool) -> str:
+    if not title:
+        return ""
+    t = re.sub(r"\s+", " ", title).replace("\\", "\\\\").replace('"', '\\"')
+    if in_table:
+        t = t.replace("|", "\\|")
+    return f' "{t}"'
+
+
+def _escape_text(text: str) -> str:
+    text = re.sub(r"[\r\n]+", " ", text)
+    out = []
+    for i, ch in enumerate(text):
+        if ch == "`":
+            out.append("&#96;")  # an entity can never open a code span, in any parser
+        elif ch == "~":
+            out.append("&#126;")  # nor a strikethrough (some parsers ignore "\~" there)
+        elif ch in _ALWAYS_ESCAPE or (ch == "&" and _ENTITY.match(text, i)):
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _escape_line_starts(text: str) -> str:
+    """Escape what would start a block (heading, list, quote, setext line) at a line start."""
+    lines = []
+    for line in text.split("\n"):
+        line = line.lstrip(" \t")
+        m = _LINE_START_NUM.match(line)
+        if m:
+            line = m.group(1) + "\\" + line[len(m.group(1)):]
+        elif line[:1] in ("#", "+", "-", "=", ">"):
+            line = "\\" + line
+        lines.append(line)
+    return "\n".join(lines)
+
+
+class MarkdownRenderer:
+    def __init__(self, doc: Document, resolve_image: ImageResolver) -> None:
+        self.doc = doc
+        self.resolve_image = resolve_image
+        self.notes = NoteNumbering(doc)
+        self.html = HtmlRenderer(doc, resolve_image, self.notes)
+        self.emitted_anchors: set[str] = set()
+
+    # ------------------------------------------------------------- inlines
+    def inlines(self, nodes: list[Inline], ctx: _Ctx) -> str:
+        pieces: list[str | _Delim] = [self.inline(n, ctx) for n in _normalize(nodes)]
+        out = ""
+        for i, piece in enumerate(pieces):
+            if isinstance(piece, str):
+                out += piece
+                continue
+            nxt = pieces[i + 1] if i + 1 < len(pieces) else None
+            if isinstance(nxt, _Delim):
+                after: str | None = nxt.mark[0]
+            elif nxt:
+                after = nxt[0]
+            else:
+                after = None
+            before = out[-1] if out else None
+            if _flanks_ok(piece.mark, piece.body, before, after):
+                out += f"{piece.mark}{piece.body}{piece.mark}"
+            else:
+                out += f"<{piece.tag}>{piece.body}</{piece.tag}>"
+        return out
+
+    def inline(self, node: Inline, ctx: _Ctx) -> str | _Delim:
+        if isinstance(node, Text):
+            return _escape_text(node.text)
+        if isinstance(node, _FORMATS):
+            mark, tag = _DELIMS[type(node)]
+            return _Delim(mark, tag, self.inlines(node.children, ctx))
+        if isinstance(node, Underline):
+            return f"<u>{self.inlines(node.children, ctx)}</u>"
+        if isinstance(node, Subscript):
+            return f"<sub>{self.inlines(node.children, ctx)}</sub>"
+        if isinstance(node, Superscript):
+            return f"<sup>{self.inlines(node.children, ctx)}</sup>"
+        if isinstance(node, Code):
+            return _code_span(node.text, ctx.in_table)
+        if isinstance(node, Link):
+            if ctx.in_link:
+                return self.inlines(node.children, ctx)
+            inner = _Ctx(ctx.in_table, True, ctx.in_heading)
+            text = self.inlines(_strip_breaks(node.children), inner) or _escape_text(node.target)
+            if not is_safe_link(node.target):
+                return text
+            return (f"[{text}]({_link_dest(node.target, ctx.in_table)}"
+                    f"{_link_title(node.title, ctx.in_table)})")
+        if isinstance(node, Image):
+            src = self.resolve_image(node.src)
+            if not is_safe_image_src(src):
+                return _escape_text(node.alt)
+            return (f"![{_escape_text(node.alt)}]({_link_dest(src, ctx.in_table)}"
+                    f"{_link_title(node.title, ctx.in_table)})")
+        if isinstance(node, LineBreak):
+            if ctx.in_table:
+                return "<br>"
+            if ctx.in_heading:
+                return " "
+            return "\\\n"
+        if isinstance(node, Math):
+            tex = re.sub(r"\s*\n\s*", " ", node.tex.strip())
+            if not tex:
+                return ""
+            if ctx.in_table:
+                tex = tex.replace("|", "\\|")
+            return f"$${tex}$$" if node.display else f"${tex}$"
+        if isinstance(node, NoteRef):
+            return f"[^{self.notes.number(node.note_id)}]"
+        if isinstance(node, Anchor):
+            if not node.name or node.name in self.emitted_anchors:
+                return ""
+            self.emitted_anchors.add(node.name)
+            return f'<a id="{_attr(node.name)}"></a>'
+        if isinstance(node, Placeholder):
+            return _escape_text(placeholder_label(node.text))
+        return ""
+
+    # ------------------------------------------------------------- blocks
+    def blocks(self, blocks: list[Block], tight: bool = False) -> str:
+        out: list[str] = []
+        prev_list: ListBlock | None = None
+        prev_char: dict[bool, str] = {}
+        for b in blocks:
+            if isinstance(b, ListBlock):
+                # two lists in a row would merge: switch the bullet/delimiter character
+                first, second = ("-", "*") if not b.ordered else (".", ")")
+                if prev_list is not None and prev_list.ordered == b.ordered:
+                    ch = second if prev_char.get(b.ordered) == first else first
+                else:
+                    ch = first
+                prev_char[b.ordered] = ch
+                text = self.list_block(b, ch)
+                prev_list = b
+            else:
+                text = self.block(b)
+                if text:
+                    prev_list = None
+            if text:
+                if tight and out and isinstance(b, ListBlock) and not _can_interrupt(b):
+                    text = "\n" + text  # it could not interrupt the paragraph above
+                out.append(text)
+        return ("\n" if tight else "\n\n").join(out)
+
+    def block(self, node: Block) -> str:
+        if isinstance(node, Paragraph):
+            body = self.inlines(_strip_breaks(node.children), _Ctx())
+            return _escape_line_starts(body).strip("\n")
+        if isinstance(node, Heading):
+            level = min(max(node.level, 1), 6)
+            body = self.inlines(_strip_breaks(node.children), _Ctx(in_heading=True)).strip()
+            if body.endswith("#"):
+                body = body[:-1] + "\\#"
+            anchor = ""
+            if node.anchor and node.anchor not in self.emitted_anchors:
+                self.emitted_anchors.add(node.anchor)
+                if node.anchor != slugify(plain_text(node.children)):
+                    anchor = f'<a id="{_attr(node.anchor)}"></a>'
+            return ("#" * level + " " + anchor + body).rstrip()
+        if isinstance(node, ListBlock):
+            return self.list_block(node, "." if node.ordered else "-")
+        if isinstance(node, Table):
+            return self.table(node)
+        if isinstance(node, CodeBlock):
+            text = node.text[:-1] if node.text.endswith("\n") else node.text
+            longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=0)
+            fence = "`" * max(3, longest + 1)
+            lang = re.sub(r"[`\s]", "", node.language)
+            return f"{fence}{lang}\n{text}\n{fence}" if text else f"{fence}{lang}\n{fence}"
+        if isinstance(node, BlockQuote):
+            inner = self.blocks(node.blocks)
+            return "\n".join("> " + line if line else ">" for line in inner.split("\n"))
+        if isinstance(node, HorizontalRule):
+            return "---"
+        if isinstance(node, MathBlock):
+            tex = node.tex.strip("\n")
+            return f"$$\n{tex}\n$$" if tex.strip() else ""
+        if isinstance(node, RawHtml):
+            return node.html.strip("\n")
+        return ""
+
+    def list_block(self, node: ListBlock, ch: str) -> str:
+        tight = is_tight_list(node.items)
+        start = max(0, min(node.start, 999_999_999))
+        items = []
+        for i, item in enumerate(node.items):
+            marker = f"{start + i}{ch}" if node.ordered else ch
+            items.append(self.list_item(item, marker, tight))
+        return ("\n" if tight else "\n\n").join(items)
+
+    def list_item(self, item: ListItem, marker: str, tight: bool) -> str:
+        task = "" if item.checked is None else ("[x] " if item.checked else "[ ] ")
+        body = self.blocks(item.blocks, tight=tight)
+        if not body:
+            return (marker + " " + task).rstrip()
+        lines = body.split("\n")
+        if lines[0] == "---":
+            lines[0] = "___"  # "- ---" would be a thematic break, not an item
+        indent = " " * (len(marker) + 1)
+        first = f"{marker} {task}{lines[0]}"
+        rest = [indent + line if line else "" for line in lines[1:]]
+        return "\n".join([first, *rest])
+
+    # ------------------------------------------------------------- tables
+    def _pipe_cell(self, cell: TableCell) -> str:
+        parts = []
+        for b in cell.blocks:
+            if isinstance(b, Paragraph):
+                text = self.inlines(_strip_breaks(b.children), _Ctx(in_table=True)).strip()
+            elif isinstance(b, MathBlock):
+                tex = re.sub(r"\s*\n\s*", " ", b.tex.strip()).replace("|", "\\|")
+                text = f"$${tex}$$" if tex else ""
+            else:  # pragma: no cover - filtered by _pipe_ok
+                text = ""
+            if text:
+                parts.append(text)
+        return "<br>".join(parts)
+
+    def table(self, node: Table) -> str:
+        if not node.rows:
+            return ""
+        if not pipe_ok(node):
+            html = self.html.table(node)
+            # an HTML block ends at a blank line: keep the table free of blank lines
+            return re.sub(r"\n(?=[ \t]*\n)", "&#10;", html)
+        grid = table_grid(node)
+        width = len(grid[0]) if grid else 0
+        if width == 0:
+            return ""
+        rendered: dict[int, str] = {}
+        lines = []
+        for r, row in enumerate(grid):
+            cells = []
+            for slot in row:
+                if slot is None:
+                    cells.append("")
+                    continue
+                cell = slot[2]
+                if id(cell) not in rendered:
+                    rendered[id(cell)] = self._pipe_cell(cell)
+                cells.append(rendered[id(cell)])
+            lines.append("| " + " | ".join(c or " " for c in cells) + " |")
+            if r == 0:
+                lines.append("|" + "|".join(["---"] * width) + "|")
+        out = "\n".join(lines)
+        if node.caption:
+            cap = _escape_line_starts(self.inlines(_strip_breaks(node.caption), _Ctx()))
+            out = cap + "\n\n" + out
+        return out
+
+    # ------------------------------------------------------------- notes
+    def footnotes(self) -> str:
+        def definition(n: int, nid: str) -> str:
+            body = self.blocks(self.doc.notes.get(nid, []))
+            lines = body.split("\n") if body else [""]
+            text = f"[^{n}]: {lines[0]}".rstrip()
+            rest = ["    " + line if line else "" for line in lines[1:]]
+            return "\n".join([text, *rest])
+
+        return "\n\n".join(self.notes.render_all(definition))
+
+
+def _attr(value: str) -> str:
+    return (value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+            .replace(">", "&gt;"))
+
+
+def _can_interrupt(node: ListBlock) -> bool:
+    """CommonMark lets a list interrupt a paragraph only if it is bulleted or starts at 1."""
+    first = node.items[0].blocks if node.items else []
+    return (not node.ordered or node.start == 1) and bool(first)
+
+
+def pipe_ok(table: Table) -> bool:
+    """A pipe table can hold the table when every cell has only paragraphs or display math."""
+    return all(
+        isinstance(b, (Paragraph, MathBlock)) for row in table.rows for c in row.cells
+        for b in c.blocks
+    )

@@ -1,0 +1,428 @@
+"""Tesseract 5: a page image in, words with boxes out.
+
+Two ways in, one result: through its C++ API in this process (``tesserocr``, when it is
+installed: the recommended set-up) or through the ``tesseract`` command line (one process per
+call). The API keeps each language set's engine loaded in the worker between pages and jobs:
+loading ``eng+deu+fra+spa`` costs about 0.5 s of CPU, which the command line pays on every
+call (with process start-up, about 1 s for those four packs, as much as recognising an English
+page). Which way is the worker's configuration (``OCR_ENGINE``, handed over by
+:mod:`render_pool.engine.config`), looked at on each call: tesserocr is imported on the
+first page read through it, never when this module loads. Either way the language packs
+come from Debian's ``tesseract-ocr-*`` packages (the ``tessdata`` folder is the configured
+one, ``TESSDATA_PREFIX``, or asked of the command line), each recognition runs on one thread
+(``OMP_THREAD_LIMIT=1``: parallel pages must not oversubscribe the cores) and has a time
+limit.
+
+A page is recognised as hOCR, which gives per line the baseline and Tesseract's size
+estimate (``x_size``) and per word its box and confidence. Rotation (0/90/180/270) is
+detected with Tesseract's orientation and script detection (OSD, about 0.6 s of CPU a page) only
+when needed: when the page looks sideways (its empty rows and columns of ink say the lines run
+up the page) before reading it, or when the upright reading is poor (upside down) after,
+so upright pages pay nothing for it. The same detection names the page's script: a page
+the Latin-script packs read poorly is read again with the packs of its own script
+(``chi_sim``, ``jpn``...) when the languages list them. Before recognition the page is
+deskewed (projection profile) and cleaned (:mod:`render_pool.engine.ocr.clean`: specks, shading and
+ruling lines removed; the rules are returned for table grids).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import threading
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from render_pool.engine import config as engine_config
+from render_pool.engine.ocr.clean import Segment, bullet_left_of, clean_page, sideways, skew_angle
+from render_pool.errors import ConversionError, TooLarge
+
+TESSERACT = "tesseract"
+# Not a setting: Tesseract's own limit. A wider or taller image makes its Recognize fail
+# (reported as if it had run out of time); the PDF reader renders pages of at most 12
+# megapixels, so only a page of an extreme shape gets here.
+MAX_SIDE = 32_767
+MIN_WORD_CONFIDENCE = 10  # below this a "word" is mostly speckle or a picture read as text
+_GOOD_CONFIDENCE = 70  # an upright reading at least this confident skips rotation detection
+_MIN_WORDS = 8
+_NS = "{http://www.w3.org/1999/xhtml}"
+_LINE_CLASSES = {"ocr_line", "ocr_header", "ocr_caption", "ocr_textfloat"}
+_BBOX = re.compile(r"bbox (-?\d+) (-?\d+) (-?\d+) (-?\d+)")
+_BASELINE = re.compile(r"baseline (-?[\d.]+) (-?\d+)")
+_XSIZE = re.compile(r"x_size ([\d.]+)")
+_WCONF = re.compile(r"x_wconf (\d+)")
+_ROTATE = re.compile(r"Rotate: (\d+)")
+_ORIENT_CONF = re.compile(r"Orientation confidence: ([\d.]+)")
+_SCRIPT = re.compile(r"Script: (\w+)")
+
+
+@dataclass(slots=True)
+class OcrWord:
+    """A recognised word: text, box in image pixels (top-down) and confidence 0-100."""
+
+    text: str
+    x0: int
+    top: int
+    x1: int
+    bottom: int
+    confidence: float
+
+
+@dataclass(slots=True)
+class OcrLine:
+    """A text line: its words left to right, the baseline (pixels from the top, at the
+    line's left edge, skew removed) and the line's size estimate in pixels (about an em)."""
+
+    words: list[OcrWord]
+    baseline: float
+    size: float
+    x0: int
+    x1: int
+
+
+@dataclass(slots=True)
+class OcrPage:
+    """One recognised image: lines in Tesseract's reading order (blocks, then lines), the
+    image size after rotation, the rotation applied (degrees clockwise) and the mean word
+    confidence (0 when no word was found)."""
+
+    lines: list[OcrLine] = field(default_factory=list)
+    width: int = 0
+    height: int = 0
+    rotation: int = 0
+    skew: float = 0.0  # degrees the image was turned counter-clockwise to level its lines
+    rules: list[Segment] = field(default_factory=list)  # ruling lines found (pixels)
+
+    @property
+    def words(self) -> list[OcrWord]:
+        return [w for line in self.lines for w in line.words]
+
+    @property
+    def confidence(self) -> float:
+        words = self.words
+        return sum(w.confidence for w in words) / len(words) if words else 0.0
+
+
+@lru_cache(maxsize=1)
+def _list_langs() -> tuple[str, frozenset[str]]:
+    """(tessdata folder, installed packs) as the command line reports them; ("", {}) when
+    the ``tesseract`` command is missing."""
+    try:
+        out = subprocess.run([TESSERACT, "--list-langs"], capture_output=True, timeout=30,
+                             env=_child_env(), check=False).stdout.decode("utf-8", "replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return "", frozenset()
+    lines = out.splitlines()
+    folder = re.search(r'"(.+)"', lines[0]) if lines else None
+    langs = frozenset(x.strip() for x in lines[1:] if x.strip())
+    return (folder.group(1) if folder else ""), langs
+
+
+def tessdata_dir() -> str:
+    """The folder of the language packs: the configured one (``TESSDATA_PREFIX``, Tesseract
+    5's meaning: the folder holding the ``.traineddata`` files) when it is a folder, else
+    where the command line finds them."""
+    return _tessdata_dir(engine_config.current().tessdata_dir)
+
+
+@lru_cache(maxsize=4)
+def _tessdata_dir(configured: str) -> str:
+    if configured and Path(configured).is_dir():
+        return configured.rstrip("/") + "/"
+    return _list_langs()[0]
+
+
+def available_languages() -> frozenset[str]:
+    """The language packs installed (empty when Tesseract is missing); ``osd`` is not one."""
+    return _packs(tessdata_dir())
+
+
+@lru_cache(maxsize=4)
+def _packs(folder: str) -> frozenset[str]:
+    if folder and Path(folder).is_dir():
+        packs = frozenset(p.stem for p in Path(folder).glob("*.traineddata"))
+    else:
+        packs = _list_langs()[1]
+    return packs - {"osd"}
+
+
+def _languages(wanted: str) -> str:
+    """``wanted`` ("eng+deu") restricted to installed packs; "eng" when none is left."""
+    have = available_languages()
+    keep = [x for x in wanted.replace(",", "+").split("+") if x.strip() in have]
+    if not have:
+        raise ConversionError("OCR is not available: Tesseract or its language packs are "
+                              "not installed")
+    return "+".join(dict.fromkeys(x.strip() for x in keep)) or (
+        "eng" if "eng" in have else sorted(have)[0])
+
+
+# ------------------------------------------------------------------ engine: C++ API
+@lru_cache(maxsize=1)
+def _tesserocr() -> Any:
+    """The ``tesserocr`` module, imported on first use; None when it is not installed."""
+    # Not configuration but how a page is read: on one thread. A tesserocr built on a
+    # Tesseract with OpenMP (Debian's is; the wheel's is not) reads this when the library
+    # loads, so it is set for this process's native code first.
+    os.putenv("OMP_THREAD_LIMIT", "1")
+    try:
+        import tesserocr
+    except ImportError:
+        return None
+    return tesserocr
+
+
+def _api() -> Any:
+    """tesserocr when the configured engine is ``api`` and it is installed; None: the
+    command line reads the page."""
+    if engine_config.current().ocr_engine != "api":
+        return None
+    return _tesserocr()
+
+
+_MAX_LANGUAGE_SETS = 3  # engines kept loaded per worker (each set: 40-60 MB)
+_idle: dict[str, list[Any]] = {}  # language set -> loaded engines not in use
+_idle_lock = threading.Lock()
+
+
+def engine_name() -> str:
+    """"tesserocr" (the API in this process) or "cli" (one process per call)."""
+    return "tesserocr" if _api() is not None else "cli"
+
+
+def _take(tesserocr: Any, langs: str, psm: int) -> Any:
+    """A loaded engine for ``langs`` (reused from earlier pages when one is idle)."""
+    key = f"{langs}/{psm}"
+    with _idle_lock:
+        ready = _idle.get(key)
+        if ready:
+            return ready.pop()
+    return tesserocr.PyTessBaseAPI(path=tessdata_dir(), lang=langs, psm=psm)
+
+
+def _give_back(langs: str, psm: int, api: Any) -> None:
+    """Keep ``api`` loaded for the next page; the least recently used sets are dropped."""
+    key = f"{langs}/{psm}"
+    api.Clear()
+    with _idle_lock:
+        _idle[key] = [*_idle.pop(key, []), api]
+        while len(_idle) > _MAX_LANGUAGE_SETS:
+            for old in _idle.pop(next(iter(_idle))):
+                old.End()
+
+
+def _api_hocr(tesserocr: Any, image: Image.Image, langs: str, timeout: float) -> str:
+    api = _take(tesserocr, langs, tesserocr.PSM.AUTO)
+    try:
+        api.SetImage(image)
+        if not api.Recognize(timeout=max(1, int(timeout * 1000))):
+            raise TimeoutError(f"OCR took longer than {timeout:.0f} s")
+        body = api.GetHOCRText(0)
+    finally:
+        _give_back(langs, tesserocr.PSM.AUTO, api)
+    return f'<html xmlns="http://www.w3.org/1999/xhtml"><body>{body}</body></html>'
+
+
+def _api_osd(tesserocr: Any, image: Image.Image) -> tuple[int, float, str]:
+    api = _take(tesserocr, "osd", tesserocr.PSM.OSD_ONLY)
+    try:
+        api.SetImage(image)
+        got = api.DetectOrientationScript()
+    finally:
+        _give_back("osd", tesserocr.PSM.OSD_ONLY, api)
+    if not got:
+        return 0, 0.0, ""
+    return ((360 - int(got["orient_deg"])) % 360, float(got["orient_conf"]),
+            str(got.get("script_name") or ""))
+
+
+# ------------------------------------------------------------------ engine: command line
+def _child_env() -> dict[str, str]:
+    """The ``tesseract`` command's environment: the one handed over, on one thread."""
+    return {"PATH": "/usr/bin:/bin", **engine_config.current().environment,
+            "OMP_THREAD_LIMIT": "1"}
+
+
+def _run(image: Image.Image, args: list[str], timeout: float) -> str:
+    """Run tesseract on ``image`` (fed as PGM on stdin) and return its standard output."""
+    buf = io.BytesIO()
+    image.save(buf, format="PPM")
+    folder = tessdata_dir()
+    where = ["--tessdata-dir", folder] if folder else []
+    try:
+        done = subprocess.run([TESSERACT, "stdin", "stdout", *where, *args],
+                              input=buf.getvalue(), capture_output=True, timeout=timeout,
+                              env=_child_env(), check=False)
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"OCR took longer than {timeout:.0f} s") from None
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _hocr(image: Image.Image, langs: str, timeout: float) -> str:
+    """Tesseract's hOCR of ``image`` read in ``langs`` (page segmentation: automatic)."""
+    tesserocr = _api()
+    if tesserocr is not None:
+        return _api_hocr(tesserocr, image, langs, timeout)
+    return _run(image, ["-l", langs, "--psm", "3", "hocr"], timeout)
+
+
+def _parse_hocr(text: str) -> list[OcrLine]:
+    """Lines with their words from Tesseract's hOCR output."""
+    if not text.strip():
+        return []
+    root = ET.fromstring(text)  # noqa: S314 - our own tesseract's output, entities escaped
+    lines: list[OcrLine] = []
+    for span in root.iter(f"{_NS}span"):
+        if span.get("class") not in _LINE_CLASSES:
+            continue
+        title = span.get("title", "")
+        box = _BBOX.search(title)
+        if box is None:
+            continue
+        lx0, _, lx1, lbottom = map(int, box.groups())
+        base = _BASELINE.search(title)
+        slope, offset = (float(base.group(1)), int(base.group(2))) if base else (0.0, 0)
+        size_m = _XSIZE.search(title)
+        words: list[OcrWord] = []
+        for w in span.iter(f"{_NS}span"):
+            if w.get("class") != "ocrx_word":
+                continue
+            wtitle = w.get("title", "")
+            wbox = _BBOX.search(wtitle)
+            conf = _WCONF.search(wtitle)
+            word = "".join(w.itertext()).strip()
+            if not word or wbox is None:
+                continue
+            confidence = float(conf.group(1)) if conf else 0.0
+            if confidence < MIN_WORD_CONFIDENCE:
+                continue
+            x0, top, x1, bottom = map(int, wbox.groups())
+            words.append(OcrWord(word, x0, top, x1, bottom, confidence))
+        if not words:
+            continue
+        height = max(w.bottom for w in words) - min(w.top for w in words)
+        size = float(size_m.group(1)) if size_m else float(height)
+        # baseline at the line's middle: offset is from the box bottom at its left edge
+        baseline = lbottom + offset + slope * (lx1 - lx0) / 2
+        lines.append(OcrLine(words, baseline, size, lx0, lx1))
+    return lines
+
+
+def _orientation(image: Image.Image, timeout: float) -> tuple[int, str]:
+    """Degrees to turn ``image`` clockwise so its text stands upright (0 when unsure), and
+    the script OSD sees (``Latin``, ``Han``, ``Japanese``, ``Cyrillic``...; "" when none).
+
+    On half the resolution: OSD needs no fine detail (a quarter was too coarse: it misread
+    the bench's sideways pages)."""
+    small = image.reduce(2) if max(image.size) > 2000 else image
+    tesserocr = _api()
+    if tesserocr is not None:
+        rotate, conf, script = _api_osd(tesserocr, small)
+    else:
+        out = _run(small, ["--psm", "0"], timeout)
+        found, sure, named = _ROTATE.search(out), _ORIENT_CONF.search(out), _SCRIPT.search(out)
+        rotate = int(found.group(1)) if found else 0
+        conf = float(sure.group(1)) if sure else 0.0
+        script = named.group(1) if named else ""
+    return (rotate % 360 if conf >= 1.5 else 0), script
+
+
+# the script OSD names for the text each language pack reads; a pack not listed reads Latin
+_PACK_SCRIPTS = {
+    "chi_sim": {"Han"}, "chi_tra": {"Han"}, "jpn": {"Japanese", "Han", "Katakana", "Hiragana"},
+    "kor": {"Hangul", "Korean"}, "rus": {"Cyrillic"}, "ukr": {"Cyrillic"},
+    "bul": {"Cyrillic"}, "srp": {"Cyrillic"}, "ell": {"Greek"}, "ara": {"Arabic"},
+    "fas": {"Arabic"}, "urd": {"Arabic"}, "heb": {"Hebrew"}, "hin": {"Devanagari"},
+    "tha": {"Thai"},
+}
+
+
+def _split_by_script(langs: str) -> tuple[str, dict[str, str]]:
+    """``langs`` ("eng+deu+chi_sim") as the packs a page is read with first (those for Latin
+    text; all of them when none is) and, per other script, the packs read when OSD sees that
+    script (with the first packs' ``eng``, for the Latin words such pages carry)."""
+    packs = langs.split("+")
+    latin = [p for p in packs if p not in _PACK_SCRIPTS]
+    first = "+".join(latin) or langs
+    if not latin:
+        return first, {}
+    by_script: dict[str, list[str]] = {}
+    for pack in packs:
+        for script in _PACK_SCRIPTS.get(pack, ()):
+            by_script.setdefault(script, []).append(pack)
+    extra = ["eng"] if "eng" in latin else []
+    return first, {script: "+".join([*found, *extra]) for script, found in by_script.items()}
+
+
+def _read(image: Image.Image, langs: str, timeout: float, rotation: int) -> OcrPage:
+    """Deskew, clean and recognise one upright candidate of the page."""
+    skew = skew_angle(image)
+    if skew:
+        image = image.rotate(skew, resample=Image.Resampling.BILINEAR, fillcolor=255)
+    cleaned, rules = clean_page(image)
+    lines = _parse_hocr(_hocr(cleaned, langs, timeout))
+    pixels = np.asarray(image)  # before the clean-up, which may thin a bullet away
+    for line in lines:
+        first = line.words[0]
+        if len(first.text) == 1 and not first.text.isalnum():
+            continue  # the engine read something there already
+        mark = bullet_left_of(pixels, first.x0, line.baseline, line.size)
+        if mark:
+            side = max(2, int(line.size * 0.3))
+            line.words.insert(0, OcrWord(mark, first.x0 - int(line.size * 0.9),
+                                         int(line.baseline) - side, first.x0 - int(
+                                             line.size * 0.9) + side, int(line.baseline), 50.0))
+            line.x0 = min(line.x0, line.words[0].x0)
+    return OcrPage(lines, *image.size, rotation=rotation, skew=skew, rules=rules)
+
+
+def recognise(image: Image.Image, languages: str = "eng", timeout: float = 60.0) -> OcrPage:
+    """Words, lines and rules of a page image; the image is turned upright first when needed.
+
+    A page is read with the Latin-script packs of ``languages`` first (the other packs,
+    such as ``chi_sim`` or ``jpn``, would cost time on every page and read noise as their
+    characters). A page that looks sideways is turned by OSD before it is read; a page read
+    poorly is checked by OSD after: turned when it is upside down, and read with the packs
+    of the script OSD sees when that is another one of ``languages``; the better reading
+    (more words, more confident) is kept. Raises TimeoutError when Tesseract takes longer
+    than ``timeout`` seconds in all, TooLarge (41301) for an image over ``MAX_SIDE``.
+    """
+    if max(image.size) > MAX_SIDE:
+        raise TooLarge(f"The page image is {image.width:,} x {image.height:,} pixels; OCR "
+                       f"reads at most {MAX_SIDE:,} pixels a side")
+    deadline = time.monotonic() + timeout
+    first, other = _split_by_script(_languages(languages))
+    image = image.convert("L")
+    turn, script, asked = 0, "", False
+    if sideways(image):
+        (turn, script), asked = _orientation(image, timeout), True
+    langs = other.get(script, first)
+    page = _read(image.rotate(-turn, expand=True) if turn else image, langs,
+                 deadline - time.monotonic(), turn)  # PIL turns anticlockwise
+    if len(page.words) >= _MIN_WORDS and page.confidence >= _GOOD_CONFIDENCE:
+        return page
+    left = deadline - time.monotonic()
+    if not asked and left > 1:
+        turn, script = _orientation(image, left)
+    again_langs = other.get(script, first)
+    left = deadline - time.monotonic()
+    if (turn == page.rotation and again_langs == langs) or left <= 1:
+        return page
+    again = _read(image.rotate(-turn, expand=True) if turn else image, again_langs, left, turn)
+    if _score(again) > _score(page):
+        return again
+    return page
+
+
+def _score(page: OcrPage) -> float:
+    """How well a reading went: its words weighted by their mean confidence."""
+    return len(page.words) * max(page.confidence, 1)

@@ -1,0 +1,90 @@
+"""Page furniture: running headers, footers and page numbers of a PDF.
+
+A line is furniture when it sits in the top or bottom band of its page, is among the first
+or last lines there, and the same text (digits ignored, so "Page 3 of 9" matches
+"Page 4 of 9") appears in that band on at least half of the pages (two pages at least).
+Bare page numbers ("7", "- 7 -", "Page 7", "7 / 12", "vii") in those bands always go, and so
+does one that is the page's lowest (or highest) line in its bottom (top) quarter, set apart
+from the text by a blank line's height (LaTeX puts it well above the bottom band).
+"""
+
+from __future__ import annotations
+
+import re
+
+from render_pool.engine.model import Paragraph, plain_text
+from render_pool.engine.pdf.layout import Block, Item, Line
+
+BAND = 0.1
+_PAGE_NO = re.compile(
+    r"^[-\u2013\u2014\s]*(page|p\.|seite|pagina|p\u00e1gina)?\s*(\d{1,4}|[ivxlc]{1,7})"
+    r"(\s*(/|of|von|de)\s*\d{1,4})?[-\u2013\u2014\s]*$", re.IGNORECASE)
+
+
+def _key(text: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(text.lower().split()))
+
+
+def _text(it: Item) -> str:
+    if isinstance(it, Line):
+        return it.text
+    # furniture candidates are lines or paragraph blocks (both have children)
+    return " ".join(plain_text(it.payload.children).split())  # type: ignore[union-attr]
+
+
+def _is_text(it: Item) -> bool:
+    """A line, or a paragraph from a structure tree whose place on the page is known."""
+    return isinstance(it, Line) or (isinstance(it, Block) and isinstance(it.payload, Paragraph)
+                                    and it.bottom > it.top)
+
+
+def _edge_lines(items: list[Item], height: float) -> list[tuple[str, Item]]:
+    """Lines in the top or bottom band that are among the page's outermost three lines."""
+    lines = sorted((it for it in items if _is_text(it)), key=lambda ln: ln.top)
+    out: list[tuple[str, Item]] = []
+    for ln in lines[:3]:
+        if ln.bottom <= height * BAND + 12:
+            out.append(("top", ln))
+    for ln in lines[-3:]:
+        if ln.top >= height * (1 - BAND) - 12 and all(ln is not o for _, o in out):
+            out.append(("bottom", ln))
+    if lines and all(lines[-1] is not o for _, o in out):
+        last = lines[-1]
+        gap = last.top - max((ln.bottom for ln in lines[:-1]), default=0.0)
+        if last.top >= 0.75 * height and gap >= last.bottom - last.top \
+                and _PAGE_NO.match(_text(last)):
+            out.append(("bottom", last))
+    if lines and all(lines[0] is not o for _, o in out):
+        first = lines[0]
+        gap = min((ln.top for ln in lines[1:]), default=height) - first.bottom
+        if first.bottom <= 0.25 * height and gap >= first.bottom - first.top \
+                and _PAGE_NO.match(_text(first)):
+            out.append(("top", first))
+    return out
+
+
+def remove_furniture(pages: list[list[Item]], heights: list[float]) -> int:
+    """Drop running headers/footers and page numbers in place; returns lines removed.
+
+    Turned text in a side margin (a printer's or archive's stamp) counts as furniture
+    the same way: when the same text (digits ignored) is there on half of the pages."""
+    counts: dict[tuple[str, str], int] = {}
+    edges = [_edge_lines(items, h) + [("side", it) for it in items
+                                      if isinstance(it, Block) and it.margin]
+             for items, h in zip(pages, heights, strict=True)]
+    for found in edges:
+        for key in {(zone, _key(_text(ln))) for zone, ln in found}:
+            counts[key] = counts.get(key, 0) + 1
+    need = max(2, (len(pages) + 1) // 2)
+    removed = 0
+    for items, found in zip(pages, edges, strict=True):
+        drop: set[int] = set()
+        for zone, ln in found:
+            text = _text(ln)
+            if (_PAGE_NO.match(text) and zone != "side") \
+                    or counts.get((zone, _key(text)), 0) >= need:
+                drop.add(id(ln))
+        if drop:
+            removed += len(drop)
+            items[:] = [it for it in items if id(it) not in drop]
+    return removed

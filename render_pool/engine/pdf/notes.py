@@ -1,0 +1,142 @@
+"""Footnotes of untagged PDF pages: raised note markers tied to the note text at the page foot.
+
+A marker is one to three digits set clearly smaller than the character before it and raised
+above its baseline ("thousand.¹"). A note is a line in the lower part of the same page that
+starts with the same number, below every marker line; the lines under it (until the next
+note or the page end) continue it. Only a marker with its note is taken: a lone small digit
+(a chemical formula, an exponent) stays text. The marker becomes a stand-in character that
+:func:`place_notes` turns into a NoteRef once the blocks are built; the note lines leave the
+page flow and become ``Document.notes``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from render_pool.engine.model import Block, Inline, NoteRef, Paragraph, Text, map_inlines
+from render_pool.engine.pdf.chars import Char
+from render_pool.engine.pdf.inlines import join_lines, to_inlines
+from render_pool.engine.pdf.layout import Item, Line
+
+MARK = "\ue000"  # stands for a footnote reference inside a character stream
+_NOTE_START = re.compile(r"^(\d{1,3})[.)]?\s+\S")
+FOOT_ZONE = 0.55  # notes sit below this share of the page height
+
+
+def _markers(line: Line) -> list[tuple[int, int, str]]:
+    """(start, end, number) of raised small digit runs in the line's characters."""
+    out: list[tuple[int, int, str]] = []
+    chars = line.chars
+    i = 1
+    while i < len(chars):
+        c, prev = chars[i], chars[i - 1]
+        if c.text.isdigit() and prev.text.strip() and not prev.text.isdigit() \
+                and c.size < 0.8 * prev.size and prev.baseline - c.baseline > 0.2 * prev.size:
+            j = i
+            while j < len(chars) and chars[j].text.isdigit() and chars[j].size < 0.8 * prev.size:
+                j += 1
+            number = "".join(ch.text for ch in chars[i:j])
+            if len(number) <= 3:
+                out.append((i, j, number))
+            i = j
+            continue
+        i += 1
+    return out
+
+
+def _same_column(a: Line, b: Line) -> bool:
+    return abs(a.col_x0 - b.col_x0) < 2 and abs(a.col_x1 - b.col_x1) < 2
+
+
+def take_notes(items: list[Item], height: float, page: int,
+               notes: dict[str, list[Block]]) -> None:
+    """Tie the page's markers to its notes, in place (see the module docstring)."""
+    lines = [it for it in items if isinstance(it, Line)]
+    found = [(ln, m) for ln in lines for m in _markers(ln)]
+    if not found:
+        return
+    lowest_marker = max(ln.bottom for ln, _ in found)
+    wanted = {m[2] for _, m in found}
+    starts: dict[str, Line] = {}
+    for ln in lines:
+        if ln.top < max(lowest_marker, FOOT_ZONE * height):
+            continue
+        m = _NOTE_START.match(ln.text)
+        if m and m.group(1) in wanted and m.group(1) not in starts:
+            starts[m.group(1)] = ln
+    if not starts:
+        return
+    # each note: its first line and the lines below it in the same column, up to the next
+    # note's first line (a two-column page goes on beside the notes)
+    body: dict[str, list[Line]] = {}
+    for number, start in starts.items():
+        body[number] = [start]
+    for ln in sorted(lines, key=lambda ln: ln.top):
+        owner = max((s for s in starts.values() if s.top < ln.top and _same_column(s, ln)),
+                    key=lambda s: s.top, default=None)
+        if owner is not None and not any(s is ln for s in starts.values()):
+            number = next(n for n, s in starts.items() if s is owner)
+            body[number].append(ln)
+    drop: set[int] = set()
+    for number, note_lines in body.items():
+        first = note_lines[0]
+        chars = list(first.chars)
+        while chars and not chars[0].text.isdigit():
+            chars.pop(0)
+        while chars and (chars[0].text.isdigit() or chars[0].text in ".) "):
+            chars.pop(0)
+        inl = to_inlines(join_lines([chars, *(ln.chars for ln in note_lines[1:])]))
+        notes[f"p{page + 1}-{number}"] = [Paragraph(inl)] if inl else []
+        drop.update(id(ln) for ln in note_lines)
+    for ln, (start, end, number) in sorted(found, key=lambda f: -f[1][0]):
+        if number in body:
+            c = ln.chars[start]
+            ln.chars[start:end] = [Char(MARK + number, c.x0, c.x1, c.top, c.bottom, c.baseline,
+                                        c.size, False, False)]
+    items[:] = [it for it in items if id(it) not in drop]
+
+
+def place_marks(where: list[Block], note_for: Callable[[str], str], *,
+                numbered: bool = True) -> None:
+    """Replace every marker character in the inlines under ``where`` by a NoteRef, in
+    document order. ``note_for(number)`` gives the marker's note id, or "" to keep the
+    number as text; ``numbered`` markers are ``MARK`` and the digits after it (untagged
+    pages), the others ``MARK`` alone (tagged pages, whose ids come in marker order).
+    One walk for both readers, :func:`render_pool.engine.model.map_inlines`."""
+
+    def split(node: Inline) -> list[Inline] | None:
+        if not isinstance(node, Text) or MARK not in node.text:
+            return None
+        head, *rest = node.text.split(MARK)
+        out: list[Inline] = [Text(head)] if head else []
+        for part in rest:
+            digits = len(part) - len(part.lstrip("0123456789")) if numbered else 0
+            number, tail = part[:digits], part[digits:]
+            note_id = note_for(number)
+            if note_id:
+                out.append(NoteRef(note_id))
+            elif number:
+                out.append(Text(number))
+            if tail:
+                out.append(Text(tail))
+        return out
+
+    map_inlines(where, split)
+
+
+def place_notes(blocks: list[Block], note_ids: list[str]) -> None:
+    """Turn marker characters into NoteRefs throughout the blocks, in document order.
+
+    Markers carry their number; the note id is the first unused id with that number
+    (``p<page>-<number>``), so notes numbered anew on each page stay apart.
+    """
+    queue: dict[str, list[str]] = {}
+    for note_id in note_ids:
+        queue.setdefault(note_id.rsplit("-", 1)[-1], []).append(note_id)
+
+    def next_id(number: str) -> str:
+        ids = queue.get(number)
+        return ids.pop(0) if ids else ""
+
+    place_marks(blocks, next_id)

@@ -1,0 +1,321 @@
+"""OCR of PDF pages into the same characters the text-layer path reads.
+
+Which pages: ``ocr="auto"`` reads a page by OCR when it has no usable text (no text layer
+but images, glyphs that do not map to Unicode, or only an invisible OCR layer of poor
+quality), ``"force"`` reads every page by OCR, ``"off"`` never. A page is rendered with
+pdfium at about 300 dpi (capped by pixel count) and recognised by the engine behind
+:mod:`render_pool.engine.ocr`, each page with its own time limit. Where the pages are recognised:
+
+- spread over the render pool (the service's ``/api/convert``): the reader, called with
+  ``ocr_fanout``, stops at :class:`OcrPending` naming the pages when there are several; the
+  caller runs :func:`recognise_pdf_page` for each as a pool job of its own (so the pool's
+  per-company turns, time limit and memory bound apply per page) and reads the document again
+  with the results (``ocr_pages``);
+- inside the reading job otherwise (batches, in-process use, a single page): in parallel
+  threads, up to the number of cores, while the next pages render.
+
+The recognised words become :class:`Char` objects in page points (top-down) with a size
+from the engine's line size estimate and a baseline shared by the whole line, then
+:func:`segments_of` and :func:`order_page` build the lines exactly as for a text layer, so
+columns, headings, lists and tables come from the same logic.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import re
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+from PIL import Image
+
+from render_pool.engine.ocr import OcrPage, OcrWord, recognise
+from render_pool.engine.pdf.chars import Char, segments_of
+from render_pool.engine.pdf.graphics import Rule
+from render_pool.engine.pdf.layout import Block as FlowBlock
+from render_pool.engine.pdf.layout import Item, order_page
+from render_pool.engine.pdf.tables import build_grid_table, find_grids
+
+MODES = ("auto", "force", "off")
+DEFAULT_LANGUAGES = "eng"
+DPI = 300.0
+MAX_PIXELS = 12_000_000  # about A4 at 300 dpi plus margin; bigger pages render coarser
+PAGE_TIMEOUT = 60.0  # seconds of recognition per page
+SIZE_TOLERANCE = 0.05  # line size estimates closer than this are one font size
+MIN_TEXT_CHARS = 10  # fewer visible characters than this is "no text layer"
+BULLET_MAX = 0.45  # a bullet is smaller than this share of the line size both ways
+_HOLLOW = set("°oO◦○")
+_LEADERS = "•◦·*¢«»°©®.,"  # characters an engine makes of a bullet glued to the word
+_WORDLIKE = re.compile(r"^[^\W\d_]{2,}$|^\d[\d.,:/%-]*$")
+_VOWELS = set("aeiouyäöüéèêáàíóúâôîûAEIOUYÄÖÜÉÈÁÀÍÓÚ")
+
+
+# what the caller recognised: per page index, (engine reading, pixels per point) or the
+# message of the failure that page met (time limit, crash...)
+OcrPages = dict[int, "tuple[OcrPage, float] | str"]
+
+
+@dataclass(slots=True)
+class OcrResult:
+    """What OCR made of one page: its chars in points, the page size in points (after
+    turning it upright) and the engine's reading."""
+
+    items: list[Item]
+    width: float
+    height: float
+    visible: int
+    ocr: OcrPage
+
+
+def _invisible_poor_layer(page: pdfium.PdfPage, text: str) -> bool:
+    """True when every text object is invisible (an OCR layer) and its words look poor."""
+    seen = False
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT], max_depth=4):
+        seen = True
+        mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw)
+        if mode != pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
+            return False
+    if not seen:
+        return False
+    tokens = [t.strip(".,;:!?()[]\"'") for t in text.split()]
+    tokens = [t for t in tokens if t]
+    if not tokens:
+        return True
+    good = sum(1 for t in tokens if _WORDLIKE.match(t) and (
+        t[0].isdigit() or any(c in _VOWELS for c in t) or not t.isascii()))
+    return good < 0.6 * len(tokens)
+
+
+def image_objects(page: pdfium.PdfPage) -> int:
+    """How many image objects the page draws (in form XObjects too)."""
+    return sum(1 for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4))
+
+
+def needs_ocr(page: pdfium.PdfPage, text_chars: int, image_count: int, mode: str) -> bool:
+    """Whether the open ``page`` should be read by OCR under ``mode`` (see the module doc),
+    given its visible characters and image objects."""
+    if mode == "off":
+        return False
+    if mode == "force":
+        return True
+    if text_chars >= MIN_TEXT_CHARS and not image_count:
+        return False  # the common born-digital page: no second look
+    if text_chars < MIN_TEXT_CHARS:
+        if image_count:
+            return True
+        textpage = page.get_textpage()  # glyphs there but none mapped to Unicode?
+        try:
+            return textpage.count_chars() >= MIN_TEXT_CHARS
+        finally:
+            textpage.close()
+    textpage = page.get_textpage()
+    try:
+        text = textpage.get_text_range()
+    finally:
+        textpage.close()
+    return _invisible_poor_layer(page, text)
+
+
+def render_page(pdf: pdfium.PdfDocument, index: int) -> tuple[Image.Image, float]:
+    """The page as a greyscale image at about ``DPI`` (fewer when above ``MAX_PIXELS``) and
+    its scale in pixels per point."""
+    page = pdf[index]
+    try:
+        width, height = page.get_size()
+        scale = DPI / 72.0  # a 200 dpi scan too: upscaled, Tesseract reads it much better
+        if width * height * scale * scale > MAX_PIXELS:
+            scale = math.sqrt(MAX_PIXELS / max(width * height, 1.0))
+        bitmap = page.render(scale=scale, grayscale=True)
+        try:
+            return bitmap.to_pil().convert("L"), scale
+        finally:
+            bitmap.close()
+    finally:
+        page.close()
+
+
+def snap_sizes(sizes: list[float], tolerance: float = SIZE_TOLERANCE) -> list[float]:
+    """Sizes measured with noise, each replaced by the median of its cluster (sizes within
+    ``tolerance`` of their neighbour) rounded to half a point.
+
+    The layout reader ranks headings by distinct sizes; without this a 13.0 pt and a
+    13.2 pt estimate of the same heading style would become two heading levels."""
+    order = sorted(range(len(sizes)), key=sizes.__getitem__)
+    out = list(sizes)
+    group: list[int] = []
+    for i in [*order, -1]:
+        if group and (i < 0 or sizes[i] > sizes[group[-1]] * (1 + tolerance)):
+            median = sorted(sizes[j] for j in group)[len(group) // 2]
+            for j in group:
+                out[j] = round(median * 2) / 2
+            group = []
+        if i >= 0:
+            group.append(i)
+    return out
+
+
+def _bullet(word: OcrWord, size: float) -> tuple[str, str]:
+    """(bullet, rest of the word) when a line's first word is or starts with a list bullet
+    the engine misread ("e", "°", "¢«", "*", "°.Green"...), else ("", word). Size is the
+    line's, in pixels."""
+    text = word.text
+    small = word.bottom - word.top <= BULLET_MAX * size and word.x1 - word.x0 <= 0.8 * size
+    if len(text) <= 2 and small and not any(c.isdigit() for c in text) and (
+            len(text) == 1 or not any(c.isalnum() for c in text)):
+        return ("\u25e6" if text[0] in _HOLLOW else "\u2022"), ""
+    lead = len(text) - len(text.lstrip(_LEADERS))
+    if 1 <= lead <= 2 and text[lead:lead + 1].isalpha() and text[0] not in "-.":
+        return ("\u25e6" if text[0] in _HOLLOW else "\u2022"), text[lead:]
+    return "", text
+
+
+def ocr_chars(ocr: OcrPage, scale: float) -> list[Char | None]:
+    """The recognised words as characters in points, a line break (None) after each line.
+
+    A word's letters share its box evenly; every word of a line sits on the line's baseline
+    with a box from the line's size, so a skewed line stays one line.
+    """
+    out: list[Char | None] = []
+    sizes = snap_sizes([max(line.size / scale, 1.0) for line in ocr.lines])
+    for line, size in zip(ocr.lines, sizes, strict=True):
+        base = line.baseline / scale
+        top, bottom = base - 0.8 * size, base + 0.2 * size
+        for n, word in enumerate(line.words):
+            x0, x1 = word.x0 / scale, word.x1 / scale
+            if n == 0:
+                mark, rest = _bullet(word, line.size)
+                if mark:  # the bullet as a word of its own, then the rest of the word
+                    side = min(x1 - x0, 0.35 * size)
+                    for i, ch in enumerate((mark, " ")):
+                        out.append(Char(ch, x0 + i * side, x0 + (i + 1) * side, top, bottom,
+                                        base, size, False, False))
+                    x0 = max(x0 + side, x1 - (x1 - x0) * len(rest) / len(word.text))
+                    if not rest:
+                        continue
+                    word = OcrWord(rest, word.x0, word.top, word.x1, word.bottom,
+                                   word.confidence)
+            text = word.text
+            if n:
+                prev = out[-1]
+                assert prev is not None
+                out.append(Char(" ", prev.x1, prev.x1, top, bottom, base, size, False, False))
+            step = (x1 - x0) / len(text)
+            for i, ch in enumerate(text):
+                out.append(Char(ch, x0 + i * step, x0 + (i + 1) * step, top, bottom, base,
+                                size, False, False))
+        out.append(None)
+    return out
+
+
+def page_from_ocr(ocr: OcrPage, scale: float, index: int) -> OcrResult:
+    """Ordered items of one recognised page, built by the text-layer layout logic."""
+    chars = ocr_chars(ocr, scale)
+    visible = sum(1 for c in chars if c is not None and c.text.strip())  # tables' included
+    width, height = ocr.width / scale, ocr.height / scale
+    rules = [Rule(horizontal, pos / scale, a / scale, b / scale)
+             for horizontal, pos, a, b in ocr.rules]
+    blocks: list[FlowBlock] = []
+    for grid in find_grids(rules, width, height):  # ruled tables, as from vector rules
+        inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
+        table = build_grid_table(grid, inside, [])
+        if table is None:
+            continue
+        chars = [c for c in chars if c is None or not grid.contains(c)]
+        x0, x1, top, bottom = grid.box
+        blocks.append(FlowBlock(x0, x1, top, bottom, table))
+    items = order_page(segments_of(chars), blocks, index, height)
+    return OcrResult(items, width, height, visible, ocr)
+
+
+def _recognise_page(image: Image.Image, scale: float, index: int, languages: str
+                    ) -> OcrResult:
+    return page_from_ocr(recognise(image, languages, PAGE_TIMEOUT), scale, index)
+
+
+def recognise_pdf_page(data: bytes, index: int, languages: str = DEFAULT_LANGUAGES
+                       ) -> tuple[OcrPage, float]:
+    """Render page ``index`` of the PDF ``data`` and recognise it: the engine's reading and
+    the scale (pixels per point). One page's work, for a pool job of its own; the PDF was
+    checked (bombs, page count) by the reading job that asked for it."""
+    pdf = pdfium.PdfDocument(data)
+    try:
+        image, scale = render_page(pdf, index)
+    finally:
+        pdf.close()
+    return recognise(image, languages or DEFAULT_LANGUAGES, PAGE_TIMEOUT), scale
+
+
+def pages_alone(pdf: pdfium.PdfDocument, indexes: list[int], budget: int) -> dict[int, bytes]:
+    """Each page of ``indexes`` as a one-page PDF of its own (its content, resources and
+    rotation), for a pool job that recognises it; a page pdfium cannot copy is left out
+    (its job is then sent the whole document). The pages stop at ``budget`` bytes in all:
+    pages sharing one large image would each carry a copy of it, so past the budget the
+    remaining pages' jobs are sent the whole document instead."""
+    out: dict[int, bytes] = {}
+    total = 0
+    for index in indexes:
+        if total > budget:
+            break
+        alone = pdfium.PdfDocument.new()
+        try:
+            alone.import_pages(pdf, [index])
+            buffer = io.BytesIO()
+            alone.save(buffer)
+            out[index] = buffer.getvalue()
+            total += len(out[index])
+        except pdfium.PdfiumError:
+            continue
+        finally:
+            alone.close()
+    return out
+
+
+class PageOcr:
+    """Recognises pages in parallel while the caller goes on reading the document.
+
+    ``submit`` renders the page at once (pdfium is not thread-safe, so rendering stays on
+    the caller's thread) and queues the recognition; ``results`` waits for all of them.
+    """
+
+    def __init__(self, languages: str = DEFAULT_LANGUAGES, workers: int = 0) -> None:
+        self.languages = languages or DEFAULT_LANGUAGES
+        self.workers = workers or max(1, min(os.cpu_count() or 1, 4))
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: dict[int, Future[OcrResult]] = {}
+        self._given: dict[int, OcrResult | Exception] = {}
+
+    def given(self, index: int, got: tuple[OcrPage, float] | str) -> None:
+        """Take page ``index`` as recognised elsewhere (a pool job): its reading and scale,
+        or the message of its failure."""
+        if isinstance(got, str):
+            self._given[index] = RuntimeError(got)
+        else:
+            self._given[index] = page_from_ocr(got[0], got[1], index)
+
+    def submit(self, pdf: pdfium.PdfDocument, index: int) -> None:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="ocr")
+        pending = [f for f in self._futures.values() if not f.done()]
+        if len(pending) >= 2 * self.workers:  # bound the rendered images held in memory
+            wait(pending, return_when=FIRST_COMPLETED)  # a page's failure stays its own
+        image, scale = render_page(pdf, index)
+        self._futures[index] = self._pool.submit(_recognise_page, image, scale, index,
+                                                 self.languages)
+
+    def results(self) -> dict[int, OcrResult | Exception]:
+        """Each submitted page's result, or the exception its recognition raised."""
+        out: dict[int, OcrResult | Exception] = dict(self._given)
+        try:
+            for index, future in self._futures.items():
+                try:
+                    out[index] = future.result()
+                except Exception as exc:  # a page's failure must not lose the others
+                    out[index] = exc
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+        return out

@@ -1,0 +1,1 @@
+"""PPTX: the reader (slides, notes, tables and charts)."""

@@ -1,0 +1,1 @@
+"""XLSX: the reader (sheets, shared strings, cached values and formulas)."""
