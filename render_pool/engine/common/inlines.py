@@ -8,6 +8,7 @@ whitespace at the edge of a formatted group moves outside it (``**a **`` is not 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
@@ -27,8 +28,9 @@ from render_pool.engine.model import (
 )
 
 ORDER = ("b", "i", "u", "s", "sub", "sup")
-WRAP = {"b": Strong, "i": Emph, "u": Underline, "s": Strike, "sub": Subscript,
-        "sup": Superscript}
+WRAP: dict[str, Callable[[list[Inline]], Inline]] = {
+    "b": Strong, "i": Emph, "u": Underline, "s": Strike, "sub": Subscript,
+    "sup": Superscript}
 
 
 @dataclass

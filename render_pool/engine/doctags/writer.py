@@ -287,11 +287,13 @@ class _DocTagsWriter:
         """Parts of one item, each becoming a ``<list_item>`` (as Docling does for children)."""
         blocks = list(item.blocks)
         parts: list[str] = []
-        if blocks and isinstance(blocks[0], Paragraph):
+        first = blocks[0] if blocks else None
+        if isinstance(first, Paragraph):
+            blocks.pop(0)
             tag = None
             if item.checked is not None:
                 tag = "checkbox_selected" if item.checked else "checkbox_unselected"
-            parts.extend(self.para_elements(blocks.pop(0).children, tag))
+            parts.extend(self.para_elements(first.children, tag))
         parts.extend(self.blocks(blocks))
         return parts or [""]
 

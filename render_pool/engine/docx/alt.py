@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import base64
 import html as htmlmod
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from lxml import etree
 
 from render_pool.engine.docx.numbering import Numbering
 from render_pool.engine.docx.omml import omml_to_latex
 from render_pool.engine.docx.package import NS, Package, mime_for
-from render_pool.engine.docx.styles import Styles
+from render_pool.engine.docx.styles import Style, Styles
 from render_pool.engine.html.build import read_html
 from render_pool.engine.model import Document, Image, Resource, walk_document
 from render_pool.errors import CorruptDocument
@@ -44,6 +46,15 @@ def _local(el: etree._Element) -> str:
 
 def _on(el: etree._Element | None) -> bool:
     return el is not None and el.get(_W + "val", "1").lower() not in ("0", "false", "off", "none")
+
+
+@dataclass
+class _AltCell:
+    """One table cell being collected: its HTML and how many grid columns / rows it spans."""
+
+    html: str
+    colspan: int
+    rowspan: int = 1
 
 
 class _AltWalker:
@@ -107,7 +118,7 @@ class _AltWalker:
         close_to(-1)
         return "\n".join(out)
 
-    def _children(self, container: etree._Element):
+    def _children(self, container: etree._Element) -> Iterator[etree._Element]:
         for el in container:
             local = _local(el)
             if local in ("p", "tbl"):
@@ -138,7 +149,7 @@ class _AltWalker:
         ordered = lvl_def is not None and lvl_def.fmt not in ("bullet", "none")
         return (ilvl or 0, "ol" if ordered else "ul")
 
-    def _style(self, ppr: etree._Element | None):
+    def _style(self, ppr: etree._Element | None) -> Style | None:
         sid = None
         if ppr is not None and ppr.find(_W + "pStyle") is not None:
             sid = ppr.find(_W + "pStyle").get(_W + "val")
@@ -281,12 +292,12 @@ class _AltWalker:
 
     # ------------------------------------------------------------ tables
     def table(self, tbl: etree._Element) -> str:
-        grid: list[list[dict]] = []
-        active: dict[int, dict] = {}
+        grid: list[list[_AltCell]] = []
+        active: dict[int, _AltCell] = {}
         for tr in tbl.iter(_W + "tr"):
             if tr.getparent() is None or _nearest_tbl(tr) is not tbl:
                 continue
-            row: list[dict] = []
+            row: list[_AltCell] = []
             col = 0
             for tc in tr.iter(_W + "tc"):
                 if _nearest_tbl(tc) is not tbl:
@@ -297,10 +308,10 @@ class _AltWalker:
                 vm = tcpr.find(_W + "vMerge") if tcpr is not None else None
                 merged = vm is not None and vm.get(_W + "val", "continue") == "continue"
                 if merged and col in active:
-                    active[col]["rowspan"] += 1
+                    active[col].rowspan += 1
                     col += span
                     continue
-                cell = {"html": self.blocks(tc), "colspan": span, "rowspan": 1}
+                cell = _AltCell(self.blocks(tc), span)
                 if vm is not None:
                     active[col] = cell
                 else:
@@ -314,11 +325,11 @@ class _AltWalker:
             cells = []
             for cell in row:
                 attrs = ""
-                if cell["colspan"] > 1:
-                    attrs += f' colspan="{cell["colspan"]}"'
-                if cell["rowspan"] > 1:
-                    attrs += f' rowspan="{cell["rowspan"]}"'
-                cells.append(f"<{tag}{attrs}>{_strip_p(cell['html'])}</{tag}>")
+                if cell.colspan > 1:
+                    attrs += f' colspan="{cell.colspan}"'
+                if cell.rowspan > 1:
+                    attrs += f' rowspan="{cell.rowspan}"'
+                cells.append(f"<{tag}{attrs}>{_strip_p(cell.html)}</{tag}>")
             rows.append("<tr>" + "".join(cells) + "</tr>")
         if not rows:
             return ""

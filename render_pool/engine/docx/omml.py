@@ -87,7 +87,8 @@ def _prop(el: etree._Element | None, pr: str, name: str) -> str | None:
     p = el.find(f"{_M}{pr}/{_M}{name}")
     if p is None:
         return None
-    return p.get(_M + "val", "")
+    val: str = p.get(_M + "val", "")  # lxml attribute values are str
+    return val
 
 
 def _child(el: etree._Element, name: str) -> etree._Element | None:

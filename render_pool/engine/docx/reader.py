@@ -95,10 +95,11 @@ class DocxReader:
         self.track = track_changes
         self.doc = Document()
         self.part = self.pkg.main_part
-        self.main_root = self.pkg.xml(self.part)
+        main_root = self.pkg.xml(self.part)
         self.body: etree._Element | None = None  # w:body, once reading starts
-        if self.main_root is None or self.main_root.find(_W + "body") is None:
+        if main_root is None or main_root.find(_W + "body") is None:
             raise CorruptDocument("Not a DOCX document: the main part has no w:body.")
+        self.main_root: etree._Element = main_root
         styles_rel = self.pkg.rel_by_type(self.part, "styles")
         self.styles = Styles(self.pkg.xml(styles_rel[0].target) if styles_rel else None)
         styles_num = {sid: st.num_id for sid, st in self.styles.by_id.items() if st.num_id}

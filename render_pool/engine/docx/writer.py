@@ -25,7 +25,7 @@ from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 from docx.oxml.table import CT_Tbl
-from docx.shared import Emu, Mm, Pt, Twips
+from docx.shared import Emu, Length, Mm, Pt, Twips
 from docx.table import Table as DocxTable
 from docx.table import _Cell
 from docx.text.paragraph import Paragraph as DocxParagraph
@@ -159,8 +159,11 @@ class _Writer:
             section.page_width, section.page_height = Mm(210), Mm(297)
         for side in ("left_margin", "right_margin", "top_margin", "bottom_margin"):
             setattr(section, side, Mm(25.4))
-        self.text_width = int(section.page_width - section.left_margin - section.right_margin)
-        self.text_height = int(section.page_height - section.top_margin - section.bottom_margin)
+        # read back from the XML (whole twips), not the values set above
+        self.text_width = _between_margins(section.page_width, section.left_margin,
+                                           section.right_margin)
+        self.text_height = _between_margins(section.page_height, section.top_margin,
+                                            section.bottom_margin)
 
     # ------------------------------------------------------------ document level
     def write(self) -> bytes:
@@ -474,7 +477,10 @@ class _Writer:
         for item in lst.items:
             task = item.checked is not None
             blocks = list(item.blocks)
-            first = blocks.pop(0) if blocks and isinstance(blocks[0], Paragraph) else None
+            head = blocks[0] if blocks else None
+            first = head if isinstance(head, Paragraph) else None
+            if first is not None:
+                blocks.pop(0)
             if task and not lst.ordered:
                 p = self.new_par(item_ctx)
             else:
@@ -698,6 +704,14 @@ class _FastBody(BlockItemContainer):
         tbl = CT_Tbl.new_tbl(rows, cols, width)
         self._sect_pr.addprevious(tbl)
         return DocxTable(tbl, self)
+
+
+def _between_margins(extent: Length | None, start: Length | None, end: Length | None) -> int:
+    """The page width or height less its two margins, in EMU. python-docx types a section's
+    sizes as optional (absent from the XML); the writer sets all of them first."""
+    if extent is None or start is None or end is None:
+        raise ValueError("The section has no page size or margin.")
+    return int(extent - start - end)
 
 
 def _set_page_start(sect_pr: Any, start: int) -> None:

@@ -72,7 +72,8 @@ class ListNumbering:
     def new_list(self, ordered: bool, level: int, start: int = 1) -> int:
         """A fresh ``numId`` for one list at nesting ``level``, numbered from ``start``."""
         # python-docx's add_num() rescans all w:num elements each time: quadratic
-        num = CT_Num.new(self._next_num_id, self._abstract_ids[ordered])
+        num = CT_Num.new(  # type: ignore[no-untyped-call]  # python-docx leaves new() unannotated
+            self._next_num_id, self._abstract_ids[ordered])
         self._next_num_id += 1
         if self._append_nums:
             self._numbering.append(num)

@@ -16,6 +16,7 @@ tables cannot), links and emphasis better, and takes a tenth of the time or less
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import lxml.html
 from lxml import etree
@@ -69,9 +70,10 @@ _BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "table", "pr
                "fieldset", "details", "summary", "address", "center", "tbody", "thead", "tr"}
 _DROP = {"script", "style", "head", "template", "noscript", "iframe", "object", "embed",
          "svg", "canvas", "button", "select", "textarea"}
-_WRAP = {"strong": Strong, "b": Strong, "em": Emph, "i": Emph, "cite": Emph, "dfn": Emph,
-         "var": Emph, "s": Strike, "del": Strike, "strike": Strike, "u": Underline,
-         "ins": Underline, "sub": Subscript, "sup": Superscript}
+_WRAP: dict[str, Callable[[list[Inline]], Inline]] = {
+    "strong": Strong, "b": Strong, "em": Emph, "i": Emph, "cite": Emph, "dfn": Emph,
+    "var": Emph, "s": Strike, "del": Strike, "strike": Strike, "u": Underline,
+    "ins": Underline, "sub": Subscript, "sup": Superscript}
 _WS = re.compile(r"[ \t\r\n\f]+")
 
 
@@ -329,7 +331,7 @@ class _HtmlReader:
     def image(self, c: etree._Element) -> Inline:
         src = c.get("src", "")
         alt = c.get("alt", "")
-        w, h = _span(c.get("width"), None), _span(c.get("height"), None)
+        w, h = _positive_int(c.get("width")), _positive_int(c.get("height"))
         if src.startswith("data:"):
             key = self._data_uri(src)
             if key is None:
@@ -356,12 +358,19 @@ class _HtmlReader:
         return key
 
 
-def _span(value: str | None, default: int | None = 1) -> int | None:
+def _positive_int(value: str | None) -> int | None:
+    """An attribute such as ``3`` or ``120px`` as a whole number from 1, None otherwise."""
     try:
         n = int(str(value).strip().rstrip("px"))
     except (TypeError, ValueError):
-        return default
-    return n if n >= 1 else default
+        return None
+    return n if n >= 1 else None
+
+
+def _span(value: str | None) -> int:
+    """A ``rowspan`` / ``colspan``: 1 unless the attribute holds a whole number from 1."""
+    n = _positive_int(value)
+    return 1 if n is None else n
 
 
 def _math_tex(text: str) -> str:

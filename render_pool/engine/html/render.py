@@ -186,7 +186,7 @@ class HtmlRenderer:
         if isinstance(node, Text):
             return _esc(node.text)
         tag = _FORMAT_TAGS.get(type(node))
-        if tag:
+        if tag and isinstance(node, (Emph, Strong, Strike, Underline, Subscript, Superscript)):
             return f"<{tag}>{self.inlines(node.children, in_link)}</{tag}>"
         if isinstance(node, Code):
             return f"<code>{_esc(node.text)}</code>"

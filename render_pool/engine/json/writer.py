@@ -25,7 +25,8 @@ SCHEMA_PATH = Path(__file__).with_name("document.schema.json")
 __all__ = ["SCHEMA_NAME", "SCHEMA_PATH", "document_to_json_data", "write_json"]
 
 
-def document_to_json_data(doc: Document, resolve_image: ImageResolver | None = None) -> dict:
+def document_to_json_data(doc: Document,
+                          resolve_image: ImageResolver | None = None) -> dict[str, Any]:
     """The JSON-ready dict that :func:`write_json` serialises."""
     resolve = resolve_image or data_uri_resolver(doc)
     data: dict[str, Any] = {

@@ -140,8 +140,7 @@ def _normalize(nodes: list[Inline], active: frozenset[type] = frozenset()) -> li
         elif isinstance(node, Code) and isinstance(prev, Code):  # `a``b` would be one span
             merged[-1] = Code(prev.text + node.text)
         elif isinstance(node, _FORMATS) and type(prev) is type(node):
-            # prev has node's type (checked just above), which mypy cannot carry over to prev
-            merged[-1] = type(node)(prev.children + node.children)  # type: ignore[union-attr]
+            merged[-1] = type(node)(prev.children + node.children)
         elif isinstance(node, Text) and not node.text:
             continue
         else:

@@ -273,10 +273,12 @@ class _SlideReader:
             paras = self.text_frame(title_shape.text_frame, slide.part, False)
             for i, p in enumerate(paras):
                 title += ([LineBreak()] if i else []) + p.inlines
-        elif body and isinstance(body[0], Paragraph) and _title_like(body[0], body[1:]):
+        elif isinstance(lead := (body[0] if body else None), Paragraph) and _title_like(
+                lead, body[1:]):
             # no title placeholder (e.g. a legacy PPT's section slide): a lone short first
             # line standing above everything else is the title
-            title = body.pop(0).children
+            body.pop(0)
+            title = lead.children
         if len(title) == 1 and isinstance(title[0], Strong):
             title = title[0].children  # a bold title is still just a title
         if plain_text(title).strip():
@@ -297,8 +299,8 @@ class _SlideReader:
                      if frame is not None else [])
             if paras:
                 first = [Text("Notes: "), *paras[0].inlines]
-                out.append(BlockQuote([Paragraph(first)]
-                                      + [Paragraph(p.inlines) for p in paras[1:]]))
+                out.append(BlockQuote([Paragraph(first),
+                                       *(Paragraph(p.inlines) for p in paras[1:])]))
         return out
 
 
@@ -356,7 +358,8 @@ def _is_picture(shape: Any) -> bool:
 
     if _shape_type(shape) == MSO_SHAPE_TYPE.PICTURE:
         return True
-    return shape._element.tag.endswith("}pic")
+    tag: str = shape._element.tag  # python-pptx: the lxml element of the shape
+    return tag.endswith("}pic")
 
 
 def _reading_order(shapes: list[Any]) -> list[Any]:

@@ -25,7 +25,8 @@ def uncomputed_cells(sheet_xml: bytes) -> tuple[int, list[str]]:
     """(how many formula cells have no saved value, the first few of their addresses)."""
     if b"<f" not in sheet_xml and b":f" not in sheet_xml:
         return 0, []
-    count, first = 0, []
+    count = 0
+    first: list[str] = []
     events = etree.iterparse(io.BytesIO(sheet_xml), events=("end",), tag=f"{_MAIN}c",
                              resolve_entities=False, no_network=True, huge_tree=False,
                              recover=True)

@@ -31,7 +31,16 @@ from render_pool.engine import limits
 from render_pool.engine.common.safe_zip import verified_zip
 from render_pool.engine.common.sheet_prov import locate_sheet
 from render_pool.engine.common.slugs import Slugger, slugify
-from render_pool.engine.model import Document, Heading, Paragraph, Table, TableCell, TableRow, Text
+from render_pool.engine.model import (
+    Block,
+    Document,
+    Heading,
+    Paragraph,
+    Table,
+    TableCell,
+    TableRow,
+    Text,
+)
 from render_pool.engine.xlsx.formulas import uncomputed_warning
 from render_pool.engine.xlsx.strings import SharedStrings, open_workbook
 from render_pool.engine.xlsx.values import shown
@@ -128,7 +137,7 @@ class _SheetReader:
                         cells[(c["row"], c["column"])] = text
         return cells, False
 
-    def sheet(self, ws: Any, hidden: bool = False) -> list:
+    def sheet(self, ws: Any, hidden: bool = False) -> list[Block]:
         name = ws.title
         cells, cut = self.grid(ws)
         if cut:

@@ -24,7 +24,7 @@ import zipfile
 from array import array
 from typing import Any
 
-from openpyxl.reader.excel import (  # type: ignore[import-untyped]  # no stubs installed
+from openpyxl.reader.excel import (
     SHARED_STRINGS,
     ExcelReader,
 )
