@@ -15,7 +15,8 @@ class ConversionError(Exception):
         super().__init__(message)
         self.message = message
 
-    def __reduce__(self):  # keep the subclass and message across processes
+    def __reduce__(self) -> tuple[type[ConversionError], tuple[str]]:
+        # keep the subclass and message across processes
         return (type(self), (self.message,))
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import tornado.web
 from pymongo.errors import PyMongoError
 from redis.exceptions import RedisError
+from tornado.http1connection import HTTP1Connection
 
 from tornado_app.api_errors import ApiError, validation_error
 from tornado_app.body_rate import BodyRateWatch, declared_length, has_body
@@ -110,7 +111,9 @@ class BaseHandler(tornado.web.RequestHandler):
             self._inflight.started()
             self._counted = True
         self._body: list[bytes] = []
-        self.request.connection.set_max_body_size(self.body_limit())
+        connection = self.request.connection
+        assert isinstance(connection, HTTP1Connection)  # what tornado's HTTPServer hands out
+        connection.set_max_body_size(self.body_limit())
         self._body_watch: BodyRateWatch | None = None
         self._watch_body_rate()
 

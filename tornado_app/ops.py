@@ -80,13 +80,14 @@ class ReadyHandler(OpsHandler):
             return "ping ok"
 
         probes = [_check("mongodb", mongo), _check("redis", redis)]
-        if svc.storage is not None:
+        storage_io = svc.storage
+        if storage_io is not None:
             async def storage() -> str:
-                config = await svc.storage.configs.active_config(SERVICE)
+                config = await storage_io.configs.active_config(SERVICE)
                 if config is None:
                     raise RuntimeError("no service-wide storage configured")
-                store = svc.storage.store_for(config)
-                exists = await svc.storage.io(store.bucket_exists)
+                store = storage_io.store_for(config)
+                exists = await storage_io.io(store.bucket_exists)
                 if not exists:
                     raise RuntimeError(f"bucket {store.config.bucket} does not exist")
                 return f"bucket {store.config.bucket} reachable"

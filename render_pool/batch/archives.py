@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from render_pool.engine.common.zipread import ratio_exceeded
 from render_pool.errors import CorruptDocument, UnsafeArchive, UnsupportedFormat
@@ -232,7 +232,7 @@ class _Target:
         except OSError as exc:
             raise _conflict(exc, name) from exc
 
-    def write(self, parts: list[str], name: str, src: BinaryIO,
+    def write(self, parts: list[str], name: str, src: IO[bytes],
               consumed: Callable[[], int] | None) -> None:
         """Copy ``src`` to the entry's path; ``consumed()`` tells how many compressed bytes
         stand behind what was written (a zip entry's compressed size, which bounds what its
@@ -284,9 +284,9 @@ def _zip_names(infos: list[zipfile.ZipInfo], encoding: str | None) -> list[str]:
             raws.append(None)
             names.append(info.orig_filename)
             continue
-        raw = info.orig_filename.encode("cp437")
-        raws.append(raw)
-        names.append(None if encoding else _zip_unicode_extra(info, raw))
+        encoded = info.orig_filename.encode("cp437")
+        raws.append(encoded)
+        names.append(None if encoding else _zip_unicode_extra(info, encoded))
     pending = [r for r, n in zip(raws, names, strict=True) if r is not None and n is None]
     codec = encoding or guess_name_encoding(pending)
     if codec == "ascii":
@@ -302,6 +302,12 @@ def _zip_names(infos: list[zipfile.ZipInfo], encoding: str | None) -> list[str]:
                     f"archive entry name {raw!r} is not valid {codec}") from exc
         out.append(name)
     return out
+
+
+def _compressed_size(info: zipfile.ZipInfo) -> Callable[[], int]:
+    """The ``consumed`` callback of a zip entry: its compressed size, which bounds what its
+    stream can read."""
+    return lambda: info.compress_size
 
 
 def _unpack_zip(data: bytes, target: _Target, encoding: str | None) -> None:
@@ -336,7 +342,7 @@ def _unpack_zip(data: bytes, target: _Target, encoding: str | None) -> None:
                 continue
             try:
                 with zf.open(info) as src:
-                    target.write(parts, name, src, lambda info=info: info.compress_size)
+                    target.write(parts, name, src, _compressed_size(info))
             except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError,
                     RuntimeError) as exc:
                 raise CorruptDocument(f"archive entry {name!r} is corrupt: {exc}") from exc

@@ -277,7 +277,7 @@ def plan_document(source: str, text: str, files: Collection[str] | _Index,
     seen: set[str] = set()
     for _, group in groupby(_references(kind, text), key=lambda r: r.start):
         candidates = [r for r in group if r.path]
-        chosen = None
+        chosen: tuple[Reference, str | None, str, str, str] | None = None
         for ref in candidates:
             file, status, path, suffix = _resolve_ref(source, ref, index)
             if file:

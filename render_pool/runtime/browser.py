@@ -71,6 +71,10 @@ class _Holder:
     """Module state: the Playwright driver, the browser and its context, for one process."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every handle: the state of a process that has started nothing yet."""
         self.pid = os.getpid()
         self.playwright: Any = None
         self.browser: Any = None
@@ -229,7 +233,7 @@ def _ensure_browser() -> None:
     """Make sure a live browser exists in *this* process (a forked child starts its own)."""
     if _state.pid != os.getpid():
         # Inherited from a parent by fork: those handles belong to the parent. Forget them.
-        _state.__init__()
+        _state.reset()
     if _state.browser is not None and not _state.browser.is_connected():
         log.warning("chromium disconnected; restarting")
         _close_browser_only()
@@ -321,7 +325,7 @@ def _render_once(html: str, pdf_options: dict[str, Any], timeout_s: float) -> by
     try:
         page.set_default_timeout(timeout_s * 1000)
         page.set_content(html, wait_until="load")
-        data = page.pdf(**pdf_options)
+        data: bytes = page.pdf(**pdf_options)
         done = True
         return data
     except PlaywrightTimeout as exc:

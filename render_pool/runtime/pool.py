@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from render_pool.errors import ConversionError, ConversionTimeout, TooLarge
 from render_pool.runtime import memlimit
@@ -146,11 +146,11 @@ def _worker_init(browser_limits: dict[str, Any] | None = None, memory_limit_mb: 
 
 
 @dataclass(frozen=True)
-class _Done:
+class _Done(Generic[T]):
     """What a worker sends back for a job that returned: its value and, when the pool bounds
     memory, the worker's resident size with its children right after the job (MiB)."""
 
-    value: Any
+    value: T
     tree_mb: float | None = None
 
 
@@ -197,8 +197,8 @@ def _remove_spilled(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
                 os.unlink(value.path)
 
 
-def _bounded_call(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any],
-                  measure: bool = False) -> _Done:
+def _bounded_call(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any],
+                  measure: bool = False) -> _Done[T]:
     """In a worker: run the job; an allocation that failed under the worker's memory limit
     (a ``MemoryError``, also one an engine wrapped) becomes :class:`MemoryLimitExceeded`.
 
@@ -530,7 +530,7 @@ class RenderPool:
         finally:
             self._spreading -= 1
 
-    async def _wait(self, slot: _Slot, future: Future, limit: float) -> _Done:
+    async def _wait(self, slot: _Slot, future: Future[_Done[T]], limit: float) -> _Done[T]:
         """The job's outcome; the slot goes back (or is replaced) once the job is over."""
         job = asyncio.wrap_future(future)
         began = time.monotonic()
@@ -585,15 +585,17 @@ class RenderPool:
                 slot = self._replace(slot, kill=False, reason="worker memory over bound")
         self._release(slot)
 
-    def _after_abandoned(self, slot: _Slot, job: asyncio.Future) -> None:
+    def _after_abandoned(self, slot: _Slot,
+                         job: asyncio.Future[_Done[Any]] | asyncio.Future[int]) -> None:
         """A job whose caller left has ended: release (or replace) its slot."""
         if not job.cancelled() and isinstance(job.exception(),
                                               (BrokenProcessPool, MemoryLimitExceeded)):
             self._release(self._replace(slot, kill=True, reason="worker died"))
             return
         outcome = None if job.cancelled() or job.exception() is not None else job.result()
-        if not slot.pid and outcome is not None:
-            slot.pid = outcome  # the abandoned job was the start-up probe
+        if not slot.pid and isinstance(outcome, int):
+            # the abandoned job was the start-up probe (a slot runs jobs once its pid is known)
+            slot.pid = outcome
         self._after_job(slot, outcome.tree_mb if isinstance(outcome, _Done) else None)
 
     def close(self, wait: bool = True) -> None:
@@ -609,7 +611,7 @@ class RenderPool:
             slot.executor.shutdown(wait=wait, cancel_futures=True)
 
 
-def _consume(future: asyncio.Future) -> None:
+def _consume(future: asyncio.Future[Any]) -> None:
     """Mark a finished job's outcome as seen (it was abandoned: timed out or cancelled)."""
     if not future.cancelled():
         future.exception()

@@ -65,7 +65,7 @@ class GuardedResolver(Resolver):
     """Resolves names and drops every address that is not public."""
 
     def initialize(self, allow_private: bool = False) -> None:
-        self.inner = DefaultExecutorResolver()
+        self.inner: Resolver = DefaultExecutorResolver()
         self.allow_private = allow_private
 
     async def resolve(self, host: str, port: int,

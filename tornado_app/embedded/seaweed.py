@@ -70,7 +70,7 @@ class SeaweedHandle:
     endpoint: str
     access: str
     secret: str
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     data_dir: Path
     ports: dict[str, int] = field(default_factory=dict)
     region: str = REGION
@@ -286,7 +286,7 @@ def _preexec() -> None:
     os.umask(0o077)
 
 
-def _stop_process(proc: subprocess.Popen, timeout: float) -> None:
+def _stop_process(proc: subprocess.Popen[bytes], timeout: float) -> None:
     """SIGTERM the child's process group (it leads its own session), SIGKILL after ``timeout``."""
     if proc.poll() is not None:
         return

@@ -23,6 +23,7 @@ import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote_plus
 
 from tornado_app.embedded.processes import (
@@ -107,7 +108,7 @@ def _provision(binary: str, config: Path, storage: Path, log_path: Path,
                 "--tls-ca-file", str(tls.ca), "--tls-require-client-cert"]
         child = Child("secantusd (provisioning)", spawn("secantusd", argv, log_path), "",
                       log_path)
-        client = None
+        client: pymongo.MongoClient[dict[str, Any]] | None = None
         try:
             wait_ready(child, (socket.AF_INET, port))
             client = pymongo.MongoClient(
@@ -135,7 +136,8 @@ def _login_works(url: str) -> bool:
     import pymongo
     from pymongo.errors import OperationFailure, PyMongoError
 
-    client = pymongo.MongoClient(url, serverSelectionTimeoutMS=20_000)
+    client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
+        url, serverSelectionTimeoutMS=20_000)
     try:
         client.admin.command("connectionStatus")
         return True

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from render_pool.engine.model import (
     Block,
@@ -54,9 +54,9 @@ class _Item:
     start: int
     marker_x: float
     text_x: float
-    paras: list[list[list[Char]]] = field(default_factory=list)
-    last: Line | None = None
-    para_lines: list[list[Line]] = field(default_factory=list)  # the lines of each para
+    paras: list[list[list[Char]]]
+    last: Line
+    para_lines: list[list[Line]]  # the lines of each para
 
 
 def body_size(items: list[Item]) -> float:
@@ -439,7 +439,6 @@ class _Builder:
         """Add a marker-less line to the open list item if it belongs there."""
         item = self.list_items[-1]
         prev = item.last
-        assert prev is not None
         size = max(line.size, 1.0)
         if abs(prev.size - line.size) > max(0.8, 0.08 * size):
             return False
@@ -471,10 +470,9 @@ class _Builder:
             self.next_item = self.items[pos + 1] if pos + 1 < len(self.items) else None
             if isinstance(it, FlowBlock):
                 self.flush()
-                # a FlowBlock's payload is a model Block (typed loosely in layout.py)
-                self.blocks.append(it.payload)  # type: ignore[arg-type]
-                if not it.payload.prov:  # type: ignore[attr-defined]
-                    it.payload.prov = items_prov([it])  # type: ignore[attr-defined]
+                self.blocks.append(it.payload)
+                if not it.payload.prov:
+                    it.payload.prov = items_prov([it])
                 if isinstance(it.payload, Heading):
                     self.places.append((it.page, it.top if it.bottom > it.top else None,
                                         it.payload))
@@ -566,17 +564,20 @@ def detect_aligned_tables(items: list[Item]) -> list[Item]:
         run.clear()
 
     for it in items:
-        ok = (isinstance(it, Line) and len(it.segs) >= 2 and _marker(it) is None
+        if not isinstance(it, Line):  # a block ends the run
+            close()
+            out.append(it)
+            continue
+        ok = (len(it.segs) >= 2 and _marker(it) is None
               and not any(len(s.text.strip()) <= 1 for s in it.segs[:1]))
-        if not ok and run and isinstance(it, Line) and _first_cell_line(run, it):
+        if not ok and run and _first_cell_line(run, it):
             run.append(it)  # a row with only its first cell filled (a group label)
             continue
         if ok and run and (it.region != run[-1].region
                            or it.baseline - run[-1].baseline > 3.0 * max(it.size, 1.0)):
             close()
-        if ok or (run and isinstance(it, Line) and _wrapped_cell_line(run, it)):
-            # ok holds only for a Line (set above); mypy cannot carry that over
-            run.append(it)  # type: ignore[arg-type]
+        if ok or (run and _wrapped_cell_line(run, it)):
+            run.append(it)
         else:
             close()
             out.append(it)

@@ -96,7 +96,7 @@ def _check_image(dictionary: bytes, budget: _Budget) -> None:
                            f"{budget.stream_limit // MB} MB; it is refused before it is read")
 
 
-def _inflate_layer(chunks: bytes, layers: int, budget: _Budget) -> tuple[int, int]:
+def _inflate_layer(chunks: bytes | memoryview, layers: int, budget: _Budget) -> tuple[int, int]:
     """Inflate ``chunks`` (``layers`` Flate filters deep) counting the output of the last
     layer; returns (bytes of input consumed by the first layer, inflated size). A
     decompressor that reached its end is not fed again: zlib would answer nothing for ever

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from render_pool.engine.model import Paragraph, Table, TableCell, TableRow
@@ -253,7 +254,9 @@ def _aligned(cands: list[_Row], bounds: list[float]) -> bool:
         if len(cells) < 2:
             continue
         best = 0
-        for key in (lambda s: s.x0, lambda s: s.x1, lambda s: (s.x0 + s.x1) / 2):
+        keys: tuple[Callable[[Segment], float], ...] = (
+            lambda s: s.x0, lambda s: s.x1, lambda s: (s.x0 + s.x1) / 2)
+        for key in keys:
             xs = sorted(key(s) for s in cells)
             j = 0
             for i, x in enumerate(xs):  # the largest group within half an em
@@ -349,8 +352,8 @@ def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> 
     nhead = min(header, len(table_rows) - 1)
     if nhead < len(bold) - 1 and bold[nhead] and not all(bold[nhead:]):
         nhead += 1  # a bold row of column heads over plain rows
-    for row in table_rows[:nhead]:
-        for cell in row.cells:
+    for header_row in table_rows[:nhead]:
+        for cell in header_row.cells:
             cell.header = True
     return Table(table_rows, header_rows=nhead)
 

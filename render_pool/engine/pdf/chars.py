@@ -16,6 +16,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -110,9 +111,9 @@ class Segment:
         return self.x1 >= self.x0
 
 
-def _mark_of(obj) -> int:
+def _mark_of(obj: ctypes._Pointer[Any]) -> int:
     """The text object's marked-content id, ARTIFACT inside /Artifact, else NO_MCID."""
-    mcid = pdfium_c.FPDFPageObj_GetMarkedContentID(obj)
+    mcid: int = pdfium_c.FPDFPageObj_GetMarkedContentID(obj)
     if mcid >= 0:
         return mcid
     buf = ctypes.create_string_buffer(64)
@@ -131,12 +132,14 @@ def _mark_of(obj) -> int:
 
 # FPDFText_GetTextObject returning a plain address: the cache key without a ctypes.cast
 # per character (the cast was a tenth of the reading time of a text page)
+_GET_TEXT_OBJECT = ctypes.cast(pdfium_c.FPDFText_GetTextObject, ctypes.c_void_p).value
+assert _GET_TEXT_OBJECT is not None  # an exported symbol always has an address
 _TEXT_OBJECT_ADDR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(
-    ctypes.cast(pdfium_c.FPDFText_GetTextObject, ctypes.c_void_p).value)
+    _GET_TEXT_OBJECT)
 
 
-def _style_of(textpage: pdfium.PdfTextPage, raw_textpage: int, index: int, buf: ctypes.Array,
-              cache: dict[int, Style]) -> Style:
+def _style_of(textpage: pdfium.PdfTextPage, raw_textpage: int | None, index: int,
+              buf: ctypes.Array[ctypes.c_char], cache: dict[int, Style]) -> Style:
     """(bold, italic, mcid, mono) of a character, from its font and its text object."""
     key = _TEXT_OBJECT_ADDR(raw_textpage, index) or 0
     hit = cache.get(key)
@@ -197,10 +200,10 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
         if generated and ch == " ":
             # a space pdfium inferred from a gap: keep it as a word separator
             if out and out[-1] is not None and out[-1].text != " ":
-                prev = out[-1]
-                out.append(Char(" ", prev.x1, prev.x1, prev.top, prev.bottom, prev.baseline,
-                                prev.size, prev.bold, prev.italic, prev.mcid, prev.mono,
-                                generated=True, turned=prev.turned))
+                before = out[-1]
+                out.append(Char(" ", before.x1, before.x1, before.top, before.bottom,
+                                before.baseline, before.size, before.bold, before.italic,
+                                before.mcid, before.mono, generated=True, turned=before.turned))
             continue
         if not pdfium_c.FPDFText_GetLooseCharBox(textpage, i, rect):
             continue
@@ -232,9 +235,9 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
         out = _attach_accents(out, rotated)
     visible = sum(1 for c in out if c is not None and c.text.strip())
     if rotated and len(rotated) * 2 >= visible:
-        for c in out:
-            if c is not None:
-                c.turned = False
+        for char in out:
+            if char is not None:
+                char.turned = False
     return out
 
 

@@ -28,8 +28,10 @@ def _key(text: str) -> str:
 def _text(it: Item) -> str:
     if isinstance(it, Line):
         return it.text
-    # furniture candidates are lines or paragraph blocks (both have children)
-    return " ".join(plain_text(it.payload.children).split())  # type: ignore[union-attr]
+    # furniture candidates are lines or paragraph blocks: tagged paragraphs (_is_text) and
+    # turned margin text, which reader._turned_blocks always makes a paragraph
+    assert isinstance(it.payload, Paragraph)
+    return " ".join(plain_text(it.payload.children).split())
 
 
 def _is_text(it: Item) -> bool:

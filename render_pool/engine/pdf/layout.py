@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from render_pool.engine import model
 from render_pool.engine.pdf.bidi import logical_order
 from render_pool.engine.pdf.chars import Char, Segment, is_cjk, is_rtl
 
@@ -96,7 +97,7 @@ class Block:
     x1: float
     top: float
     bottom: float
-    payload: object
+    payload: model.Block
     page: int = 0
     region: tuple[int, int, int] = (0, 0, 0)
     margin: bool = False  # turned text beside the page's text (a stamp in the margin)

@@ -89,10 +89,10 @@ def take_notes(items: list[Item], height: float, page: int,
         inl = to_inlines(join_lines([chars, *(ln.chars for ln in note_lines[1:])]))
         notes[f"p{page + 1}-{number}"] = [Paragraph(inl)] if inl else []
         drop.update(id(ln) for ln in note_lines)
-    for ln, (start, end, number) in sorted(found, key=lambda f: -f[1][0]):
+    for ln, (begin, end, number) in sorted(found, key=lambda f: -f[1][0]):
         if number in body:
-            c = ln.chars[start]
-            ln.chars[start:end] = [Char(MARK + number, c.x0, c.x1, c.top, c.bottom, c.baseline,
+            c = ln.chars[begin]
+            ln.chars[begin:end] = [Char(MARK + number, c.x0, c.x1, c.top, c.bottom, c.baseline,
                                         c.size, False, False)]
     items[:] = [it for it in items if id(it) not in drop]
 

@@ -109,7 +109,8 @@ def needs_ocr(page: pdfium.PdfPage, text_chars: int, image_count: int, mode: str
             return True
         textpage = page.get_textpage()  # glyphs there but none mapped to Unicode?
         try:
-            return textpage.count_chars() >= MIN_TEXT_CHARS
+            mapped: int = textpage.count_chars()
+            return mapped >= MIN_TEXT_CHARS
         finally:
             textpage.close()
     textpage = page.get_textpage()

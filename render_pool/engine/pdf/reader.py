@@ -355,11 +355,9 @@ def _join_tagged_pages(pages: list[_PageResult]) -> None:
                 and id(page.items[0]) in page.tagged and page.index == prev.index + 1:
             a, b = prev.items[-1], page.items[0]
             assert isinstance(a, FlowBlock) and isinstance(b, FlowBlock)
-            # a tagged item's payload is always a model Block; FlowBlock types it loosely
-            if join_pages(a.payload, b.payload):  # type: ignore[arg-type]
+            if join_pages(a.payload, b.payload):
                 page.items.pop(0)
-                a.payload.prov = merged(a.payload.prov,  # type: ignore[attr-defined]
-                                        b.payload.prov)  # type: ignore[attr-defined]
+                a.payload.prov = merged(a.payload.prov, b.payload.prov)
         prev = page if page.items else prev
 
 

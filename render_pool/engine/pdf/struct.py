@@ -10,7 +10,9 @@ ten thousand levels cannot recurse without bound: such a tree is reported as bro
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -20,6 +22,9 @@ import pypdfium2.raw as pdfium_c
 MAX_DEPTH = 64
 MAX_NODES = 50_000
 _ATTRS = ("ListNumbering", "RowSpan", "ColSpan", "Scope")
+
+# an FPDF_STRUCTELEMENT: pypdfium2's raw bindings hand elements out as ctypes pointers
+_Element: TypeAlias = "ctypes._Pointer[Any]"
 
 
 class BrokenTree(Exception):
@@ -40,7 +45,8 @@ class StructNode:
     kids: list[StructNode | int] = field(default_factory=list)
 
 
-def _wide(fn, handle) -> str:
+def _wide(fn: Callable[[_Element, ctypes.Array[ctypes.c_char] | None, int], int],
+          handle: _Element) -> str:
     """A UTF-16LE string read with pdfium's two-call pattern (size, then fill)."""
     n = fn(handle, None, 0)
     if n <= 2 or n > 1 << 20:
@@ -50,7 +56,7 @@ def _wide(fn, handle) -> str:
     return buf.raw[: n - 2].decode("utf-16-le", "replace")
 
 
-def _attrs(el) -> dict[str, str | float]:
+def _attrs(el: _Element) -> dict[str, str | float]:
     """List numbering and table cell spans from the element's attribute objects."""
     out: dict[str, str | float] = {}
     count = pdfium_c.FPDF_StructElement_GetAttributeCount(el)
@@ -79,7 +85,7 @@ def _attrs(el) -> dict[str, str | float]:
     return out
 
 
-def _fill(node: StructNode, el) -> None:
+def _fill(node: StructNode, el: _Element) -> None:
     node.type = _wide(pdfium_c.FPDF_StructElement_GetType, el) or "NonStruct"
     node.alt = _wide(pdfium_c.FPDF_StructElement_GetAltText, el).strip()
     node.actual = _wide(pdfium_c.FPDF_StructElement_GetActualText, el)
@@ -98,7 +104,7 @@ def page_tree(page: pdfium.PdfPage) -> list[StructNode] | None:
         return None
     try:
         roots: list[StructNode] = []
-        stack: list[tuple[object, StructNode, int]] = []  # (element, its node, depth)
+        stack: list[tuple[_Element, StructNode, int]] = []  # (element, its node, depth)
         for i in range(max(0, pdfium_c.FPDF_StructTree_CountChildren(tree))):
             el = pdfium_c.FPDF_StructTree_GetChildAtIndex(tree, i)
             if el:
@@ -115,7 +121,7 @@ def page_tree(page: pdfium.PdfPage) -> list[StructNode] | None:
             if depth > MAX_DEPTH or len(seen) > MAX_NODES:
                 raise BrokenTree("the structure tree is too deep or too large")
             _fill(node, el)
-            children: list[tuple[object, StructNode, int]] = []
+            children: list[tuple[_Element, StructNode, int]] = []
             for k in range(max(0, pdfium_c.FPDF_StructElement_CountChildren(el))):
                 child = pdfium_c.FPDF_StructElement_GetChildAtIndex(el, k)
                 if child:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from render_pool.engine.model import Paragraph, Table, TableCell, TableRow
+from render_pool.engine.model import Block, Paragraph, Table, TableCell, TableRow
 from render_pool.engine.pdf.chars import Char, Segment, segments_of
 from render_pool.engine.pdf.graphics import FillRect, Rule
 from render_pool.engine.pdf.inlines import join_lines, to_inlines
@@ -142,7 +142,7 @@ def _has_h(grid: Grid, y: float, x: float) -> bool:
     return any(abs(r.a - y) <= TOL and r.b0 - TOL <= x <= r.b1 + TOL for r in grid.h)
 
 
-def cell_blocks(chars: list[Char | None]) -> list[Paragraph]:
+def cell_blocks(chars: list[Char | None]) -> list[Block]:
     """Paragraph of the characters of one cell (lines joined, hyphens resolved)."""
     segs = segments_of(chars)
     if not segs:
@@ -156,8 +156,9 @@ def _prose_grid(buckets: dict[tuple[int, int], list[Char | None]]) -> bool:
     """True when the "cells" of a grid hold running text: a cell of over 60 words, or a
     third or more of the filled cells over 30 words (a figure's frame or boxes drawn over
     a paragraph, not a table). Running text then stays in the text flow, read in columns."""
-    words = [sum(1 for i, c in enumerate(chars) if c is not None and c.text.strip()
-                 and (i == 0 or chars[i - 1] is None or not chars[i - 1].text.strip()))
+    words = [sum(1 for before, c in zip([None, *chars], chars, strict=False)
+                 if c is not None and c.text.strip()
+                 and (before is None or not before.text.strip()))
              for chars in buckets.values()]
     filled = [w for w in words if w]
     return bool(filled) and (max(filled) > 60
@@ -266,8 +267,8 @@ def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]
     elif any(f.top <= grid.ys[0] + TOL and abs(f.bottom - grid.ys[1]) <= 2 * TOL
              and f.x1 - f.x0 > 0.5 * (grid.xs[-1] - grid.xs[0]) for f in fills):
         header = 1
-    for row in rows[:header]:
-        for cell in row.cells:
+    for header_row in rows[:header]:
+        for cell in header_row.cells:
             cell.header = True
     return Table(rows, header_rows=header)
 
@@ -288,8 +289,10 @@ def aligned_table(lines: list[Line]) -> Table | None:
     em = max(1.0, sorted(ln.size for ln in multi)[len(multi) // 2])
     starts = _start_columns(multi, em)
     if starts is not None:
+        start_xs = starts
+
         def column(seg: Segment) -> int:
-            return max((i for i, x in enumerate(starts) if seg.x0 >= x - 0.8 * em), default=0)
+            return max((i for i, x in enumerate(start_xs) if seg.x0 >= x - 0.8 * em), default=0)
     else:
         bounds = _gap_columns(multi, em)
         if bounds is None:

@@ -432,8 +432,9 @@ class _Builder:
             # the leading marker links back to the reference: keep its text only
             head = [*first.children[0].children, *first.children[1:]]
             text = ""
-            while head and isinstance(head[0], Text):
-                text += head.pop(0).text
+            while head and isinstance(piece := head[0], Text):
+                text += piece.text
+                head.pop(0)
             first.children = [Text(text), *head] if text else head
         lead = _NOTE_LEAD.match(plain_text(blocks[:1]))
         note_id = f"p{self.page + 1}-{lead.group(1)}" if lead else \
@@ -478,7 +479,7 @@ class _Builder:
                     items.append(ListItem(blocks))
                 continue
             label = ""
-            blocks: list[Block] = []
+            blocks = []
             body = StructNode("LBody")
             for part in kid.kids:
                 if isinstance(part, StructNode) and part.type == "Lbl":
