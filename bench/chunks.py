@@ -41,6 +41,7 @@ from typing import Any
 from bench import peers
 from bench.common import machine, table
 from bench.prov_check import ProvScore, score_document
+from render_pool.engine.formats import ReadRequest
 from render_pool.engine.model import Document, Table
 from render_pool.errors import ConversionError
 
@@ -208,7 +209,7 @@ def run(quick: bool = False) -> None:
     markdown: dict[str, str] = {}
     for path in files:
         try:
-            doc = registry.read(path.read_bytes(), options={"ocr": "off"})
+            doc = registry.read(path.read_bytes(), options=ReadRequest(ocr="off"))
         except Exception as exc:
             ours.failed.append(f"{path.name}: {type(exc).__name__}")
             continue

@@ -46,6 +46,8 @@ from bench.common import machine, table
 from bench.convert_common import Doc, fmt, time_http
 from bench.fidelity import PDF_CATEGORIES, Score, elements, normalise
 from bench.scans import image_only_pdf, scan_pages
+from render_pool.engine.formats import ReadRequest
+from render_pool.engine.jobs import ConvertOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 PDF = ROOT / "tests" / "data" / "pdf"
@@ -72,7 +74,8 @@ def _markdown(data: bytes) -> tuple[str, list[str], float, float]:
 
     t0, c0 = time.perf_counter(), _cpu()
     try:
-        result = convert_document(data, "markdown", options={"ocr_languages": "eng"})
+        result = convert_document(data, "markdown", options=ConvertOptions(
+            read=ReadRequest(ocr_languages="eng")))
     except Exception as exc:  # an error is a data point
         return "", [f"{type(exc).__name__}: {exc}"[:120]], time.perf_counter() - t0, \
             _cpu() - c0

@@ -26,11 +26,17 @@ _MEASURE = """
 import json, sys, time
 from pathlib import Path
 from render_pool.engine.jobs import convert_document
+try:  # typed options since issue 31; a dictionary before
+    from render_pool.engine.formats import ReadRequest
+    from render_pool.engine.jobs import ConvertOptions
+    OCR_OFF = ConvertOptions(read=ReadRequest(ocr="off"))
+except ImportError:
+    OCR_OFF = {"ocr": "off"}
 out = {}
 for p in sorted(Path(sys.argv[1]).glob("*.pdf")):
     t0 = time.perf_counter()
     try:
-        convert_document(p.read_bytes(), "markdown", options={"ocr": "off"})
+        convert_document(p.read_bytes(), "markdown", options=OCR_OFF)
     except Exception:
         pass  # a refusal is timed too
     out[p.name] = time.perf_counter() - t0

@@ -59,14 +59,13 @@ def measure(path: str, warm_path: str, kind: str | None, repeats: int) -> dict[s
     from render_pool.runtime.pool import tune_collector
 
     tune_collector()  # as in a pool worker
-    options: dict[str, Any] = {}
-    registry.read(Path(warm_path).read_bytes(), options=options, kind=kind)
+    registry.read(Path(warm_path).read_bytes(), kind=kind)
     data = Path(path).read_bytes()
     gc.collect()
     rss_before = _status_kb("VmRSS")
     reset = _reset_peak()
     t0 = time.process_time()
-    doc = registry.read(data, options=options, kind=kind)
+    doc = registry.read(data, kind=kind)
     cpu = [time.process_time() - t0]
     peak_rss = _status_kb("VmHWM") - rss_before if reset else -1
     blocks = len(doc.blocks)
@@ -74,11 +73,11 @@ def measure(path: str, warm_path: str, kind: str | None, repeats: int) -> dict[s
     for _ in range(repeats - 1):
         gc.collect()
         t0 = time.process_time()
-        registry.read(data, options=options, kind=kind)
+        registry.read(data, kind=kind)
         cpu.append(time.process_time() - t0)
     gc.collect()
     tracemalloc.start()
-    registry.read(data, options=options, kind=kind)
+    registry.read(data, kind=kind)
     _, heap_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return {"cpu_s": min(cpu), "heap_peak_kb": heap_peak / 1024,

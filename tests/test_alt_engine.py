@@ -13,7 +13,7 @@ import pytest
 
 from render_pool.engine.docx.alt import docx_to_html
 from render_pool.engine.html.build import read_html
-from render_pool.engine.jobs import EXPORTS, convert_document
+from render_pool.engine.jobs import EXPORTS, ConvertOptions, convert_document
 from render_pool.engine.model import Heading, Image, ListBlock, Table
 from render_pool.engine.url_safety import is_safe_link
 from render_pool.errors import CorruptDocument, UnsupportedFormat
@@ -106,7 +106,8 @@ def test_images_inside_table_cells_are_kept():
     from pathlib import Path
 
     data = (Path(__file__).parent / "data" / "docx" / "docling" / "docx_rich_cells.docx").read_bytes()
-    markdown = convert_document(data, "markdown", "alt_engine", {"images": "embed"}).content
+    markdown = convert_document(data, "markdown", "alt_engine",
+                                ConvertOptions(images="embed")).content
     html, _ = docx_to_html(data)
     assert html.count("<img") == 2
     assert markdown.count("](data:image/") == 2

@@ -44,7 +44,7 @@ def test_readers_read_the_inputs(reader: str) -> None:
     from render_pool.engine import registry
 
     generate, kind = scale_inputs.GENERATORS[reader]
-    one = registry.read(generate(1), options={}, kind=kind)
-    two = registry.read(generate(2), options={}, kind=kind)
+    one = registry.read(generate(1), kind=kind)
+    two = registry.read(generate(2), kind=kind)
     assert one.blocks and not one.warnings
     assert len(two.blocks) >= 2 * len(one.blocks) - 2 or reader in ("XLSX", "CSV")

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from render_pool.engine.chunks.tokens import count_chars, count_words
 from render_pool.engine.chunks.writer import chunk_document
-from render_pool.engine.jobs import convert_document
+from render_pool.engine.jobs import ConvertOptions, convert_document
 from render_pool.engine.model import (
     Block,
     CodeBlock,
@@ -256,7 +256,8 @@ def test_tokenizers():
 
 def test_chunks_of_a_pdf_carry_pages_and_boxes():
     chunks = json.loads(convert_document((DATA / "pdf" / "multi_page.pdf").read_bytes(),
-                                         "chunks", options={"chunk_tokens": 200}).content)
+                                         "chunks",
+                                         options=ConvertOptions(write=WriterOptions(chunk_tokens=200))).content)
     assert {p for c in chunks for p in c["pages"]} == {1, 2, 3, 4, 5}
     assert all(c["prov"] and c["tokens"] <= 200 for c in chunks)
     assert all(set(c) == {"text", "headings", "pages", "tokens", "blocks", "prov"}

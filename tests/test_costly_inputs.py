@@ -21,7 +21,8 @@ import pytest
 
 from bench import slow_inputs
 from render_pool.engine import limits, registry
-from render_pool.engine.jobs import convert_document
+from render_pool.engine.formats import ReadRequest
+from render_pool.engine.jobs import ConvertOptions, convert_document
 from render_pool.engine.model import Heading, Image, Table, walk_document
 from render_pool.engine.office import cost as office_cost
 from render_pool.engine.office import reader as office_lo
@@ -70,7 +71,8 @@ def test_one_image_shown_2000_times_is_kept_once(reused_image, engine):
     assert {n.src for n in shown} == set(doc.resources)
 
 
-@pytest.mark.parametrize(("export", "options"), [("html", {}), ("markdown", {"images": "embed"})])
+@pytest.mark.parametrize(("export", "options"), [("html", ConvertOptions()),
+                                                ("markdown", ConvertOptions(images="embed"))])
 def test_an_output_embedding_one_image_2000_times_is_refused_with_the_figures(
         reused_image, export, options):
     """2,000 copies of a 0.1 MB image in base64: about 270 MB, past the 100 MB limit."""
@@ -85,7 +87,7 @@ def test_an_output_embedding_one_image_2000_times_is_refused_with_the_figures(
 def test_json_embeds_the_image_once_and_placeholders_stay_small(reused_image):
     as_json = convert_document(reused_image, "json").content
     assert as_json.count("data:image/png;base64,") == 1
-    html = convert_document(reused_image, "html", options={"images": "placeholder"}).content
+    html = convert_document(reused_image, "html", options=ConvertOptions(images="placeholder")).content
     assert html.count("<img") == 2000 and len(html) < 1024 * 1024
 
 
@@ -178,7 +180,7 @@ def test_a_docx_table_past_the_row_limit_is_cut_with_a_warning():
 def test_an_rtf_of_50000_rows_is_refused_before_libreoffice_starts(no_libreoffice):
     data = slow_inputs.big_table_rtf(rows=50_000, cols=2)
     with pytest.raises(TooLarge) as info:
-        registry.read(data, options={"office_timeout": 5})
+        registry.read(data, options=ReadRequest(office_timeout=5))
     assert info.value.code == 41301
     assert "100,000 table cells" in info.value.message and "10,000" in info.value.message
 

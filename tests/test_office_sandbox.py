@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 
 from render_pool.engine import config as engine_config
-from render_pool.engine.jobs import convert_document
+from render_pool.engine.formats import ReadRequest
+from render_pool.engine.jobs import ConvertOptions, convert_document
 from render_pool.engine.model import Document, Image, Paragraph, Resource, Text, plain_text
 from render_pool.engine.office import links as office_links
 from render_pool.engine.office import output as office_output
@@ -41,6 +42,7 @@ from tornado_app.documents.setup import engine_config_from_settings
 from tornado_app.settings import Settings
 
 needs_lo = pytest.mark.skipif(not has_libreoffice(), reason="LibreOffice (soffice) not installed")
+SANDBOXED = ReadRequest(office_timeout=60)  # LibreOffice's time limit in these tests
 HOSTILE = sorted(hostile_inputs(Canary(Path("/x"), "w", *[Path("/x")] * 5)))
 # the forms that reached the canary or the machine before the change
 MAIN_FORMS = ("rtf INCLUDEPICTURE png", "rtf INCLUDEPICTURE pdf", "odp image", "odp image pdf",
@@ -78,7 +80,8 @@ def assert_nothing_of(canary: Canary, content: str, images: list[bytes]) -> None
 def test_no_hostile_input_reaches_a_file_outside_its_job(canaries, name, monkeypatch):
     monkeypatch.setenv("DATA_DIR", str(canaries["data_dir"].root.parents[1]))
     _, data = hostile_inputs(canaries["outside"])[name]
-    out = convert_document(data, "markdown", options={"office_timeout": 60}, for_upload=True)
+    out = convert_document(data, "markdown", options=ConvertOptions(read=SANDBOXED),
+                           for_upload=True)
     assert_nothing_of(canaries["outside"], out.content, [i.data for i in out.images])
     assert any("LibreOffice" in n for n in out.notes)  # a fact, not a problem: a note
     assert any("removed before LibreOffice" in w for w in out.warnings), out.warnings
@@ -92,7 +95,7 @@ def test_nothing_of_a_canary_in_data_dir_comes_back_embedded(canaries, name, mon
     canary = canaries["data_dir"]
     monkeypatch.setenv("DATA_DIR", str(canary.root.parents[1]))
     _, data = hostile_inputs(canary)[name]
-    out = convert_document(data, "html", options={"office_timeout": 60, "images": "embed"})
+    out = convert_document(data, "html", options=ConvertOptions(read=SANDBOXED, images="embed"))
     assert "data:image" not in out.content
     assert_nothing_of(canary, out.content, [])
 
@@ -143,7 +146,7 @@ def test_a_legacy_sheet_does_not_name_the_machine(tmp_path):
                                   + "</table:table-row></table:table>"))
     soffice_convert([source], "xls", tmp_path, tmp_path / "profile")
     out = convert_document((tmp_path / "info.xls").read_bytes(), "markdown",
-                           options={"office_timeout": 60})
+                           options=ConvertOptions(read=SANDBOXED))
     for word in machine_words():
         assert word not in out.content, (word, out.content)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from render_pool.engine import registry
-from render_pool.engine.jobs import convert_document
+from render_pool.engine.jobs import ConvertOptions, convert_document
 from render_pool.engine.model import CodeBlock, Paragraph, Table
 from render_pool.engine.pdf.chars import Char, segments_of
 from render_pool.engine.pdf.inlines import join_lines, plain
@@ -183,7 +183,7 @@ def test_corpus_pictures_are_placeholders_in_markdown(monkeypatch: pytest.Monkey
     markdown = convert_document(data, "markdown").content
     assert len(markdown) < 3 * len(data) and "data:image" not in markdown
     assert "](page1-img1.png)" in markdown
-    omitted = convert_document(data, "markdown", options={"images": "omit"}).content
+    omitted = convert_document(data, "markdown", options=ConvertOptions(images="omit")).content
     assert "![" not in omitted
 
 

@@ -19,7 +19,8 @@ import pytest
 
 from bench.prov_check import ProvScore, score_document
 from render_pool.engine import model, registry
-from render_pool.engine.jobs import convert_document
+from render_pool.engine.formats import ReadRequest
+from render_pool.engine.jobs import ConvertOptions, convert_document
 from render_pool.engine.json.writer import SCHEMA_PATH
 from render_pool.engine.model import (
     Document,
@@ -198,7 +199,7 @@ def test_doctags_has_location_tokens_and_page_breaks_for_pdf_only():
 def test_page_markers_on_request(export):
     data = PDFS[0].read_bytes()
     plain = convert_document(data, export).content
-    marked = convert_document(data, export, options={"page_markers": True}).content
+    marked = convert_document(data, export, options=ConvertOptions(write=WriterOptions(page_markers=True))).content
     assert "<!-- page" not in plain
     markers = re.findall(r"<!-- page (\d+) -->", marked)
     assert markers == ["1", "2", "3", "4", "5"]
@@ -242,21 +243,22 @@ def test_pages_reads_only_those_pages():
         read_pdf(PDFS[0].read_bytes(), pages=parse_pages("5-6"))
     with pytest.raises(InvalidOption, match="PDF and image input only"):
         registry.read((DATA / "docx" / "docling" / "docx_lists.docx").read_bytes(),
-                      options={"pages": parse_pages("1")})
+                      options=ReadRequest(pages=parse_pages("1")))
 
 
 def test_two_pages_of_the_long_document_cost_a_fraction_of_it():
     """pages=5-6 of the 28-page document: the other pages are never laid out."""
     data = LONG.read_bytes()
 
-    def cpu(options: dict) -> float:
+    def cpu(options: ConvertOptions) -> float:
         start = time.process_time()
         convert_document(data, "markdown", options=options)
         return time.process_time() - start
 
-    cpu({"pages": parse_pages("5-6")})  # warm the imports
-    whole = cpu({})
-    part = min(cpu({"pages": parse_pages("5-6")}) for _ in range(2))
+    pages_5_6 = ConvertOptions(read=ReadRequest(pages=parse_pages("5-6")))
+    cpu(pages_5_6)  # warm the imports
+    whole = cpu(ConvertOptions())
+    part = min(cpu(pages_5_6) for _ in range(2))
     assert part < 0.15 * whole, (part, whole)
 
 

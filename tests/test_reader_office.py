@@ -11,7 +11,8 @@ import pytest
 
 from bench.fidelity import score
 from render_pool.engine import registry
-from render_pool.engine.jobs import convert_document
+from render_pool.engine.formats import ReadRequest
+from render_pool.engine.jobs import ConvertOptions, convert_document
 from render_pool.engine.model import BlockQuote, Heading, Image, ListBlock, Table, plain_text
 from render_pool.engine.office.reader import command, profile_xcu
 from render_pool.errors import CorruptDocument, TooLarge, UnsupportedFormat
@@ -58,7 +59,7 @@ def test_native_formats_keep_the_structure_of_their_source(office_set, kind):
 def test_libreoffice_formats_keep_the_structure_of_their_source(office_set, kind):
     data, expected = office_set[kind]
     assert registry.sniff_kind(data) == kind
-    out = convert_document(data, "markdown", options={"office_timeout": 120})
+    out = convert_document(data, "markdown", options=ConvertOptions(read=ReadRequest(office_timeout=120)))
     assert macro_f1(out.content, expected) >= 0.90, out.content
     assert any("LibreOffice" in n for n in out.notes)  # a fact, not a problem: a note
 
@@ -82,7 +83,7 @@ def test_pptx_slides_are_sections_with_anchors_lists_tables_pictures_and_notes(o
     images = [n for b in doc.blocks for n in getattr(b, "children", []) if isinstance(n, Image)]
     assert images and doc.resources[images[0].src].data.startswith(b"\x89PNG")
 
-    without = registry.read(office_set["pptx"][0], options={"notes": False})
+    without = registry.read(office_set["pptx"][0], options=ReadRequest(notes=False))
     assert not [b for b in without.blocks if isinstance(b, BlockQuote)]
 
 
@@ -204,7 +205,7 @@ def test_protected_ooxml_answers_40003_not_40002():
 @pytest.mark.slow  # a sheet past the cell bound
 def test_big_sheet_is_bounded_with_a_warning():
     data = big_xlsx(100_000)
-    doc = registry.read(data, options={"max_cells": 3000})
+    doc = registry.read(data, options=ReadRequest(max_cells=3000))
     table = next(b for b in doc.blocks if isinstance(b, Table))
     assert len(table.rows) == 1000
     assert any("cell limit" in w for w in doc.warnings)
@@ -293,7 +294,7 @@ def test_really_protected_office_files_answer_40003(office_set, tmp_path):
         assert registry.sniff_kind(data) == kind
         start = time.monotonic()
         with pytest.raises(CorruptDocument, match="password-protected") as info:
-            convert_document(data, "markdown", options={"office_timeout": 60})
+            convert_document(data, "markdown", options=ConvertOptions(read=ReadRequest(office_timeout=60)))
         assert info.value.code == 40003
         assert time.monotonic() - start < 60
 

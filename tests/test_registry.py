@@ -1,45 +1,77 @@
-"""The reader/writer registry: one line adds a writer or an engine, and the pool job uses it."""
+"""The reader/writer registry: one registration adds a writer or an engine, and the pool job
+uses it."""
 
 from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from render_pool.engine import registry
+from render_pool.engine.common.image_links import ImageResolver
+from render_pool.engine.formats import ReadRequest
 from render_pool.engine.jobs import convert_document
+from render_pool.engine.link_fill import LinkQuoter, quote_nothing
 from render_pool.engine.model import Document, Heading, plain_text
-from render_pool.errors import UnsupportedFormat
+from render_pool.engine.options import WriterOptions
+from render_pool.engine.page_ranges import parse_pages
+from render_pool.errors import InvalidOption, UnsupportedFormat
 from tests.docx_fixtures import build_feature_docx
 
 
-def write_headings(doc: Document, resolve_image) -> str:
+@dataclass(frozen=True)
+class HeadingsWriter:
     """A toy writer: one line per heading."""
-    return "".join(f"{'=' * b.level} {plain_text(b.children)}\n" for b in doc.blocks
-                   if isinstance(b, Heading))
+
+    media_type: str = "text/plain; charset=utf-8"
+    extension: str = "txt"
+    quote_link: LinkQuoter = quote_nothing
+    binary: bool = False
+    holds_html: bool = True
+
+    def write(self, doc: Document, resolve_image: ImageResolver | None,
+              options: WriterOptions) -> str:
+        return "".join(f"{'=' * b.level} {plain_text(b.children)}\n" for b in doc.blocks
+                       if isinstance(b, Heading))
 
 
-def read_nothing(data: bytes, track_changes: str = "accept") -> Document:
-    """A toy reader: only checks it got the one option it names."""
-    return Document(blocks=[Heading(1, [], "x")], meta={"track": track_changes})
+@dataclass(frozen=True)
+class TrackOptions:
+    track_changes: str = "accept"
 
 
-def test_a_writer_is_one_registry_line(monkeypatch):
-    monkeypatch.setitem(registry.WRITERS, "headings", registry.WriterEntry(
-        "tests.test_registry:write_headings", "text/plain; charset=utf-8", "txt"))
+@dataclass(frozen=True)
+class ToyDocxReader:
+    """A toy reader of DOCX for engine "toy": keeps only the option it takes."""
+
+    kinds: tuple[str, ...] = ("docx",)
+    engine: str = "toy"
+    sniffed: bool = True
+
+    def options(self, request: ReadRequest) -> TrackOptions:
+        return TrackOptions(request.track_changes)
+
+    def read(self, data: bytes, options: TrackOptions) -> Document:
+        return Document(blocks=[Heading(1, [], "x")], meta={"track": options.track_changes})
+
+
+def test_a_writer_is_one_registration(monkeypatch):
+    monkeypatch.setitem(registry.WRITERS, "headings", HeadingsWriter())
     out = convert_document(build_feature_docx(), "headings")
     assert out.content.startswith("= Introduction\n== Custom styled section\n")
     assert out.media_type == "text/plain; charset=utf-8"
 
 
-def test_an_engine_is_one_registry_line(monkeypatch):
-    monkeypatch.setattr(registry, "READERS", (*registry.READERS, registry.ReaderEntry(
-        "docx", "toy", "tests.test_registry:read_nothing")))
+def test_an_engine_is_one_registration(monkeypatch):
+    monkeypatch.setattr(registry, "READERS", [*registry.READERS, ToyDocxReader()])
     doc = registry.read(build_feature_docx(), "toy",
-                        {"track_changes": "all", "include_furniture": True})
-    assert doc.meta == {"track": "all"}  # only the options its signature names
+                        ReadRequest(track_changes="all", include_furniture=True))
+    assert doc.meta == {"track": "all"}  # only the options its options type holds
+    with pytest.raises(InvalidOption, match="pages applies to PDF and image input only"):
+        registry.read(build_feature_docx(), "toy", ReadRequest(pages=parse_pages("1")))
 
 
 def test_engine_without_a_reader_for_the_kind_falls_back_with_a_warning():
@@ -91,19 +123,28 @@ def test_a_text_that_mentions_webp_is_no_image():
     assert registry.sniff_kind(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "webp"
 
 
-def write_outline(doc: Document, options) -> bytes:
+@dataclass(frozen=True)
+class OutlineWriter:
     """A toy file writer: the headings, and the one option it reads."""
-    return f"{options.header_text}|{plain_text(doc.blocks)}".encode()
+
+    media_type: str = "application/x-outline"
+    extension: str = "outline"
+    quote_link: LinkQuoter = quote_nothing
+    binary: bool = True
+    holds_html: bool = True
+
+    def write(self, doc: Document, resolve_image: ImageResolver | None,
+              options: WriterOptions) -> bytes:
+        return f"{options.header_text}|{plain_text(doc.blocks)}".encode()
 
 
-def test_a_markdown_target_is_one_registry_line(monkeypatch):
+def test_a_markdown_target_is_one_registration(monkeypatch):
     """/md/convert's targets are registry writers like the exports: a toy file writer added
     by one line renders Markdown through the registry's Markdown reader, with the options
     type every writer shares."""
     from render_pool.engine.jobs import RenderRequest, render_markdown
 
-    monkeypatch.setitem(registry.WRITERS, "outline", registry.WriterEntry(
-        "tests.test_registry:write_outline", "application/x-outline", "outline", binary=True))
+    monkeypatch.setitem(registry.WRITERS, "outline", OutlineWriter())
     out = render_markdown("# Title\n\nBody *text*\n", RenderRequest("outline", header_text="H"),
                           {}, {})
     assert (out.data, out.media_type, out.extension) == (b"H|TitleBody text",

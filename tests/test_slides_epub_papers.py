@@ -22,8 +22,9 @@ import pytest
 
 from bench.fidelity import Score
 from render_pool.engine import registry
+from render_pool.engine.formats import ReadRequest
 from render_pool.engine.html.build import read_html
-from render_pool.engine.jobs import convert_document
+from render_pool.engine.jobs import ConvertOptions, convert_document
 from render_pool.engine.model import (
     Anchor,
     Code,
@@ -168,8 +169,9 @@ def test_pandoc_slides_keep_code_headings_and_emphasis(tmp_path, kind):
     if kind == "odp":
         soffice_convert([path], "odp", tmp_path, tmp_path / "profile")
         path = tmp_path / "deck.odp"
-    out = convert_document(path.read_bytes(), "markdown", options={"office_timeout": 120})
-    doc = registry.read(path.read_bytes(), options={"office_timeout": 120})
+    out = convert_document(path.read_bytes(), "markdown",
+                           options=ConvertOptions(read=ReadRequest(office_timeout=120)))
+    doc = registry.read(path.read_bytes(), options=ReadRequest(office_timeout=120))
     assert [b.text for b in doc.blocks if isinstance(b, CodeBlock)] == [CODE]
     headings = [(b.level, plain_text(b.children)) for b in doc.blocks if isinstance(b, Heading)]
     assert (3, "Deeper level") in headings and (2, "Example script") in headings

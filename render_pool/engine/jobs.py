@@ -12,17 +12,27 @@ from typing import Any
 from render_pool.engine import registry
 from render_pool.engine.common.image_links import mapping_resolver
 from render_pool.engine.common.images import drop_images, images_mode, resolver_for
+from render_pool.engine.formats import ReadRequest
 from render_pool.engine.link_fill import fill_links, placeholder_tokens
 from render_pool.engine.options import WriterOptions
 from render_pool.errors import UnsupportedFormat
 
 EXPORTS = registry.EXPORTS
-# the options of a conversion that the writers read (``WriterOptions`` fields); the others
-# are the readers'
-WRITER_OPTIONS = ("page_markers", "chunk_tokens", "chunk_overlap", "chunk_merge",
-                  "chunk_tokenizer")
 ENGINES = registry.ENGINES
 FILE_EXTENSIONS = {name: w.extension for name, w in registry.WRITERS.items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConvertOptions:
+    """What one ``/api/convert`` conversion asks, checked once before any work
+    (``tornado_app.documents.convert.conversion_options``): of the reader (``read``, handed to
+    whichever reader the sniffed input takes), of the writer (``write``) and how images are
+    written (``images``: ``embed``, ``placeholder`` or ``omit``; "" for the export's default,
+    :mod:`render_pool.engine.common.images`)."""
+
+    read: ReadRequest = field(default_factory=ReadRequest)
+    write: WriterOptions = field(default_factory=WriterOptions)
+    images: str = ""
 
 
 @dataclass
@@ -50,30 +60,31 @@ class Converted:
 
 
 def convert_document(data: bytes, export: str, engine: str = registry.DEFAULT_ENGINE,
-                     options: dict[str, Any] | None = None, *, for_upload: bool = False
-                     ) -> Converted:
-    """DOCX/PDF bytes to text in one job: reader -> model -> writer.
+                     options: ConvertOptions | None = None, *, for_upload: bool = False,
+                     kind: str | None = None) -> Converted:
+    """An input's bytes to text in one job: reader -> model -> writer. The input's kind is
+    sniffed from its bytes unless ``kind`` names it (a format that has no signature).
 
-    Images follow ``options["images"]`` (:mod:`render_pool.engine.common.images`: embedded as data
+    Images follow ``options.images`` (:mod:`render_pool.engine.common.images`: embedded as data
     URIs, their names as placeholders, or omitted; the default depends on ``export``), or,
     ``for_upload``, are written as placeholder tokens and returned in ``Converted.images``
     for the service to upload and link (unless omitted)."""
     entry = registry.WRITERS.get(export)
     if entry is None or entry.binary:  # files (PDF, DOCX) are /md/convert's targets
         raise UnsupportedFormat(f"unsupported export {export!r}")
-    doc = registry.read(data, engine, options)
-    mode = images_mode(export, (options or {}).get("images"))
+    given = options or ConvertOptions()
+    doc = registry.read(data, engine, given.read, kind=kind)
+    mode = images_mode(export, given.images or None)
     if mode == "omit":
         drop_images(doc)
-    given = WriterOptions(**{k: v for k, v in (options or {}).items() if k in WRITER_OPTIONS})
     if not for_upload:
-        content = registry.write(export, doc, resolve_image=resolver_for(doc, mode),
-                                 options=given)
+        content = registry.write_text(export, doc, resolve_image=resolver_for(doc, mode),
+                                      options=given.write)
         return Converted(content, entry.media_type, list(doc.warnings), export,
                          notes=list(doc.read_notes))
     tokens = placeholder_tokens(list(doc.resources))
-    content = registry.write(export, doc, resolve_image=mapping_resolver(doc, tokens),
-                             options=given)
+    content = registry.write_text(export, doc, resolve_image=mapping_resolver(doc, tokens),
+                                  options=given.write)
     images = [ImageUpload(key.rsplit("/", 1)[-1], res.data, res.mime, tokens[key])
               for key, res in doc.resources.items()]
     return Converted(content, entry.media_type, list(doc.warnings), export, images,
@@ -138,9 +149,9 @@ def render_markdown(text: str, request: RenderRequest, fetched: dict[str, Any],
     entry = registry.WRITERS.get(request.target)
     if entry is None or not entry.binary:
         raise UnsupportedFormat(f"unsupported target {request.target!r}; use pdf or docx")
-    doc = registry.read(text, kind="markdown")
+    doc = registry.read(text.encode("utf-8"), kind="markdown")
     attach_images(doc, fetched, refused)
-    data = registry.write(request.target, doc, options=request)
+    data = registry.write_file(request.target, doc, options=request)
     from render_pool.runtime.browser import browser_launches
 
     return Rendered(data, entry.media_type, entry.extension, list(doc.warnings), os.getpid(),

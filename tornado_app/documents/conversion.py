@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import Any
 
 from render_pool.engine import jobs
@@ -23,7 +24,7 @@ from render_pool.errors import ConversionError, OcrPending
 from render_pool.runtime.pool import RenderPool
 from store.object_keys import result_key
 from store.objects import ObjectStore
-from store.storage_io import link_for_documents
+from store.storage_io import StorageIO, link_for_documents
 from tornado_app.documents.base import DocsError
 from tornado_app.services import Services
 
@@ -55,38 +56,54 @@ async def _ocr_pages(pool: RenderPool, company_id: str, pending: OcrPending, dat
 
 
 async def read_and_write(pool: RenderPool, company_id: str, data: bytes, export: str,
-                         engine: str, options: dict[str, Any], for_upload: bool
+                         engine: str, options: jobs.ConvertOptions, for_upload: bool
                          ) -> jobs.Converted:
     """The conversion's pool job; a scan's OCR pages spread over the pool in between. The
     service and the command line (``python -m tornado_app convert``) both convert here."""
+    fanout = replace(options, read=replace(options.read, ocr_fanout=True))
     try:
-        return await pool.run(jobs.convert_document, data, export, engine,
-                              {**options, "ocr_fanout": True}, for_upload=for_upload,
-                              tenant=company_id)
+        converted: jobs.Converted = await pool.run(
+            jobs.convert_document, data, export, engine, fanout, for_upload=for_upload,
+            tenant=company_id)
+        return converted
     except OcrPending as pending:
         with pool.spreading():  # one request against the queue's limit, not one a page
             pages = await _ocr_pages(pool, company_id, pending, data,
-                                     str(options.get("ocr_languages", "")))
-            return await pool.run(jobs.convert_document, data, export, engine,
-                                  {**options, "ocr_pages": pages},
-                                  for_upload=for_upload, tenant=company_id, admitted=True)
+                                     options.read.ocr_languages)
+            with_pages = replace(options, read=replace(options.read, ocr_pages=pages))
+            converted = await pool.run(jobs.convert_document, data, export, engine,
+                                       with_pages, for_upload=for_upload, tenant=company_id,
+                                       admitted=True)
+            return converted
+
+
+def pool_of(svc: Services) -> RenderPool:
+    """The render pool (open wherever the docs face or the job worker runs)."""
+    if svc.pool is None:
+        raise RuntimeError("the render pool is not open in this process")
+    return svc.pool
+
+
+def _storage(svc: Services) -> StorageIO:
+    """The storage layer, or 50201 when storage is not configured."""
+    if svc.storage is None:
+        raise DocsError(50201, "storage not configured")
+    return svc.storage
 
 
 async def _convert_job(svc: Services, company_id: str, data: bytes, export: str, engine: str,
-                       options: dict[str, Any], for_upload: bool) -> jobs.Converted:
-    return await read_and_write(svc.pool, company_id, data, export, engine, options,
+                       options: jobs.ConvertOptions, for_upload: bool) -> jobs.Converted:
+    return await read_and_write(pool_of(svc), company_id, data, export, engine, options,
                                 for_upload)
 
 
 async def _store(svc: Services, company_id: str) -> ObjectStore:
     """The company's object store, or 50201 when storage is not configured."""
-    if svc.storage is None:
-        raise DocsError(50201, "storage not configured")
-    return await svc.storage.store(company_id)
+    return await _storage(svc).store(company_id)
 
 
 async def convert(svc: Services, company_id: str, data: bytes, *, export: str, engine: str,
-                  save: bool, filename: str, options: dict[str, Any],
+                  save: bool, filename: str, options: jobs.ConvertOptions,
                   result_token: str | None = None) -> dict[str, Any]:
     """Convert ``data`` in one pool job; when ``save``, store the output and its images under
     the company's prefix (the output at an unguessable key: ``result_token``, a job's id, makes
@@ -101,13 +118,13 @@ async def convert(svc: Services, company_id: str, data: bytes, *, export: str, e
     result = await _convert_job(svc, company_id, data, export, engine, options, True)
     links: dict[str, str] = {}
     for image in result.images:  # typed by store.stored_content: an SVG is an attachment
-        asset = await svc.storage.io(store.put_asset, prefix, image.name, image.data,
+        asset = await _storage(svc).io(store.put_asset, prefix, image.name, image.data,
                                      image.content_type)
         links[image.token] = link_for_documents(store, asset.links)
     content = jobs.fill_image_links(result, links)
     key = result_key(prefix, "converted", f"{filename}.{jobs.FILE_EXTENSIONS[export]}",
                      token=result_token)
-    stored = await svc.storage.put(store, key, content.encode("utf-8"), result.media_type)
+    stored = await _storage(svc).put(store, key, content.encode("utf-8"), result.media_type)
     return {**stored.as_dict(), "warnings": result.warnings, "notes": result.notes}
 
 
@@ -117,5 +134,5 @@ async def save_rendered(svc: Services, company_id: str, rendered: jobs.Rendered,
     the link pair."""
     store = await _store(svc, company_id)
     key = result_key(store.config.prefix, "rendered", name, token=result_token)
-    stored = await svc.storage.put(store, key, rendered.data, rendered.media_type)
+    stored = await _storage(svc).put(store, key, rendered.data, rendered.media_type)
     return {**stored.as_dict(), "warnings": rendered.warnings}

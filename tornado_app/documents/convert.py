@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from render_pool.engine import jobs
 from render_pool.engine.chunks.writer import check_options as check_chunk_options
 from render_pool.engine.common.images import MODES as IMAGE_MODES
+from render_pool.engine.formats import ReadRequest
 from render_pool.engine.options import WriterOptions
 from render_pool.engine.page_ranges import PageRanges, parse_pages
 from render_pool.errors import InvalidOption
@@ -70,13 +72,7 @@ def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes
                                f"reads {', '.join(sorted(CONVERT_FIELDS))}")
     export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
     engine = choice_field(fields, "engine", list(jobs.ENGINES), "word2markdown")
-    choice_field(fields, "track_changes", ("accept", "all"), "accept")
-    images_field(fields)
-    choice_field(fields, "ocr", OCR_MODES, "auto")
-    bool_field(fields, "include_furniture")
-    bool_field(fields, "notes", True)
-    writer_fields(fields, export)
-    pages_field(fields)
+    form_options(fields)
     return export, engine
 
 
@@ -125,27 +121,35 @@ def writer_fields(fields: dict[str, str], export: str) -> dict[str, Any]:
     return out
 
 
-def conversion_options(fields: dict[str, str], settings: Settings) -> dict[str, Any]:
-    """The reader and writer options of a ``/api/convert`` form under ``settings``: one
-    place, so the service and ``python -m tornado_app convert`` read documents alike."""
-    options = {
-        "include_furniture": bool_field(fields, "include_furniture"),
-        "track_changes": choice_field(fields, "track_changes", ("accept", "all"), "accept"),
-        "notes": bool_field(fields, "notes", True),  # slide speaker notes
-        "max_cells": settings.sheet_max_cells,
-        # below the job's own limit, so LibreOffice is stopped before the worker is
-        "office_timeout": min(settings.office_timeout_seconds,
-                              max(1.0, settings.job_timeout_seconds - 5)),
-        "ocr": choice_field(fields, "ocr", OCR_MODES, "auto"),
-        "ocr_languages": settings.ocr_languages,
-    }
-    if images_field(fields):
-        options["images"] = images_field(fields)
-    if pages_field(fields) is not None:
-        options["pages"] = pages_field(fields)  # PDF and images only (else 40001 in the pool)
+def form_options(fields: dict[str, str]) -> jobs.ConvertOptions:
+    """The reader and writer options a ``/api/convert`` form asks for, typed and checked in
+    one place (40001 for a bad value or a writer option of another export, 40002 for a bad
+    choice). ``pages`` given for an input whose reader does not take it is 40001 in the pool,
+    once the input's kind is sniffed (``render_pool.engine.registry.read``)."""
     export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
-    options.update(writer_fields(fields, export))
-    return options
+    # checked in this order (the first bad field answers)
+    track_changes = choice_field(fields, "track_changes", ("accept", "all"), "accept")
+    images = images_field(fields)
+    ocr = choice_field(fields, "ocr", OCR_MODES, "auto")
+    include_furniture = bool_field(fields, "include_furniture")
+    notes = bool_field(fields, "notes", True)  # slide speaker notes
+    writer = WriterOptions(**writer_fields(fields, export))
+    read = ReadRequest(include_furniture=include_furniture, track_changes=track_changes,
+                       notes=notes, ocr=ocr, pages=pages_field(fields))  # pages: PDF, images
+    return jobs.ConvertOptions(read=read, write=writer, images=images)
+
+
+def conversion_options(fields: dict[str, str], settings: Settings) -> jobs.ConvertOptions:
+    """:func:`form_options` with the service's reader limits of ``settings``: one place, so
+    the service and ``python -m tornado_app convert`` read documents alike."""
+    options = form_options(fields)
+    read = replace(
+        options.read, max_cells=settings.sheet_max_cells,
+        # below the job's own limit, so LibreOffice is stopped before the worker is
+        office_timeout=min(settings.office_timeout_seconds,
+                           max(1.0, settings.job_timeout_seconds - 5)),
+        ocr_languages=settings.ocr_languages)
+    return replace(options, read=read)
 
 
 async def convert_form(svc: Services, company_id: str, fields: dict[str, str],

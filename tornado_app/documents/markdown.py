@@ -16,6 +16,7 @@ import tempfile
 import urllib.parse
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from render_pool.engine import jobs
 from render_pool.engine.asset_files import AssetFile, render_markdown_files
@@ -30,11 +31,14 @@ from tornado_app.documents.base import (
     bool_field,
     choice_field,
 )
-from tornado_app.documents.conversion import save_rendered
+from tornado_app.documents.conversion import pool_of, save_rendered
 from tornado_app.documents.convert import safe_basename
 from tornado_app.documents.fetch import FetchFailed, FetchRefused, fetch, fetch_to_file
 from tornado_app.services import Services
 from tornado_app.settings import Settings
+
+if TYPE_CHECKING:
+    from render_pool.engine.model import Resource
 
 
 def sniff_image(data: bytes) -> str | None:
@@ -208,8 +212,22 @@ def markdown_limits(settings: Settings) -> MarkdownLimits:
                              for name in MarkdownLimits.__dataclass_fields__})
 
 
-def check_markdown_form(fields: dict[str, str]) -> tuple[str, str]:
+# every field /md/convert reads: another name is 40001, so a typo (``tocs=true`` for
+# ``toc=true``) is never silently ignored
+MARKDOWN_FIELDS = frozenset({
+    "md_file", "markdown_text", "markdown_url", "target", "css_name", "css_text", "toc",
+    "header_text", "footer_text", "cover_url", "cover_file", "logo_url", "logo_file",
+    "product_name", "product_version", "document_name", "document_version", "copyright_text",
+    "save", "filename", "async", "callback_url"})
+
+
+def check_markdown_form(fields: dict[str, str], files: dict[str, tuple[str, bytes]]
+                        ) -> tuple[str, str]:
     """(target, css_name) of a ``/md/convert`` form; 40001/40002 when invalid."""
+    unknown = sorted((set(fields) | set(files)) - MARKDOWN_FIELDS)
+    if unknown:
+        raise DocsError(40001, f"unknown field(s) {', '.join(unknown)[:200]}; /md/convert "
+                               f"reads {', '.join(sorted(MARKDOWN_FIELDS))}")
     if not (fields.get("target") or "").strip():
         raise DocsError(40001, "target is required (pdf or docx)")
     target = choice_field(fields, "target", list(jobs.TARGETS), "pdf")
@@ -233,11 +251,14 @@ async def render_markdown_form(svc: Services, company_id: str, fields: dict[str,
 async def _render_form(svc: Services, company_id: str, fields: dict[str, str],
                        files: dict[str, tuple[str, bytes]], folder: Path
                        ) -> tuple[jobs.Rendered, str]:
-    target, css_name = check_markdown_form(fields)
+    target, css_name = check_markdown_form(fields, files)
     text, stem = await _markdown(svc, fields, files)
+    # the cover and logo travel as files (AssetFile) in place of their Resource: the worker
+    # reads them (render_pool.engine.asset_files.render_markdown_files), never this process
     cover = CoverPage(
-        cover_image=await _image_field(svc, fields, files, "cover", folder),
-        logo=await _image_field(svc, fields, files, "logo", folder),
+        cover_image=cast("Resource | None", await _image_field(svc, fields, files, "cover",
+                                                               folder)),
+        logo=cast("Resource | None", await _image_field(svc, fields, files, "logo", folder)),
         product_name=fields.get("product_name", ""),
         product_version=fields.get("product_version", ""),
         document_name=fields.get("document_name", ""),
@@ -251,7 +272,7 @@ async def _render_form(svc: Services, company_id: str, fields: dict[str, str],
         title=fields.get("document_name", "") or stem,
         cover=None if cover.is_empty() else cover,
     )
-    pool = svc.pool
+    pool = pool_of(svc)
     # parsing cost and nesting checked in the pool before any parse (40003 at once)
     await pool.run(check_markdown, text, markdown_limits(svc.settings), tenant=company_id)
     sources = await pool.run(jobs.markdown_images, text, tenant=company_id)
@@ -271,7 +292,7 @@ class MarkdownConvertHandler(UploadHandler):
 
     async def post(self) -> None:
         fields, files = await self.form()
-        target, _ = check_markdown_form(fields)
+        target, _ = check_markdown_form(fields, files)
         save = bool_field(fields, "save")
         self.conversion = ("markdown", target)
         if bool_field(fields, "async"):
