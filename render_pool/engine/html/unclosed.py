@@ -55,7 +55,9 @@ def _tag_end(html: str, pos: int) -> tuple[int, bool]:
                     break
                 pos = close + 1
             else:
-                pos = _UNQUOTED.match(html, pos).end()  # type: ignore[union-attr]
+                unquoted = _UNQUOTED.match(html, pos)
+                assert unquoted is not None  # a starred pattern matches at every position
+                pos = unquoted.end()
         elif html[pos] == ">":
             return pos + 1, attribute.start() < pos and html[pos - 1] == "/"
     return -1, False

@@ -163,9 +163,8 @@ def _monospaced_prose(items: list[Item]) -> set[int]:
         run.clear()
 
     for it in items:
-        vis = it.visible if isinstance(it, Line) else []
-        if vis and all(mono_glyph(c) for c in vis):  # vis is non-empty only for a Line
-            run.append(it)  # type: ignore[arg-type]
+        if isinstance(it, Line) and it.visible and all(mono_glyph(c) for c in it.visible):
+            run.append(it)
         else:
             close()
     close()

@@ -96,4 +96,4 @@ def to_shown_frames(blocks: Iterable[Block], frames: dict[int, PageFrame]) -> No
             if isinstance(loc, PageBox) and frame is not None:
                 loc = PageBox(loc.page, frame.shown_box(loc.bbox))
             out.append(loc)
-        node.prov = out  # type: ignore[union-attr]
+        node.prov = out  # type: ignore[union-attr]  # the nodes with a prov (getattr above)
