@@ -395,7 +395,7 @@ class _Writer:
             p = self.new_par(ctx)
             p.alignment = WD_ALIGN_PARAGRAPH.CENTER
             self.text_run(p, p._p, b.tex, _Fmt(code=True))
-        elif isinstance(b, RawHtml):  # registry.write expands it first (WriterEntry.holds_html)
+        elif isinstance(b, RawHtml):  # registry.write expands it first (Writer.holds_html)
             self.doc.warn("raw HTML is not written to DOCX")
 
     def new_par(self, ctx: _Ctx, style: str | None = None, numbered: bool = False) -> Any:
