@@ -416,3 +416,16 @@ def test_our_own_pdf_reads_back_with_its_structure():
     assert "### Details" in back
     assert "\nIntro paragraph with some text.\n" in back and "**Intro" not in back
     assert "\n1. open the app\n2. sign in" in back
+
+
+def test_the_pdf_title_is_never_the_browsers_blank_page():
+    # Chromium names a page without a <title> by its address: viewers showed "about:blank"
+    def title_of(doc: Document, options: WriterOptions | None = None) -> str:
+        data, _ = write_pdf(doc, options or WriterOptions())
+        return str(pdfium.PdfDocument(data).get_metadata_dict().get("Title", ""))
+
+    assert title_of(Document(blocks=[para("Only a paragraph.")])) == "Untitled document"
+    assert title_of(Document(blocks=[head(1, "Field notes", "field-notes"),
+                                     para("Text.")])) == "Field notes"
+    assert title_of(Document(blocks=[head(1, "Field notes", "field-notes")]),
+                    WriterOptions(title="Given")) == "Given"

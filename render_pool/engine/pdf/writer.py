@@ -102,6 +102,10 @@ def _render_with_toc(
     return pdf
 
 
+# the Title of a PDF whose Markdown names none and has no heading
+UNTITLED = "Untitled document"
+
+
 def write_pdf(doc: Document, options: WriterOptions) -> tuple[bytes, list[str]]:
     """Print a document to PDF; returns the PDF and this writer's warnings.
 
@@ -112,9 +116,11 @@ def write_pdf(doc: Document, options: WriterOptions) -> tuple[bytes, list[str]]:
     theme = resolve_theme(options.css_name)
     warnings = check_css(options.css_text)
     cover = options.cover if options.cover is not None and not options.cover.is_empty() else None
-    title = options.title or doc.meta.get("title", "") or (
-        cover.document_name if cover is not None else "")
     body, headings = collect_headings(_body_fragment(doc))
+    # the PDF's Title: Chromium writes the page's address (about:blank) when the page has none
+    title = options.title or doc.meta.get("title", "") or (
+        cover.document_name if cover is not None else "") or next(
+        (h.text for h in headings if h.text.strip()), "") or UNTITLED
     css = page_css(theme, options.css_text)
     pdf_options = _pdf_options(options)
     if options.toc and any(h.level <= options.toc_depth for h in headings):
