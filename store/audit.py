@@ -40,7 +40,9 @@ MAX_ACCOUNTS_PER_ADDRESS = 20  # distinct accounts with own repeated-event recor
 ANY_ACCOUNT = "*"
 ACTIONS = ("login", "logout", "setup", "user.create", "user.rename", "user.status",
            "user.role", "password.change", "password.reset",
-           "key.use")  # an API key used below its role or refused for its maker
+           "key.create", "key.revoke",
+           "key.use",  # an API key used below its role, refused for its maker, or revoked
+           "storage.config", "storage.profile")  # the company's storage settings changed
 
 
 async def ensure_indexes(db: AsyncIOMotorDatabase,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from motor.motor_asyncio import AsyncIOMotorDatabase
 from pymongo import ASCENDING
 
-from store import api_keys, audit, companies, users
+from store import api_keys, audit, companies, revoked_keys, users
 
 
 async def ensure_indexes(db: AsyncIOMotorDatabase,
@@ -21,3 +21,4 @@ async def ensure_indexes(db: AsyncIOMotorDatabase,
     await users.ensure_indexes(db)
     await audit.ensure_indexes(db, audit_retention_seconds)
     await api_keys.ensure_indexes(db)
+    await revoked_keys.ensure_indexes(db, audit_retention_seconds)  # named in the trail

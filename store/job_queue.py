@@ -232,14 +232,17 @@ class JobQueue:
 
     async def submit(self, company_id: str, kind: str, job_input: dict[str, Any], *,
                      callback_url: str = "", job_id: str | None = None,
-                     limit: int = 0) -> dict[str, Any]:
+                     limit: int = 0, name: str = "") -> dict[str, Any]:
         """Save a ``queued`` record and enqueue it on the company's stream; returns the
-        record. With ``limit`` (jobs the company may have queued or running; 0: none) raises
-        :class:`QueueFull`, keeping no record, when the company has that many."""
+        record. ``name`` (what the job works on: a file or folder name) is part of the record
+        its owner reads, so every tab and device lists the job by it. With ``limit`` (jobs the
+        company may have queued or running; 0: none) raises :class:`QueueFull`, keeping no
+        record, when the company has that many."""
         job_id = job_id or uuid.uuid4().hex
         now = time.time()
         record: dict[str, Any] = {
-            "id": job_id, "kind": kind, "state": "queued", "done": 0, "total": None,
+            "id": job_id, "kind": kind, "name": name, "state": "queued", "done": 0,
+            "total": None,
             "current": "", "created": now, "started": None, "finished": None, "attempts": 0,
             "company_id": company_id, "input": job_input, "callback_url": callback_url,
             "deliveries": [],

@@ -64,6 +64,10 @@ class StorageSettings:
             {"_id": f"{company_id}/{name}"},
             {"company": company_id, "name": name, "config": config.to_dict()}, upsert=True)
 
+    async def has_own_profile(self, company_id: str, name: str) -> bool:
+        """True when ``company_id`` saved a profile ``name`` itself."""
+        return await self.db[PROFILES].find_one({"_id": f"{company_id}/{name}"}) is not None
+
     async def load_profile(self, company_id: str, name: str) -> StorageConfig | None:
         """The company's profile ``name``, else the service-wide one, else None."""
         for owner in (company_id, SERVICE):

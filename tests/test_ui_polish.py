@@ -217,10 +217,10 @@ def test_storage_messages_read_as_sentences_and_old_answers_go(page, base_url, r
         const api = await import('/ui/js/api.js');
         const raw = '10.0.0.1 is a private address and STORAGE_DENY_PRIVATE is set';
         const admin = api.docsError({ code: 42201, msg: raw }).message;
-        const user = JSON.parse(sessionStorage.getItem('docservice.user'));
-        sessionStorage.setItem('docservice.user', JSON.stringify({ ...user, role: 'ANNOTATOR' }));
+        const user = JSON.parse(localStorage.getItem('docservice.user'));
+        localStorage.setItem('docservice.user', JSON.stringify({ ...user, role: 'ANNOTATOR' }));
         const other = api.docsError({ code: 42201, msg: raw }).message;
-        sessionStorage.setItem('docservice.user', JSON.stringify(user));
+        localStorage.setItem('docservice.user', JSON.stringify(user));
         return [admin, other];
     }""")
     assert "STORAGE_DENY_PRIVATE" in words[0] and "STORAGE_DENY_PRIVATE" not in words[1], words

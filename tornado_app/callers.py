@@ -44,6 +44,7 @@ class Caller:
     role: str  # "ADMIN" | "REVIEWER" | "ANNOTATOR"; operator and local act as ADMIN
     user_id: str | None = None
     key_id: str | None = None
+    username: str = ""  # a session's user, as the audit trail names them
 
     @property
     def is_admin(self) -> bool:
@@ -114,10 +115,12 @@ async def owner_active(svc: Services, key: api_keys.ApiKey) -> bool:
 
 async def live_key(svc: Services, value: str, address: str = "") -> LiveKey:
     """The key ``value`` if it works now (known, not expired, its maker active; 401
-    otherwise) with the role it acts with now. Records its use; a refusal for the maker and
-    a use below the key's own role also go to the audit trail (``tornado_app.key_audit``)."""
+    otherwise) with the role it acts with now. Records its use; a refusal for the maker, a
+    use below the key's own role and a revoked key's use also go to the audit trail
+    (``tornado_app.key_audit``)."""
     key = await api_keys.find_by_secret(svc.db, value, record=False)
     if key is None:
+        await key_audit.revoked_use(svc, value, address)
         raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")
     maker = await maker_of(svc, key)
     if maker is not None and not maker.active:
@@ -155,7 +158,7 @@ async def identify(svc: Services, header: str | None, address: str = "") -> Call
             raise NO_CALLER from exc
         raise
     return Caller("session", str(principal.company_id), principal.role,
-                  user_id=str(principal.user_id))
+                  user_id=str(principal.user_id), username=principal.username)
 
 
 def require_admin(caller: Caller) -> None:

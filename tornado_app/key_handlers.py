@@ -6,6 +6,9 @@
 - ``GET /api/keys``: the company's keys (name, prefix, role, maker, created, last used,
   expiry);
 - ``DELETE /api/keys/{id}``: revoked at once on every replica (another company's id: 404).
+
+Making and revoking a key go to the company's audit trail (``tornado_app.key_audit``), as
+does a revoked key still being used.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import datetime as dt
 import unicodedata
 from typing import Any
 
-from store import api_keys
+from store import api_keys, revoked_keys
+from tornado_app import key_audit
 from tornado_app.api_errors import ApiError, validation_error
 from tornado_app.auth.fields import check_role, string_field
 from tornado_app.auth.handlers import AuthApiHandler
@@ -79,6 +83,7 @@ class KeysHandler(AuthApiHandler):
         except api_keys.TooManyKeys as exc:
             raise ApiError(409, "KEY_LIMIT", f"a company may hold at most "
                            f"{api_keys.MAX_KEYS_PER_COMPANY} keys; revoke unused ones") from exc
+        key_audit.created(self.services, key, principal.who(), self.address)
         names = await api_keys.maker_names(db, principal.company_id, [key])
         self.success({**key.public(), "createdBy": api_keys.maker_of(key, names),
                       "key": secret}, status=201)
@@ -87,9 +92,12 @@ class KeysHandler(AuthApiHandler):
 class KeyHandler(AuthApiHandler):
     async def delete(self, key_id: str) -> None:
         principal = await self.principal("ADMIN")
-        if not (len(key_id) == 32 and key_id.isascii() and key_id.isalnum()) or not \
-                await api_keys.revoke_key(self.services.db, principal.company_id, key_id):
+        gone = None
+        if len(key_id) == 32 and key_id.isascii() and key_id.isalnum():
+            gone = await revoked_keys.revoke(self.services.db, principal.company_id, key_id)
+        if gone is None:
             raise ApiError(404, "NOT_FOUND", "no such API key")
+        key_audit.revoked(self.services, gone, principal.who(), self.address)
         self.success(None)
 
 

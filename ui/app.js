@@ -1,5 +1,5 @@
 // docservice browser app: hash router, session handling and the page shell.
-import { authApi, onSessionLost, session } from './js/api.js';
+import { authApi, onSessionLost, session, USER_KEY } from './js/api.js';
 import { announce, clear, h } from './js/dom.js';
 import signin from './js/screens/signin.js';
 import users from './js/screens/users.js';
@@ -72,7 +72,7 @@ function updateShell() {
 }
 
 async function signOut() {
-  if (session.token) {
+  if (session.signedIn) {
     try { await authApi('POST', '/api/auth/logout'); } catch { /* the session is gone either way */ }
   }
   session.clear();
@@ -113,13 +113,13 @@ function render() {
     const m = location.hash.match(/[?&]token=([^&]*)/);
     if (m) sessionStorage.setItem(SETUP_TOKEN_KEY, decodeURIComponent(m[1]));
   }
-  const authed = Boolean(session.token) || isGuest();
+  const authed = session.signedIn || isGuest();
   if (!route) route = authed ? DEFAULT_ROUTE : 'signin';
   if (!authed && !PUBLIC_ROUTES.includes(route)) {
     sessionStorage.setItem('docservice.next', route);
     route = 'signin';
   }
-  if (authed && route === 'signin' && session.token) route = DEFAULT_ROUTE;
+  if (authed && route === 'signin' && session.signedIn) route = DEFAULT_ROUTE;
   if (`#/${route}` !== location.hash) history.replaceState(null, '', `#/${route}`);
 
   if (cleanup) { try { cleanup(); } catch { /* ignore */ } cleanup = null; }
@@ -156,9 +156,11 @@ document.getElementById('signout').addEventListener('click', () => {
   else { sessionStorage.removeItem(GUEST_KEY); ctx.navigate('signin'); }
 });
 
+// the session ended (sign-out in another tab, an admin, its lifetime): every tab's next request
+// hears 401 and goes to sign-in; one on the sign-in page already stays there
 onSessionLost(() => {
-  if (!session.token) return;
   session.clear();
+  if (PUBLIC_ROUTES.includes(currentRoute())) { updateShell(); return; }
   flash = 'Your session has ended. Please sign in again.';
   updateShell();
   sessionStorage.setItem('docservice.next', currentRoute() || DEFAULT_ROUTE);
@@ -179,7 +181,35 @@ window.addEventListener('resize', revealCurrentTab);
 updateShell();
 render();
 
-// refresh who is signed in (role or name may have changed since the last page load)
-if (session.token) {
+// refresh who is signed in (role or name may have changed since the last page load); without a
+// record of it, the session cookie may still hold a session (signed in before this tab kept
+// one): then the tab opens signed in
+if (session.signedIn) {
   authApi('GET', '/api/auth/me').then((me) => { session.save('', me); updateShell(); }).catch(() => {});
+} else if (!isGuest()) {
+  // a plain fetch: its 401 (no session) must not end a sign-in begun meanwhile
+  fetch('/api/auth/me', { cache: 'no-store', headers: { 'X-Requested-With': 'docservice' } })
+    .then((r) => r.json().then((body) => (r.ok ? body : null), () => null))   // read to the end
+    .then((body) => {
+      if (!body || body.code !== 'SUCCESS' || session.signedIn) return;
+      session.save('', body.data);
+      updateShell();
+      if (currentRoute() === 'signin') {
+        const next = sessionStorage.getItem('docservice.next') || DEFAULT_ROUTE;
+        sessionStorage.removeItem('docservice.next');
+        ctx.navigate(next === 'signin' ? DEFAULT_ROUTE : next);
+      }
+    }).catch(() => {});
 }
+
+// sign-in and sign-out in another tab of this browser show here at once
+window.addEventListener('storage', (e) => {
+  if (e.key !== USER_KEY && e.key !== null) return;
+  if (session.signedIn) { updateShell(); if (currentRoute() === 'signin') ctx.navigate(DEFAULT_ROUTE); return; }
+  if (!PUBLIC_ROUTES.includes(currentRoute()) && !isGuest()) {
+    flash = 'You are signed out.';
+    updateShell();
+    sessionStorage.setItem('docservice.next', currentRoute() || DEFAULT_ROUTE);
+    ctx.navigate('signin');
+  }
+});

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from store.audit import ACTIONS
+from tornado_app import session_cookie
 from tornado_app.api_errors import ApiError, validation_error
 from tornado_app.auth import account, activity, service, setup
 from tornado_app.auth.fields import (
@@ -29,10 +30,12 @@ class AuthApiHandler(BaseHandler):
         self.write_json(status, {"code": "SUCCESS", "data": data})
 
     async def principal(self, role: str | None = None) -> service.Principal:
+        """The caller: a session (Bearer header, or the browser app's session cookie:
+        ``tornado_app.session_cookie``) or a company API key; 401 otherwise, 403 below ``role``."""
         from tornado_app.callers import auth_principal  # a session or a company API key
 
-        p = await auth_principal(self.services, self.request.headers.get("Authorization"),
-                                 self.address)
+        p: service.Principal = await auth_principal(
+            self.services, session_cookie.credential(self.request), self.address)
         if role:
             service.require_role(p, role)
         return p
@@ -70,11 +73,16 @@ class LoginHandler(AuthApiHandler):
             self.services, company_code=company_code, username=username, password=password,
             address=self.address,
         )
+        session_cookie.set_session_cookie(self, data["token"], data["expiresIn"])
         self.success(data)
 
 
 class LogoutHandler(AuthApiHandler):
+    """Ends the session (every tab signed in by its cookie with it) and clears the cookie,
+    also when the session had already ended."""
+
     async def post(self) -> None:
+        session_cookie.clear_session_cookie(self)  # kept on an error answer too
         principal = await self.principal()
         if principal.key_id:
             raise ApiError(403, "FORBIDDEN", "an API key is revoked with DELETE /api/keys/{id}")
@@ -237,6 +245,7 @@ class SetupHandler(AuthApiHandler):
         data = await setup.setup(
             self.services, token=token, company_code=code, company_name=name,
             username=username, password=password, real_name=real_name, address=self.address)
+        session_cookie.set_session_cookie(self, data["token"], data["expiresIn"])
         self.success(data, status=201)
 
 

@@ -70,11 +70,12 @@ async def authenticate(svc: Services, header: str | None) -> Principal:
                                           info.real_name, info.company_name)
         svc.profiles.refresh_ahead(svc.db, info)
     else:
-        profile = await svc.profiles.load(svc.db, info)
-        if profile is None:  # the user or the company is gone
+        loaded: Profile | None = await svc.profiles.load(svc.db, info)
+        if loaded is None:  # the user or the company is gone
             await svc.sessions.delete(token, info.user_id)
             raise UNAUTHORIZED
-    if profile.status != "ACTIVE":
+        profile = loaded
+    if profile is None or profile.status != "ACTIVE":
         raise UNAUTHORIZED
     return Principal(token, info.user_id, info.company_id, profile.role, profile.username,
                      profile.real_name, profile.company_name)
@@ -288,7 +289,7 @@ async def key_me(svc: Services, principal: Principal) -> dict[str, Any]:
     (the lower of its own and its maker's current role; ``apiKey.role`` is its own), no
     user."""
     key, company = await asyncio.gather(
-        api_keys.get_key(svc.db, principal.company_id, principal.key_id),
+        api_keys.get_key(svc.db, principal.company_id, principal.key_id or ""),
         companies.get_by_id(svc.db, principal.company_id))
     if key is None or company is None:
         raise ApiError(401, "UNAUTHORIZED", "unknown, revoked or expired API key")

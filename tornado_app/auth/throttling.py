@@ -72,8 +72,8 @@ def slowdown_seconds(settings: Any, account_failures: int) -> float:
     over = account_failures - settings.account_slowdown_after
     if over < 0:
         return 0.0
-    return min(settings.account_slowdown_max_seconds,
-               settings.account_slowdown_base_seconds * (2 ** min(over, 30)))
+    return float(min(settings.account_slowdown_max_seconds,
+                     settings.account_slowdown_base_seconds * (2 ** min(over, 30))))
 
 
 def pause_seconds(settings: Any, pair_failures: int) -> int:

@@ -60,6 +60,24 @@ async def earlier_job(handler: DocsHandler, job_id: str, body_digest: str) -> st
     return None if bound == job_id else bound
 
 
+MAX_JOB_NAME = 200  # characters of a job's name kept in its record
+
+
+def job_name(kind: str, files: dict[str, tuple[str, bytes]], job_input: dict[str, Any]) -> str:
+    """What a job is listed as, on any tab or device: the uploaded file's name (an archive,
+    a document), else the folder's; '' when there is none (Markdown typed in). Only the
+    last path part, without control characters."""
+    candidates = [filename for filename, _ in files.values()]
+    if isinstance(job_input.get("name"), str) and job_input["name"] != kind:
+        candidates.append(job_input["name"])
+    for raw in candidates:
+        last = raw.replace("\\", "/").rsplit("/", 1)[-1]
+        name = "".join(c for c in last if c.isprintable()).strip()[:MAX_JOB_NAME]
+        if name:
+            return name
+    return ""
+
+
 def answer(handler: DocsHandler, job_id: str) -> None:
     handler.success({"job_id": job_id, "status_url": f"/api/jobs/{job_id}"})
 
@@ -91,7 +109,7 @@ async def submit(handler: DocsHandler, kind: str, fields: dict[str, str],
             await svc.storage.put(store, key, input_bytes, "application/octet-stream")
             job_input = {**job_input, "key": key, "owned": True}
         await queue.submit(handler.company_id, kind, job_input, callback_url=callback,
-                           job_id=job_id, limit=limit)
+                           job_id=job_id, limit=limit, name=job_name(kind, files, job_input))
     except QueueFull as exc:
         await _undo(handler, job_id, job_input)
         raise DocsError(50301, str(exc), retry_after=exc.retry_after) from exc

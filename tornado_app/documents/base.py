@@ -128,11 +128,12 @@ class DocsHandler(BaseHandler):
         sends the request from a site that is not allowed."""
         from tornado_app.callers import identify, require_admin
         from tornado_app.guards import cross_site_refused
+        from tornado_app.session_cookie import credential as session_credential
 
         self.check_origin()
         if cross_site_refused(self.request, self.services.settings):
             raise ApiError(403, "FORBIDDEN", "cross-site request refused")
-        self.caller = await identify(self.services, self.request.headers.get("Authorization"),
+        self.caller = await identify(self.services, session_credential(self.request),
                                      self.request.remote_ip or "")
         if self.request.method in self.admin_methods:
             require_admin(self.caller)

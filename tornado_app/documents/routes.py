@@ -18,6 +18,7 @@ from tornado_app.documents.jobs import (
     JobsListHandler,
 )
 from tornado_app.documents.markdown import MarkdownConvertHandler, ThemesHandler
+from tornado_app.documents.preview import MarkdownPreviewHandler
 from tornado_app.documents.storage.config_handlers import (
     ConfigSnapshotHandler,
     StorageConfigHandler,
@@ -40,6 +41,7 @@ def docs_routes() -> list[Any]:
         (r"/api/convert", ConvertHandler),
         (r"/md/convert", MarkdownConvertHandler),
         (r"/md/themes", ThemesHandler),
+        (r"/md/preview", MarkdownPreviewHandler),
         (r"/md/convert-folder", ConvertFolderHandler),
         (r"/api/upload-archive", UploadArchiveHandler),
         (r"/api/archive/stage", StageArchiveHandler),

@@ -1,22 +1,30 @@
-// API client for both envelopes of the service, with the session token.
+// API client for both envelopes of the service, signed in by the session cookie.
 //   annotation API: {"code":"SUCCESS","data":...} / {"code":"USER_NOT_FOUND","message":"..."} + HTTP status
 //   conversion API v2: {"code":0,"msg":"ok","data":...} / {"code":40001,"msg":"...","data":null} (HTTP 200)
 //   plain JSON (/config/*, /system/time/check): {"ok":true,...} / {"ok":false,"error","hint"} + 4xx/5xx
 
-const TOKEN_KEY = 'docservice.token';
-const USER_KEY = 'docservice.user';
+// The session itself is a cookie the service sets at sign-in: HttpOnly (no script here reads
+// it), SameSite=Strict, shared by every tab of this browser and ended for all of them by
+// sign-out (docs/security.md). Kept here is only who signed in, in localStorage so that a new
+// tab opens signed in too; the server decides on every request (a 401 ends it here).
+export const USER_KEY = 'docservice.user';
+const OLD_TOKEN_KEY = 'docservice.token';   // where a tab kept a bearer token before
+// every request says it comes from this app: the service requires it of changes made with the
+// session cookie, and another site's page cannot send it (a custom header needs CORS)
+const APP_HEADER = { 'X-Requested-With': 'docservice' };
 
 export const session = {
-  get token() { return sessionStorage.getItem(TOKEN_KEY) || ''; },
   get user() {
-    try { return JSON.parse(sessionStorage.getItem(USER_KEY) || 'null'); } catch { return null; }
+    try { return JSON.parse(localStorage.getItem(USER_KEY) || 'null'); } catch { return null; }
   },
-  save(token, user) {
-    if (token) sessionStorage.setItem(TOKEN_KEY, token);
-    if (user) sessionStorage.setItem(USER_KEY, JSON.stringify(user));
+  get signedIn() { return Boolean(this.user); },
+  /** Remember who signed in (the token of a login answer is for scripts: the cookie holds it). */
+  save(_token, user) {
+    if (user) localStorage.setItem(USER_KEY, JSON.stringify(user));
   },
   clear() {
-    sessionStorage.removeItem(TOKEN_KEY);
+    localStorage.removeItem(USER_KEY);
+    sessionStorage.removeItem(OLD_TOKEN_KEY);
     sessionStorage.removeItem(USER_KEY);
   },
 };
@@ -185,9 +193,7 @@ function missingEndpoint(status, body) {
 }
 
 function headers(extra = {}) {
-  const h = { ...extra };
-  if (session.token) h.Authorization = `Bearer ${session.token}`;
-  return h;
+  return { ...APP_HEADER, ...extra };
 }
 
 async function readJson(resp) {
@@ -335,8 +341,30 @@ export async function docsGet(path) {
 }
 
 /**
+ * POST a JSON body to a conversion-API (v2) endpoint; resolves to `data`. An aborted call
+ * (`signal`) rejects with code ABORTED, so a caller can tell it from a failure.
+ */
+export async function docsJson(path, body, { signal } = {}) {
+  const init = { method: 'POST', headers: headers({ 'Content-Type': 'application/json' }), cache: 'no-store', body: JSON.stringify(body), signal };
+  let resp;
+  let data;
+  try {
+    resp = await fetch(path, init);
+    data = await readJson(resp);
+  } catch {
+    if (signal && signal.aborted) throw new ApiError({ code: 'ABORTED', message: 'Cancelled.' });
+    throw new ApiError({ status: 0, code: 'NETWORK', message: 'The server could not be reached. Check your connection and try again.' });
+  }
+  if (missingEndpoint(resp.status, data)) throw new Unavailable(path);
+  if (resp.status === 401) sessionLost();
+  if (data && data.code === 0) return data.data;
+  if (data && typeof data.code === 'number') throw docsError(data, resp.status);
+  throw new ApiError({ status: resp.status, code: `HTTP_${resp.status}`, message: `The request failed (HTTP ${resp.status}).` });
+}
+
+/**
  * Follow a server-sent event stream of the docs face (`GET /api/jobs/{id}/events`) with the
- * session's token (EventSource cannot send one): `onEvent(name, data)` per event; resolves
+ * session's cookie: `onEvent(name, data)` per event; resolves
  * when the stream ends. A JSON answer instead of a stream is thrown as the docs error.
  */
 export async function docsEvents(path, onEvent, { signal } = {}) {

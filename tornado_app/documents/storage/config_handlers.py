@@ -14,7 +14,7 @@ class StorageConfigHandler(PlainHandler):
     async def post(self) -> None:
         fields, _ = await self.form()
         self.reply(await storage_service.configure_storage(
-            self.services, self.caller, self.company_id, fields))
+            self.services, self.caller, self.company_id, fields, self.request.remote_ip or ""))
 
 
 class StorageTestHandler(PlainHandler):

@@ -31,7 +31,8 @@ class SaveProfileHandler(PlainHandler):
         fields, _ = await self.form()
         name = profile_name(fields.get("name"))
         self.reply(await storage_service.save_profile(
-            self.services, self.caller, self.company_id, name, fields))
+            self.services, self.caller, self.company_id, name, fields,
+            self.request.remote_ip or ""))
 
 
 class LoadProfileHandler(PlainHandler):
@@ -57,4 +58,5 @@ class LoadProfileHandler(PlainHandler):
 
     async def _load(self, raw_name: str) -> None:
         self.reply(await storage_service.load_profile(
-            self.services, self.caller, self.company_id, profile_name(raw_name)))
+            self.services, self.caller, self.company_id, profile_name(raw_name),
+            self.request.remote_ip or ""))

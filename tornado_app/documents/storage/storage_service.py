@@ -25,6 +25,7 @@ from store.storage_config import (
 from store.storage_errors import StorageError
 from store.storage_io import StorageIO
 from store.storage_settings import EMBEDDED_PROFILE
+from tornado_app import storage_audit
 from tornado_app.address_policy import EndpointRefused, check_endpoint, policy_from
 from tornado_app.callers import Caller
 from tornado_app.documents.folder_roots import roots_for
@@ -90,12 +91,15 @@ async def _marked(svc: Services, config: StorageConfig) -> StorageConfig:
 
 
 async def configure_storage(svc: Services, caller: Caller, company_id: str,
-                            fields: dict[str, str]) -> dict[str, Any]:
-    """``POST /config/storage``: make the form's storage the company's active one. With
-    ``public_read`` the answer says honestly whether direct links will open."""
+                            fields: dict[str, str], address: str = "") -> dict[str, Any]:
+    """``POST /config/storage``: make the form's storage the company's active one (recorded
+    in Activity). With ``public_read`` the answer says honestly whether direct links will
+    open."""
     config = await config_from_form(svc, company_id, fields)
     storage = storage_of(svc)
     await storage.configs.set_active(company_id, config)
+    storage_audit.record(svc, caller, "storage.config",
+                         {"change": "configured", **storage_audit.where(config)}, address)
     answer: dict[str, Any] = {"ok": True, "storage": await storage_view(
         storage.configs, caller, company_id, config, active=False)}
     if config.public_read:
@@ -188,10 +192,11 @@ async def list_profiles(svc: Services, caller: Caller, company_id: str) -> dict[
 
 
 async def save_profile(svc: Services, caller: Caller, company_id: str, name: str,
-                       fields: dict[str, str]) -> dict[str, Any]:
+                       fields: dict[str, str], address: str = "") -> dict[str, Any]:
     """``POST /config/save_profile``: the form's storage, or the one in use, saved as
-    ``name``."""
+    ``name`` (recorded in Activity: created or updated)."""
     configs = storage_of(svc).configs
+    typed = bool(fields.get("endpoint"))
     if fields.get("endpoint"):
         config = await config_from_form(svc, company_id, fields)
     else:
@@ -200,20 +205,27 @@ async def save_profile(svc: Services, caller: Caller, company_id: str, name: str
             raise PlainError(400, "no storage configured to save",
                              "send the storage fields or configure storage first")
         config = await _marked(svc, found)
+    existed = await configs.has_own_profile(company_id, name)
     await configs.save_profile(company_id, name, config)
+    storage_audit.record(svc, caller, "storage.profile", {
+        "profile": name, "change": "updated" if existed else "created",
+        **(storage_audit.where(config) if typed else {})}, address)
     return {"ok": True, "name": name, "storage": await storage_view(
         configs, caller, company_id, config, active=False)}
 
 
-async def load_profile(svc: Services, caller: Caller, company_id: str, name: str
-                       ) -> dict[str, Any]:
-    """``/config/load_profile``: make the saved profile ``name`` the active storage."""
+async def load_profile(svc: Services, caller: Caller, company_id: str, name: str,
+                       address: str = "") -> dict[str, Any]:
+    """``/config/load_profile``: make the saved profile ``name`` the active storage
+    (recorded in Activity)."""
     configs = storage_of(svc).configs
     config = await configs.load_profile(company_id, name)
     if config is None:
         raise PlainError(404, f"no profile named {name!r}")
     config = await _marked(svc, config)
     await configs.set_active(company_id, config, embedded=name == EMBEDDED_PROFILE)
+    storage_audit.record(svc, caller, "storage.config",
+                         {"change": "profile loaded", "profile": name}, address)
     return {"ok": True, "name": name, "storage": await storage_view(
         configs, caller, company_id, config)}
 

@@ -1,6 +1,7 @@
 // Batches: the company's past jobs (GET /api/jobs) with state, progress and Cancel; a
-// finished job's results open again. Names of archives sent from this tab are remembered
-// (sessionStorage), since the job record does not carry them.
+// finished job's results open again. A job is listed by the name its record carries (the
+// archive's or folder's), so every tab and device shows it; a label this tab gave a job it
+// sent is used for a record without one.
 import { docsForm, docsGet } from '../api.js';
 import { clear, h, notice, showError } from '../dom.js';
 
@@ -16,6 +17,7 @@ export function rememberJobName(jobId, name) {
 }
 
 export function jobName(job) {
+  if (job.name) return job.name;
   try {
     const names = JSON.parse(sessionStorage.getItem(NAMES_KEY) || '{}');
     if (names[job.id]) return names[job.id];

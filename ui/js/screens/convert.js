@@ -2,8 +2,8 @@
 // HTML, JSON, DocTags or chunks (pieces for search and language models, a view of their own).
 import { docsForm, Unavailable } from '../api.js';
 import { announce, card, checkbox, clear, copyText, downloadBlob, dropzone, field, h, notice, pageHeader, revealResult, segmented, setBusy, setFieldError, showError, tabs, unavailablePanel } from '../dom.js';
-import { highlightJson, prettyJson, renderMarkdown } from '../markdown.js';
-import { mountHtml } from '../sanitize.js';
+import { highlightJson, prettyJson } from '../json-view.js';
+import { fetchPreview, previewFrame, showInFrame } from '../preview.js';
 import { conversionRemarks, linkPair, progressBar } from './shared.js';
 
 const EXPORTS = [
@@ -14,21 +14,33 @@ const EXPORTS = [
   { value: 'chunks', label: 'Chunks', ext: 'chunks.json', type: 'application/json' },
 ];
 
-// export=chunks: each chunk with its heading path, pages and size, its text rendered
+// export=chunks: each chunk with its heading path, pages and size, and its text as the
+// Markdown a search index or a language model receives
 function chunkList(content) {
   let chunks = [];
   try { chunks = JSON.parse(content); } catch { chunks = []; }
   const list = h('ol', { class: 'chunk-list', 'aria-label': `${chunks.length} chunk${chunks.length === 1 ? '' : 's'}` });
   chunks.forEach((c, i) => {
     const pages = (c.pages || []).length ? ` · page${c.pages.length > 1 ? 's' : ''} ${c.pages.join(', ')}` : '';
-    const text = h('div', { class: 'prose chunk-text' });
-    mountHtml(text, renderMarkdown(c.text || '', { html: true }));
+    const text = h('pre', { class: 'chunk-text', tabindex: '0', 'aria-label': `Text of chunk ${i + 1}` }, c.text || '');
     list.append(h('li', { class: 'chunk' },
       h('p', { class: 'chunk-meta muted small' }, `Chunk ${i + 1} · ${c.tokens} tokens${pages}`),
       (c.headings || []).length ? h('p', { class: 'chunk-path small' }, c.headings.join(' › ')) : null,
       text));
   });
   return list;
+}
+
+// export=markdown: the Markdown as the service's own reader and HTML writer show it
+// (POST /md/preview), in a sandboxed frame; a failure is one line above it
+function renderedMarkdown(content) {
+  const frame = previewFrame('The converted Markdown, rendered', 'md-preview md-preview-rendered');
+  const status = h('p', { class: 'preview-status small', role: 'status' });
+  showInFrame(frame, '', 'Rendering…');
+  fetchPreview(content)
+    .then((data) => showInFrame(frame, data.html || '', 'The document is empty.'))
+    .catch((err) => { status.textContent = `Not rendered: ${err.message} The Markdown source is in the next tab.`; showInFrame(frame, '', 'Not rendered.'); });
+  return h('div', {}, status, frame);
 }
 
 function render(view) {
@@ -167,10 +179,8 @@ function render(view) {
     const sourceView = h('pre', { class: 'code-view', tabindex: '0', 'aria-label': `${meta.label} source` }, h('code', {}, content));
     let views;
     if (exportValue === 'markdown') {
-      const rendered = h('article', { class: 'prose' });
-      mountHtml(rendered, renderMarkdown(content, { html: true }));
       views = [
-        { id: 'rendered', label: 'Rendered', panel: rendered },
+        { id: 'rendered', label: 'Rendered', panel: renderedMarkdown(content) },
         { id: 'source', label: 'Markdown source', panel: sourceView },
       ];
     } else if (exportValue === 'html') {

@@ -1,8 +1,7 @@
 // Markdown to PDF/DOCX: editor with live preview, every option of /md/convert, download or save.
 import { docsForm, Unavailable } from '../api.js';
 import { announce, card, checkbox, clear, downloadBlob, field, formatBytes, h, notice, pageHeader, revealResult, segmented, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
-import { renderMarkdown } from '../markdown.js';
-import { mountHtml } from '../sanitize.js';
+import { livePreview, previewFrame } from '../preview.js';
 import { keepOptions } from './md-options.js';
 import { conversionRemarks, linkPair, progressBar, themes } from './shared.js';
 
@@ -31,34 +30,6 @@ function imageInputs(kind, label) {
   return { url, file, wrap };
 }
 
-/** True for an address the service does not fetch by default: loopback, private,
- * link-local or a bare local name (the file would leave the image out). */
-export function isPrivateAddress(src) {
-  if (!/^https?:\/\//i.test(src || '')) return false;  // data: and relative images are not fetched
-  let host;
-  try { host = new URL(src).hostname.toLowerCase(); } catch { return false; }
-  host = host.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || !host.includes('.') && !host.includes(':')) return true;
-  const v4 = host.match(/^(\d+)\.(\d+)\.(\d+)\.(\d+)$/);
-  if (v4) {
-    const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return a === 127 || a === 10 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
-  }
-  return host === '::1' || host === '::' || /^f[cd]/.test(host) || /^fe[89ab]/.test(host) || host.startsWith('::ffff:');
-}
-
-/** The preview does not show (nor load) images from private addresses: it says the file
- * will leave them out, instead of showing what the PDF then drops. */
-function markPrivateImages(root) {
-  for (const img of root.querySelectorAll('img[src]')) {
-    const src = img.getAttribute('src');
-    if (!isPrivateAddress(src)) continue;
-    const note = h('span', { class: 'img-dropped', role: 'note' },
-      `Image left out: ${src} is a private or loopback address, which the service does not fetch, so the file will not show it either.`);
-    img.replaceWith(note);
-  }
-}
-
 function render(view) {
   let mode = 'text';
   const editor = field({ label: 'Markdown text', name: 'markdown_text', type: 'textarea', rows: 18, value: sessionStorage.getItem(DRAFT_KEY) ?? SAMPLE, spellcheck: false, hint: 'Type, paste, or drop a .md file here.' });
@@ -76,27 +47,35 @@ function render(view) {
     options: [{ value: 'text', label: 'Write or drop' }, { value: 'url', label: 'From an address' }],
     onchange: setMode,
   });
-  const preview = h('article', { class: 'prose paper', 'aria-label': 'Live preview' });
+  // the service's own reader and HTML writer make the preview (POST /md/preview), shown in a
+  // sandboxed frame; remote images are placeholders there (the file fetches them)
+  const preview = previewFrame('Live preview of the Markdown', 'md-preview paper');
+  const previewStatus = h('p', { class: 'preview-status small', role: 'status' });
   const previewRegion = h('section', { class: 'card preview-card', 'aria-labelledby': 'md-preview-title' },
     h('div', { class: 'card-head' }, h('h2', { class: 'card-title', id: 'md-preview-title' }, 'Preview'), h('span', { class: 'muted small' }, 'Approximate; the chosen style applies in the file')),
-    h('div', { class: 'paper-scroll', tabindex: '0', 'aria-label': 'Preview, scrollable' }, preview));
+    previewStatus,
+    h('div', { class: 'paper-scroll' }, preview));
+  const live = livePreview({ frame: preview, status: previewStatus, delay: 300 });
 
   let timer = null;
   const count = () => textWrap.querySelector('#md-count');
-  function updatePreview() {
+  function noteDraft() {
     const text = editor.input.value;
-    mountHtml(preview, text.trim() ? renderMarkdown(text, { html: true }) : '<p class="muted">Nothing to preview yet.</p>');
-    markPrivateImages(preview);
     const words = (text.match(/\S+/g) || []).length;
     count().textContent = `${words.toLocaleString()} words`;
     try { sessionStorage.setItem(DRAFT_KEY, text); } catch { /* quota */ }
   }
-  editor.input.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(updatePreview, 120); setFieldError(editor, ''); });
+  function updatePreview({ now = false } = {}) {
+    live.update(editor.input.value, { now });
+    clearTimeout(timer);
+    if (now) noteDraft(); else timer = setTimeout(noteDraft, 120);
+  }
+  editor.input.addEventListener('input', () => { updatePreview(); setFieldError(editor, ''); });
   async function loadFile(f) {
     if (!f) return;
     if (f.size > 10 * 1024 * 1024) { setFieldError(editor, 'That file is larger than 10 MB.'); return; }
     editor.input.value = await f.text();
-    updatePreview();
+    updatePreview({ now: true });
     announce(`Loaded ${f.name}.`);
     editor.input.focus();
   }
@@ -178,7 +157,7 @@ function render(view) {
   });
   styleWanted = kept.styleWanted || '';
   if (styleWanted) style.input.value = styleWanted;
-  updatePreview();
+  updatePreview({ now: true });
 
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -274,7 +253,7 @@ function render(view) {
     announce('Saved to storage.');
   }
 
-  return () => { clearTimeout(timer); if (lastUrl) URL.revokeObjectURL(lastUrl); };
+  return () => { clearTimeout(timer); live.stop(); if (lastUrl) URL.revokeObjectURL(lastUrl); };
 }
 
 export default { id: 'markdown', title: 'Markdown to PDF/DOCX', render };

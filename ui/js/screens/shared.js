@@ -1,5 +1,4 @@
 // Pieces shared by several screens: progress bar, stored-link pair, theme list.
-import { session } from '../api.js';
 import { copyText, h, newId } from '../dom.js';
 
 /** A labelled progress bar: start(text), set(fraction, text), busy(text), done(). */
@@ -61,8 +60,8 @@ let publicPromise = null;
  * undefined when this caller may not ask. Cached for the page. */
 export function storageIsPublic() {
   if (!publicPromise) {
-    publicPromise = fetch('/config', { cache: 'no-store', headers: session.token ? { Authorization: `Bearer ${session.token}` } : {} })
-      .then((r) => (r.ok ? r.json() : null))
+    publicPromise = fetch('/config', { cache: 'no-store' })   // signed in by the session cookie
+      .then((r) => r.json().then((d) => (r.ok ? d : null), () => null))   // the body read either way
       .then((d) => (d && d.storage && typeof d.storage.public_read === 'boolean' ? d.storage.public_read : undefined))
       .catch(() => undefined);
   }
@@ -110,8 +109,8 @@ let themesPromise = null;
 /** Theme names for css_name (GET /md/themes), falling back to the built-in four. */
 export function themes() {
   if (!themesPromise) {
-    themesPromise = fetch('/md/themes', { cache: 'no-store', headers: session.token ? { Authorization: `Bearer ${session.token}` } : {} })
-      .then((r) => (r.ok ? r.json() : null))
+    themesPromise = fetch('/md/themes', { cache: 'no-store' })
+      .then((r) => r.json().then((d) => (r.ok ? d : null), () => null))   // the body read either way
       .then((d) => (d && Array.isArray(d.themes) && d.themes.length ? d.themes : null))
       .catch(() => null)
       .then((list) => list || ['default', 'github', 'academic', 'compact']);
