@@ -257,7 +257,9 @@ def job_consumer(io_loop, storage_services):
 # pool's processes, Chromium or any other process (LibreOffice, Tesseract, pandoc, pdftotext):
 # classified here by fixture so new tests need no mark; tests that start processes themselves
 # carry `pytest.mark.slow` (a module: `pytestmark = pytest.mark.slow`). The guard below holds
-# the line: a test not marked slow that starts a process fails, naming the program.
+# the line: a test not marked slow that starts a process fails, naming the program. Cost and
+# linearity checks on large inputs (seconds of CPU each) are marked slow too, so the fast set
+# stays under a minute of CPU.
 SLOW_FIXTURES = frozenset({
     "redis_server", "mongo_server", "render_pool", "s3",
     "office_set",  # tests/test_reader_office.py: converted by LibreOffice

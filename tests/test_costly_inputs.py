@@ -73,6 +73,7 @@ def test_one_image_shown_2000_times_is_kept_once(reused_image, engine):
 
 @pytest.mark.parametrize(("export", "options"), [("html", ConvertOptions()),
                                                 ("markdown", ConvertOptions(images="embed"))])
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_an_output_embedding_one_image_2000_times_is_refused_with_the_figures(
         reused_image, export, options):
     """2,000 copies of a 0.1 MB image in base64: about 270 MB, past the 100 MB limit."""
@@ -122,6 +123,7 @@ def test_the_pdf_writer_bounds_the_images_it_hands_chromium(monkeypatch):
 # -- XLSX and DOCX tables -----------------------------------------------------------------
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_xlsx_with_300k_shared_strings_reads_only_the_kept_cells_strings(monkeypatch):
     """Row ``i`` shows string ``299999 - i``: the kept rows need the end of the table."""
     import openpyxl.reader.excel as excel
@@ -166,6 +168,7 @@ def _docx_table(rows: int) -> bytes:
     return replace_part(data, "word/document.xml", document.encode())
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_a_docx_table_past_the_row_limit_is_cut_with_a_warning():
     doc = registry.read(_docx_table(12_000))
     table = next(b for b in doc.blocks if isinstance(b, Table))

@@ -376,6 +376,7 @@ def test_an_unclosed_comment_is_named_in_a_warning():
     assert any("comment" in w and "never closed" in w for w in doc.warnings)
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_the_open_element_scan_stays_linear():
     from render_pool.engine.html.unclosed import close_open_elements
 

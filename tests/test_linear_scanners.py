@@ -132,6 +132,7 @@ HTML_GENERATORS: dict[str, tuple[Callable[[int], str], int]] = {
 }
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 @pytest.mark.parametrize("name", list(HTML_GENERATORS))
 def test_html_to_markdown_is_linear(name: str) -> None:
     """HTML of a batch becomes Markdown through a linear parser (Python's html.parser

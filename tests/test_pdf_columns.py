@@ -171,6 +171,7 @@ def test_corpus_two_column_papers_read_in_order(name: str, floor: float) -> None
     assert similarity >= floor and ratio <= 1.2, (similarity, ratio)
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_corpus_pictures_are_placeholders_in_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
     path = REALWORLD / "unstructured__chevron-page.pdf"
     if not path.is_file():

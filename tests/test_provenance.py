@@ -246,6 +246,7 @@ def test_pages_reads_only_those_pages():
                       options=ReadRequest(pages=parse_pages("1")))
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_two_pages_of_the_long_document_cost_a_fraction_of_it():
     """pages=5-6 of the 28-page document: the other pages are never laid out."""
     data = LONG.read_bytes()

@@ -490,6 +490,7 @@ def test_untagged_two_column_page_is_not_a_table(report: Document) -> None:
 
 
 # ------------------------------------------------------------------ hostile PDFs
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_tagged_table_of_ten_thousand_cells_is_read_whole() -> None:
     doc = read_pdf(pdf_fixtures.tagged_table_pdf(100, 100))
     (table,) = [b for b in doc.blocks if isinstance(b, Table)]
@@ -498,6 +499,7 @@ def test_tagged_table_of_ten_thousand_cells_is_read_whole() -> None:
     assert not any(isinstance(b, Heading) for b in doc.blocks)
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_page_of_two_hundred_thousand_characters_ends() -> None:
     doc = read_pdf(pdf_fixtures.dense_pdf(200_000))
     assert plain_text(doc.blocks).count("lorem") > 4000

@@ -594,6 +594,7 @@ def test_pandoc_reads_the_file_back():
     assert "5.  five" in text
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_docling_markdown_corpus_converts():
     folder = CORPUS / "docling" / "docx" / "groundtruth"
     if not folder.is_dir():

@@ -347,6 +347,7 @@ def _random_inlines(rng, depth: int = 0) -> list:
     return out
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_random_inline_text_round_trips():
     """Whatever the mix of emphasis and special characters, the visible text survives."""
     import random
