@@ -358,3 +358,48 @@ def test_a_run_over_the_budget_is_cut_between_words_not_inside_one():
         assert len(chunks) > 1 and all(c["tokens"] <= budget for c in chunks)
         assert [w for c in chunks for w in re.findall(r"\w+", c["text"])] == \
             re.findall(r"\w+", convert_document_text(doc))
+
+
+def _starts(chunks: list[dict]) -> list[str]:
+    """The first line of every chunk."""
+    return [c["text"].split("\n", 1)[0] for c in chunks]
+
+
+@pytest.mark.parametrize("second", ["Gateway", "Network"])
+def test_a_heading_after_an_empty_sibling_starts_a_chunk_whatever_its_title(second):
+    """An empty section followed by a sibling of the same title (a heading written twice, as
+    slides and Word files often have) once swallowed the sibling's heading: paths compare
+    titles, so the sibling looked like a subsection. A sibling starts its own chunk at
+    ``chunk_merge=false`` whether or not its title repeats the empty one's."""
+    doc = Document([Heading(2, [Text("Gateway")]), Heading(2, [Text(second)]),
+                    _para("The gateway routes requests.")])
+    chunks = _chunks(doc, chunk_merge=False)
+    assert _starts(chunks) == ["## Gateway", f"## {second}"]
+    assert chunks[1]["headings"] == [second]
+
+
+def test_merging_never_joins_a_subsection_tail_to_the_next_section_of_its_parent():
+    """Merged subsections 1.1.1 and 1.1.2 share the path of 1.1, but 1.1 opens in an earlier
+    chunk; 1.2 joined to them crossed the 1.1 / 1.2 boundary, a heading of a higher level
+    than any in the chunk. 1.2 starts a chunk; sibling subsections still merge."""
+    long_text = " ".join(f"word{i}" for i in range(300)) + "."
+    doc = Document([Heading(1, [Text("One")]), Heading(2, [Text("One.One")]),
+                    _para(long_text), Heading(3, [Text("A")]), _para("Text of A."),
+                    Heading(3, [Text("B")]), _para("Text of B."),
+                    Heading(2, [Text("One.Two")]), _para("Text of One.Two.")])
+    chunks = _chunks(doc)
+    assert _starts(chunks) == ["# One", "### A", "## One.Two"]
+    assert chunks[1]["text"] == "### A\n\nText of A.\n\n### B\n\nText of B."
+    assert chunks[1]["headings"] == ["One", "One.One"]
+    assert chunks[2]["headings"] == ["One", "One.Two"]
+
+
+def test_a_large_section_under_an_empty_chapter_heading_is_not_merged():
+    """Sections merge only when each is at most half the budget. A section right under an
+    empty chapter heading (the two open one chunk) escaped that check, counted as two
+    sections already joined, and took its small sibling along."""
+    long_text = " ".join(f"word{i}" for i in range(300)) + "."
+    doc = Document([Heading(1, [Text("One")]), Heading(2, [Text("One.One")]),
+                    _para(long_text), Heading(2, [Text("One.Two")]),
+                    _para("Text of One.Two.")])
+    assert _starts(_chunks(doc)) == ["# One", "## One.Two"]

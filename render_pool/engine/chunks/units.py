@@ -1,7 +1,7 @@
 """The pieces a document is chunked from: units of Markdown, each with its heading path.
 
 Why a module of its own: this is where the document model is read (headings, lists, tables,
-notes, captions, provenance); the chunks writer (``writers/chunks.py``) only packs units.
+notes, captions, provenance); the chunks writer (``chunks/writer.py``) only packs units.
 
 A unit is the smallest piece a chunk boundary may not cut: a heading, a paragraph, a list
 item, a table row (rows tied by a cell spanning them form one unit), a code block, a quote,

@@ -2,20 +2,24 @@
 
 The output is a JSON array; each chunk is ``{"text", "headings", "pages", "tokens",
 "blocks", "prov"}``: its Markdown, the path of headings it sits under, the PDF pages it
-comes from, its size in tokens (``chunk_tokenizer``, see ``writers/tokens.py``), the
+comes from, its size in tokens (``chunk_tokenizer``, see ``chunks/tokens.py``), the
 positions of the top-level blocks it holds and where those were read (``prov``).
 
-The rules (the units are ``writers/chunk_units.py``'s):
+The rules (the units are ``chunks/units.py``'s):
 
 - A chunk holds at most ``chunk_tokens`` tokens. The only chunks over it hold a single table
   row (with its header) larger than the budget; they are counted in a warning.
-- Every heading starts a chunk: no chunk crosses a section boundary, unless ``chunk_merge``
-  (the default) lets small neighbouring sections (each at most half the budget) under the same
-  heading (siblings, top-level sections too, or a section's opening text and its first
-  subsection) share one when together within the budget; its ``headings`` are then the path
-  they share. A section larger than the budget is cut between units: paragraphs, list items,
-  table rows (every part of a table repeats its header rows; the caption stays with the
-  first), code lines; a sentence is never cut unless it alone is over the budget.
+- Every heading starts a chunk (save one right under a heading with no text of its own: a
+  chapter heading directly above a section heading opens that section's chunk): no chunk
+  crosses a section boundary, unless ``chunk_merge`` (the default) lets small neighbouring
+  sections (each at most half the budget) under the same heading share one when together
+  within the budget: a parent's opening text and its subsections, or sibling sections
+  (top-level sections too), each whole, never a subsection's tail with its parent's next
+  sibling; its ``headings`` are then the path they share. An empty section (a heading and
+  nothing else) never joins the chunk before it: no chunk ends with a heading. A section
+  larger than the budget is cut between units: paragraphs, list items, table rows (every
+  part of a table repeats its header rows; the caption stays with the first), code lines; a
+  sentence is never cut unless it alone is over the budget.
 - No chunk ends with a heading or with a caption apart from its table or figure.
 - Nothing is lost and nothing is written twice, except ``chunk_overlap``: up to that many
   tokens from the end of a chunk (whole sentences where they fit) open the next chunk of the
@@ -52,7 +56,8 @@ _SENTENCE = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+")
 @dataclass
 class Chunk:
     """One chunk being built: its units, the common heading path, whether it is made of whole
-    sections (only those merge) and the overlap text opening it."""
+    sections (only those merge), whether ``chunk_merge`` joined sections into it, and the
+    overlap text opening it."""
 
     units: list[Unit]
     headings: tuple[str, ...]
@@ -61,6 +66,7 @@ class Chunk:
     tokens: int = 0
     overlap: str = ""
     sections: set[int] = field(default_factory=set)
+    joined: bool = False
 
 
 def check_options(options: WriterOptions) -> Counter:
@@ -127,13 +133,15 @@ class _Chunker:
     def sections(self) -> list[list[Unit]]:
         """The units by section; a section that is only its heading opens its first
         subsection (a chapter heading right above a section heading) rather than stand
-        alone."""
+        alone. Only a subsection: an empty section followed by a sibling, even one of the
+        same title (a heading written twice), stays a section of its own, so the sibling's
+        heading still starts a chunk."""
         out: list[list[Unit]] = []
         for u in self.units:
             if not out or out[-1][-1].section != u.section:
                 prev = out[-1] if out else []
                 if prev and all(p.kind == "heading" for p in prev) \
-                        and u.path[:len(prev[-1].path)] == prev[-1].path:
+                        and _under(u.path, prev[-1].path):
                     prev.append(u)
                     continue
                 out.append([])
@@ -183,6 +191,7 @@ class _Chunker:
                     prev.units.extend(chunk.units)
                     prev.headings = _common(prev.headings, chunk.headings)
                     prev.sections |= chunk.sections
+                    prev.joined = True
                 else:
                     out.append(chunk)
         for i, chunk in enumerate(out):
@@ -196,15 +205,24 @@ class _Chunker:
 
     def mergeable(self, a: Chunk, b: Chunk) -> bool:
         """Whether ``a`` and ``b``, small whole sections (each at most half the room), may
-        share a chunk: neighbours under the same heading (siblings, or ``b`` the first
-        subsection of ``a``), together within the room."""
+        share a chunk: neighbours under the same heading, together within the room.
+
+        ``b`` joins ``a`` when ``a`` starts at ``b``'s parent (its opening text, ``b`` its
+        next subsection) or at a sibling of ``b``: a chunk is then its parent's opening and
+        whole sibling sections in a row. Where ``a`` starts matters, not the path its
+        sections share: two subsections (1.1.1, 1.1.2) share the path of 1.1, yet 1.1
+        itself opens in an earlier chunk; joining 1.2 to them would cross the boundary of
+        1.1 and 1.2, a heading of a higher level than any in the chunk. ``a``'s own size is
+        checked unless it already joins sections (then the total is what counts): a section
+        under an empty chapter heading is two sections yet one of the document's."""
         if all(u.kind == "heading" for u in b.units):
             return False  # an empty section ends no chunk: it stands alone
         if not (a.whole and b.whole) or self.estimate(b.units) > self.room // 2 \
-                or (len(a.sections) == 1 and self.estimate(a.units) > self.room // 2):
+                or (not a.joined and self.estimate(a.units) > self.room // 2):
             return False
-        parent = b.headings[:-1]
-        if a.headings != parent and a.headings[:-1] != parent:
+        parent = b.headings[:-1]  # b's own section's parent, past an empty chapter heading
+        start = a.units[0].path
+        if start != parent and start[:-1] != parent:
             return False
         return self.count(self.render([*a.units, *b.units])) <= self.room
 
@@ -227,6 +245,12 @@ class _Chunker:
         while words and self.count(" ".join(words)) > self.overlap:
             words = words[max(1, len(words) // 8):]
         return " ".join(words)
+
+
+def _under(path: tuple[str, ...], parent: tuple[str, ...]) -> bool:
+    """Whether a section of heading path ``path`` is a subsection of ``parent``'s: deeper,
+    not a sibling of the same title (paths hold titles only)."""
+    return len(path) > len(parent) and path[:len(parent)] == parent
 
 
 def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
