@@ -33,7 +33,7 @@ WRAP: dict[str, Callable[[list[Inline]], Inline]] = {
     "sup": Superscript}
 
 
-@dataclass
+@dataclass(slots=True)
 class Seg:
     """One piece of paragraph content with its formatting and enclosing link."""
 
@@ -45,23 +45,25 @@ class Seg:
 def merge_texts(nodes: list[Inline]) -> list[Inline]:
     """Join adjacent Text (and adjacent Code) nodes."""
     out: list[Inline] = []
-    for n in nodes:
-        if out and isinstance(n, Text) and isinstance(out[-1], Text):
-            out[-1] = Text(out[-1].text + n.text)
-        elif out and isinstance(n, Code) and isinstance(out[-1], Code):
-            out[-1] = Code(out[-1].text + n.text)
+    for n in nodes:  # type() rather than isinstance: Text and Code have no subclasses
+        prev = out[-1] if out else None
+        if type(n) is Text and type(prev) is Text:
+            out[-1] = Text(prev.text + n.text)
+        elif type(n) is Code and type(prev) is Code:
+            out[-1] = Code(prev.text + n.text)
         else:
             out.append(n)
-    return [n for n in out if not (isinstance(n, Text) and n.text == "")]
+    return [n for n in out if not (type(n) is Text and n.text == "")]
 
 
 def _leaves(segs: list[Seg]) -> list[Inline]:
     out: list[Inline] = []
     for s in segs:
-        if "code" in s.fmt and isinstance(s.node, Text):
-            out.append(Code(s.node.text))
+        node = s.node
+        if type(node) is Text and "code" in s.fmt:
+            out.append(Code(node.text))
         else:
-            out.append(s.node)
+            out.append(node)
     return merge_texts(out)
 
 
@@ -85,13 +87,21 @@ def _peel(inner: list[Inline]) -> tuple[list[Inline], list[Inline], list[Inline]
     return lead, inner, trail
 
 
-def _build(segs: list[Seg], k: int) -> list[Inline]:
+def _build(segs: list[Seg], k: int, present: frozenset[str]) -> list[Inline]:
+    """The tree of ``segs`` from format ``ORDER[k]`` down. Levels whose format no segment
+    of the paragraph carries (``present``) are skipped: grouping there yields one group and
+    only joins texts again, which is what the extra :func:`merge_texts` at the leaves does
+    (a second pass joins Code pieces an empty Text kept apart; a third changes nothing)."""
+    start = k
+    while k < len(ORDER) and ORDER[k] not in present:
+        k += 1
     if k == len(ORDER):
-        return _leaves(segs)
+        leaves = _leaves(segs)
+        return merge_texts(leaves) if k > start else leaves
     f = ORDER[k]
     out: list[Inline] = []
     for has, group in groupby(segs, key=lambda s: f in s.fmt):
-        inner = _build(list(group), k + 1)
+        inner = _build(list(group), k + 1, present)
         if has:
             lead, inner, trail = _peel(inner)
             out += lead
@@ -105,9 +115,16 @@ def _build(segs: list[Seg], k: int) -> list[Inline]:
 
 def build_inlines(segs: list[Seg]) -> list[Inline]:
     """Nested inline nodes for a paragraph's segments (links outermost)."""
+    groups = [(link, list(group)) for link, group in groupby(segs, key=lambda s: s.link)]
+    if len(groups) == 1 and groups[0][0] is None:
+        # no link: the tree is the result (its texts are joined already: a last
+        # merge_texts would change nothing)
+        members = groups[0][1]
+        return _build(members, 0, frozenset().union(*[s.fmt for s in members]))
     out: list[Inline] = []
-    for link, group in groupby(segs, key=lambda s: s.link):
-        children = _build(list(group), 0)
+    for link, members in groups:
+        present = frozenset().union(*[s.fmt for s in members])
+        children = _build(members, 0, present)
         if link is None:
             out.extend(children)
         elif children:
@@ -133,7 +150,7 @@ def strip_edges(nodes: list[Inline]) -> list[Inline]:
     return nodes
 
 
-@dataclass
+@dataclass(slots=True)
 class ParaState:
     """What the inline walk of one paragraph collects."""
 
@@ -147,14 +164,18 @@ class ParaState:
     in_delete: bool = False
 
     def add(self, node: Inline, fmt: frozenset[str] = frozenset(), font: str | None = "") -> None:
-        link = next((lk for lk in reversed(self.links) if lk is not None), None)
+        link = None
+        for lk in reversed(self.links):
+            if lk is not None:
+                link = lk
+                break
         if self.extra:
             fmt = fmt | frozenset(self.extra)
         self.segs.append(Seg(node, fmt, link))
-        if isinstance(node, Text) and node.text.strip():
+        if type(node) is Text and node.text.strip():
             self.fonts.append(font)
 
     @property
     def hidden(self) -> bool:
         """Inside a field's instruction part: text there is not shown."""
-        return any(f["phase"] == "instr" for f in self.fields)
+        return bool(self.fields) and any(f["phase"] == "instr" for f in self.fields)

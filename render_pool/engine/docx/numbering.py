@@ -8,6 +8,7 @@ they carry a ``startOverride``), and a higher level item resets the deeper level
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -132,6 +133,14 @@ class Numbering:
                 if lvl is not None:
                     inst.overrides[ilvl] = _parse_level(lvl)
             self.nums[nid] = inst
+
+    def fresh(self) -> Numbering:
+        """A copy that shares the parsed definitions (never changed after parsing) and has
+        counters of its own, as a newly parsed one would."""
+        twin = copy.copy(self)
+        twin.counters = {}
+        twin._started = set()
+        return twin
 
     def _abstract_id(self, num_id: str) -> str | None:
         inst = self.nums.get(num_id)

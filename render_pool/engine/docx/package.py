@@ -187,6 +187,17 @@ class Package:
             self._xml_cache[key] = parse_xml(self.read(name), name) if self.has(name) else None
         return self._xml_cache[key]
 
+    def is_parsed(self, name: str) -> bool:
+        """Whether :meth:`xml` has parsed (or looked for) the part already."""
+        return name.lstrip("/").lower() in self._xml_cache
+
+    def xml_from(self, name: str, data: bytes) -> etree._Element:
+        """Parse ``data``, the bytes :meth:`read` gave for part ``name``, and keep the tree
+        for :meth:`xml` (for callers that needed the bytes too: read once, parse once)."""
+        root = parse_xml(data, name)
+        self._xml_cache[name.lstrip("/").lower()] = root
+        return root
+
     # ------------------------------------------------------------ relationships
     def rels(self, part: str) -> dict[str, Rel]:
         """Relationships of ``part`` keyed by id, targets resolved to part names."""

@@ -15,6 +15,7 @@ from lxml import etree
 
 from render_pool.engine.common.inlines import ParaState, Seg, build_inlines, strip_edges
 from render_pool.engine.common.slugs import Slugger
+from render_pool.engine.docx import part_cache
 from render_pool.engine.docx.drawings import Drawings
 from render_pool.engine.docx.entries import (
     AnchorEntry,
@@ -26,10 +27,9 @@ from render_pool.engine.docx.entries import (
     assemble,
     locate_entries,
 )
-from render_pool.engine.docx.numbering import Numbering
 from render_pool.engine.docx.omml import omml_to_latex
 from render_pool.engine.docx.package import NS, Package
-from render_pool.engine.docx.styles import Style, Styles, is_mono_font, on
+from render_pool.engine.docx.styles import Style, first_children, is_mono_font, on
 from render_pool.engine.docx.tables import read_table
 from render_pool.engine.model import (
     Anchor,
@@ -72,10 +72,30 @@ _CODEISH = re.compile(r"[=;{}\[\]<>#\\|]|\w\(|\)\s*$|^\s{2,}\S|:\s*$|^\s*(def|cl
                       r"return|if|for|while|select|from|#include|function|var|let|const)\b",
                       re.IGNORECASE | re.MULTILINE)
 _TRACK_VALUES = ("accept", "all", "reject")
+_NO_FMT: frozenset[str] = frozenset()
+_NO_KIDS: dict[object, etree._Element] = {}
+_WP_ = _W + "p"  # the tags the walk meets most, compared whole before any other test
+_WR = _W + "r"
+_WT = _W + "t"
+_WRPR = _W + "rPr"
+_WPPR = _W + "pPr"
 
 
 def _local(el: Any) -> str:
-    return etree.QName(el).localname if isinstance(el.tag, str) else ""
+    """The local name of an element's tag ("" for comments and processing instructions);
+    string work rather than ``etree.QName``, which builds an object per call."""
+    tag = el.tag
+    return tag.rpartition("}")[2] if isinstance(tag, str) else ""
+
+
+def _first(el: etree._Element, tag: str) -> etree._Element | None:
+    """``el.find(tag)`` for one plain tag: the first such child. A loop over the children
+    costs a fraction of ``find``, which goes through lxml's path machinery on every call
+    (the properties it looks for are the first child by the schema's order)."""
+    for child in el:
+        if child.tag == tag:
+            return child
+    return None
 
 
 def _wval(el: etree._Element | None, default: str | None = None) -> str | None:
@@ -101,11 +121,12 @@ class DocxReader:
             raise CorruptDocument("Not a DOCX document: the main part has no w:body.")
         self.main_root: etree._Element = main_root
         styles_rel = self.pkg.rel_by_type(self.part, "styles")
-        self.styles = Styles(self.pkg.xml(styles_rel[0].target) if styles_rel else None)
-        styles_num = {sid: st.num_id for sid, st in self.styles.by_id.items() if st.num_id}
+        # both cached per worker by the parts' bytes (see part_cache)
+        self.styles, styles_key = part_cache.styles_for(
+            self.pkg, styles_rel[0].target if styles_rel else None)
         num_rel = self.pkg.rel_by_type(self.part, "numbering")
-        self.numbering = Numbering(self.pkg.xml(num_rel[0].target) if num_rel else None,
-                                   styles_num)
+        self.numbering = part_cache.numbering_for(
+            self.pkg, num_rel[0].target if num_rel else None, self.styles, styles_key)
         self.notes_src: dict[str, tuple[str, dict[str, etree._Element]]] = {}
         for kind, prefix in (("footnotes", "fn"), ("endnotes", "en")):
             rels = self.pkg.rel_by_type(self.part, kind)
@@ -122,6 +143,7 @@ class DocxReader:
         self.slugger = Slugger()
         self.drawings = Drawings(self)
         self.depth = 0
+        self._fmt_cache: dict[bytes, tuple[frozenset[str], str | None]] = {}
 
     # ------------------------------------------------------------ entry point
     def read(self) -> Document:
@@ -198,11 +220,11 @@ class DocxReader:
 
     def _collect_one(self, el: etree._Element, entries: list[Entry]) -> None:
         """The entries of one child of a container."""
-        local = _local(el)
-        ns = etree.QName(el).namespace if isinstance(el.tag, str) else None
-        if local == "p" and ns == NS["w"]:
+        if el.tag == _WP_:
             self._paragraph(el, entries)
-        elif local == "tbl":
+            return
+        local = _local(el)
+        if local == "tbl":
             keep = self.track == "all"
             table = read_table(el, self.blocks, keep_deleted_rows=keep, warn=self.doc.warn)
             if len(table.rows) == 1 and len(table.rows[0].cells) == 1:
@@ -240,21 +262,25 @@ class DocxReader:
             self._collect(el, entries)
 
     # ------------------------------------------------------------ paragraphs
-    def _para_style(self, ppr: etree._Element | None) -> Style | None:
-        sid = _wval(ppr.find(_W + "pStyle")) if ppr is not None else None
+    def _para_style(self, pkids: dict[object, etree._Element]) -> Style | None:
+        """The paragraph's style (``pkids``: the first child of each tag of its ``w:pPr``),
+        else the default paragraph style."""
+        sid = _wval(pkids.get(_W + "pStyle"))
         return self.styles.get(sid) or self.styles.get(self.styles.default_para)
 
     def _paragraph(self, p: etree._Element, entries: list[Entry]) -> None:
-        ppr = p.find(_W + "pPr")
-        style = self._para_style(ppr)
+        ppr = _first(p, _WPPR)
+        pkids = first_children(ppr) if ppr is not None else _NO_KIDS
+        style = self._para_style(pkids)
         state = ParaState()
         self._inlines(p, state, style)
         # heading level: direct outline level > style
         level: int | None = None
         title = False
-        if ppr is not None and ppr.find(_W + "outlineLvl") is not None:
+        outline = pkids.get(_W + "outlineLvl")
+        if outline is not None:
             try:
-                ol = int(_wval(ppr.find(_W + "outlineLvl"), "9") or "9")
+                ol = int(_wval(outline, "9") or "9")
             except ValueError:
                 ol = 9
             level = ol + 1 if ol < 9 else None
@@ -262,14 +288,20 @@ class DocxReader:
             level = style.heading
             title = style.title
         # numbering
-        num_id, ilvl = self._numbering_of(ppr, style)
+        num_id, ilvl = self._numbering_of(pkids, style)
         segs = state.segs
         # paragraphs whose mark is a tracked deletion merge with the next one in Word; we
         # simply keep their content.
-        has_content = any(
-            not isinstance(s.node, Text) or s.node.text.strip() for s in segs
-            if not isinstance(s.node, Anchor)
-        )
+        has_content = False
+        for s in segs:
+            node = s.node
+            if type(node) is Text:
+                if node.text.strip():
+                    has_content = True
+                    break
+            elif not isinstance(node, Anchor):
+                has_content = True
+                break
         if title or level:
             if has_content:
                 self._heading(min(level or 1, 6), state, num_id, ilvl, entries, title)
@@ -294,9 +326,9 @@ class DocxReader:
         inlines = strip_edges(build_inlines(self._clean_segs(segs)))
         checked = self._take_checkbox(inlines)
         # display math alone in a paragraph -> MathBlock
-        visible = [n for n in inlines if not (isinstance(n, Text) and not n.text.strip())]
-        maths = [n for n in visible if isinstance(n, Math)]
-        if maths and len(maths) == len(visible) and (
+        maths = [n for n in inlines if type(n) is Math]
+        if maths and len(maths) == sum(  # every visible inline is math
+                1 for n in inlines if not (type(n) is Text and not n.text.strip())) and (
                 len(maths) == 1 or all(n.display for n in maths)):
             for n in maths:
                 entries.append(BlockEntry(MathBlock(n.tex)))
@@ -317,11 +349,11 @@ class DocxReader:
             entries.append(BlockEntry(para))
         entries.extend(BlockEntry(b) for b in state.pending)
 
-    def _numbering_of(self, ppr: etree._Element | None, style: Style | None
+    def _numbering_of(self, pkids: dict[object, etree._Element], style: Style | None
                       ) -> tuple[str | None, int]:
         num_id: str | None = None
         ilvl: int | None = None
-        numpr = ppr.find(_W + "numPr") if ppr is not None else None
+        numpr = pkids.get(_W + "numPr")
         if numpr is not None:
             num_id = _wval(numpr.find(_W + "numId"))
             lv = _wval(numpr.find(_W + "ilvl"))
@@ -362,9 +394,14 @@ class DocxReader:
         for s in segs:
             node = s.node
             if isinstance(node, Text):
-                text = node.text.replace("\t", " ")
-                fmt = s.fmt - {"b"} if heading else s.fmt
-                out.append(Seg(Text(text), fmt, s.link))
+                if "\t" in node.text:
+                    node = Text(node.text.replace("\t", " "))
+                if heading and "b" in s.fmt:
+                    out.append(Seg(node, s.fmt - {"b"}, s.link))
+                elif node is s.node:
+                    out.append(s)  # nothing to clean: the segment as it is
+                else:
+                    out.append(Seg(node, s.fmt, s.link))
             elif isinstance(node, NoteRef | Anchor | Math):
                 out.append(Seg(node, frozenset(), s.link))
             else:
@@ -390,12 +427,12 @@ class DocxReader:
             return False
         if style is not None and style.code:
             return True
+        # the font test first: it settles most paragraphs (both tests must pass)
+        para_font = (style.font if style else None) or self.styles.default_font
+        if not all(is_mono_font(f if f else para_font) for f in state.fonts):
+            return False
         if any(not isinstance(s.node, Text | LineBreak) for s in state.segs
                if not isinstance(s.node, Anchor)):
-            return False
-        para_font = (style.font if style else None) or self.styles.default_font
-        fonts = [f if f else para_font for f in state.fonts]
-        if not all(is_mono_font(f) for f in fonts):
             return False
         text = "".join(self._code_text(s.node) for s in state.segs)
         return bool(_CODEISH.search(text))
@@ -422,11 +459,13 @@ class DocxReader:
     # ------------------------------------------------------------ inlines
     def _inlines(self, el: etree._Element, state: ParaState, pstyle: Style | None) -> None:
         for c in el:
+            if c.tag == _WR:  # most children are runs
+                self._run(c, state, pstyle)
+                continue
             if not isinstance(c.tag, str):
                 continue
             local = _local(c)
-            ns = etree.QName(c).namespace
-            if ns == NS["m"]:
+            if c.tag.startswith(_M):
                 if local == "oMathPara":
                     for om in c.iter(_M + "oMath"):
                         state.add(Math(omml_to_latex(om), display=True))
@@ -540,35 +579,49 @@ class DocxReader:
         return None
 
     def _run_fmt(self, rpr: etree._Element | None) -> tuple[frozenset[str], str | None]:
-        cstyle = self.styles.get(_wval(rpr.find(_W + "rStyle"))) if rpr is not None else None
+        """A run's formats and font: its own properties, else its character style's. The
+        answer depends only on the properties' XML (the styles are the document's): a
+        document repeats a few property sets over hundreds of runs, so it is kept by that
+        XML."""
+        if rpr is None:  # most runs: no properties, no character style
+            return _NO_FMT, None
+        key = etree.tostring(rpr, with_tail=False)
+        found = self._fmt_cache.get(key)
+        if found is None:
+            found = self._fmt_cache[key] = self._read_run_fmt(rpr)
+        return found
+
+    def _read_run_fmt(self, rpr: etree._Element) -> tuple[frozenset[str], str | None]:
+        kids = first_children(rpr)  # one pass over the properties, not a find per property
+        cstyle = self.styles.get(_wval(kids.get(_W + "rStyle")))
         fmt: set[str] = set()
 
         def prop(tag: str, attr: str) -> bool:
-            val = on(rpr.find(_W + tag)) if rpr is not None else None
+            val = on(kids.get(tag))
             if val is None and cstyle is not None:
                 val = getattr(cstyle, attr)
             return bool(val)
 
-        if prop("b", "bold"):
+        if prop(_W + "b", "bold"):
             fmt.add("b")
-        if prop("i", "italic"):
+        if prop(_W + "i", "italic"):
             fmt.add("i")
-        if prop("strike", "strike") or (rpr is not None and on(rpr.find(_W + "dstrike"))):
+        if prop(_W + "strike", "strike") or on(kids.get(_W + "dstrike")):
             fmt.add("s")
-        u = rpr.find(_W + "u") if rpr is not None else None
+        u = kids.get(_W + "u")
         if u is not None:
             if u.get(_W + "val", "single") != "none":
                 fmt.add("u")
         elif cstyle is not None and cstyle.underline:
             fmt.add("u")
-        va = _wval(rpr.find(_W + "vertAlign")) if rpr is not None else None
+        va = _wval(kids.get(_W + "vertAlign"))
         va = va or (cstyle.vert if cstyle else None)
         if va == "superscript":
             fmt.add("sup")
         elif va == "subscript":
             fmt.add("sub")
         font = None
-        rf = rpr.find(_W + "rFonts") if rpr is not None else None
+        rf = kids.get(_W + "rFonts")
         if rf is not None:
             font = rf.get(_W + "ascii") or rf.get(_W + "hAnsi")
         if font is None and cstyle is not None:
@@ -578,11 +631,21 @@ class DocxReader:
         return frozenset(fmt), font
 
     def _run(self, r: etree._Element, state: ParaState, pstyle: Style | None) -> None:
-        rpr = r.find(_W + "rPr")
-        fmt, font = self._run_fmt(rpr)
-        for c in r:
-            if not isinstance(c.tag, str):
+        kids = list(r)
+        rpr = None
+        for c in kids:  # r.find(_WRPR), without lxml's path machinery
+            if c.tag == _WRPR:
+                rpr = c
+                break
+        fmt, font = (_NO_FMT, None) if rpr is None else self._run_fmt(rpr)
+        for c in kids:
+            tag = c.tag
+            if tag == _WT:  # text, most of a run's children (what the general path does)
+                if not state.fields or not state.hidden:
+                    state.add(Text(c.text or ""), fmt, font)
                 continue
+            if tag == _WRPR or not isinstance(tag, str):
+                continue  # the properties: read above
             local = _local(c)
             if local == "fldChar":
                 kind = c.get(_W + "fldCharType")
@@ -720,6 +783,8 @@ class DocxReader:
     # ------------------------------------------------------------ internal links
     def _fix_internal_links(self) -> None:
         """Links to a bookmark that marks a heading point at the heading's id instead."""
+        if not self.bookmark_heading:
+            return  # no such bookmark: no need to walk the document
         for node in walk_document(self.doc):
             if isinstance(node, Link) and node.target.startswith("#"):
                 name = node.target[1:]

@@ -9,6 +9,7 @@ simple question: what kind of paragraph is this style?
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -46,8 +47,10 @@ MONO_FONTS = ("courier", "consolas", "menlo", "monaco", "lucida console", "mono"
               "fixedsys", "prestige elite")
 
 
+@functools.lru_cache(maxsize=256)
 def is_mono_font(name: str | None) -> bool:
-    """Whether a font name is a monospace face (used to detect code)."""
+    """Whether a font name is a monospace face (used to detect code); kept per name, as
+    it is asked for every run of every paragraph."""
     if not name:
         return False
     low = name.lower()

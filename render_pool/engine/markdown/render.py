@@ -7,6 +7,7 @@ shared helpers). The rules are the Markdown writer's; see ``writers/markdown.py`
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -59,8 +60,6 @@ __all__ = ["MarkdownRenderer", "pipe_ok"]
 
 # ----------------------------------------------------------------- inline helpers
 _FORMATS = (Emph, Strong, Strike)
-_ALWAYS_ESCAPE = set("\\*_[]<|$")
-_ENTITY = re.compile(r"&(#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 # "&" that a CommonMark parser (entity with ";") or a browser (numeric, even without ";")
 # would decode inside a destination
 _DEST_AMP = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]{1,31};)")
@@ -117,7 +116,9 @@ def _normalize(nodes: list[Inline], active: frozenset[type] = frozenset()) -> li
     """
     out: list[Inline] = []
     for node in nodes:
-        if isinstance(node, _FORMATS) and type(node) in active:
+        if type(node) is Text or type(node) is Code:  # most nodes: nothing to do
+            out.append(node)
+        elif isinstance(node, _FORMATS) and type(node) in active:
             out.extend(_normalize(node.children, active))
         elif isinstance(node, _FORMATS):
             kids = _normalize(node.children, active | {type(node)})
@@ -135,14 +136,15 @@ def _normalize(nodes: list[Inline], active: frozenset[type] = frozenset()) -> li
     merged: list[Inline] = []
     for node in out:
         prev = merged[-1] if merged else None
-        if isinstance(node, Text) and isinstance(prev, Text):
-            merged[-1] = Text(prev.text + node.text)
+        if isinstance(node, Text):
+            if isinstance(prev, Text):
+                merged[-1] = Text(prev.text + node.text)
+            elif node.text:
+                merged.append(node)
         elif isinstance(node, Code) and isinstance(prev, Code):  # `a``b` would be one span
             merged[-1] = Code(prev.text + node.text)
         elif isinstance(node, _FORMATS) and type(prev) is type(node):
             merged[-1] = type(node)(prev.children + node.children)
-        elif isinstance(node, Text) and not node.text:
-            continue
         else:
             merged.append(node)
     return merged
@@ -237,19 +239,26 @@ def _link_title(title: str, in_table: bool) -> str:
     return f' "{t}"'
 
 
+# what _escape_text rewrites: one pattern for the whole text, not a test per character
+_TEXT_SPECIAL = re.compile(
+    r"[`~\\*_\[\]<|$]|&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
+_TEXT_REPLACEMENT = {"`": "&#96;",  # an entity can never open a code span, in any parser
+                     "~": "&#126;"}  # nor a strikethrough (some parsers ignore "\~" there)
+_NEWLINES = re.compile(r"[\r\n]+")
+
+
+def _escape_special(m: re.Match[str]) -> str:
+    ch = m.group()
+    return _TEXT_REPLACEMENT.get(ch) or "\\" + ch
+
+
 def _escape_text(text: str) -> str:
-    text = re.sub(r"[\r\n]+", " ", text)
-    out = []
-    for i, ch in enumerate(text):
-        if ch == "`":
-            out.append("&#96;")  # an entity can never open a code span, in any parser
-        elif ch == "~":
-            out.append("&#126;")  # nor a strikethrough (some parsers ignore "\~" there)
-        elif ch in _ALWAYS_ESCAPE or (ch == "&" and _ENTITY.match(text, i)):
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    return "".join(out)
+    """``text`` so that it reads back as the same text: line breaks become spaces, ``\\ * _
+    [ ] < | $`` and an ``&`` that starts an entity get a backslash, a backtick and a tilde
+    become entities."""
+    if "\r" in text or "\n" in text:
+        text = _NEWLINES.sub(" ", text)
+    return _TEXT_SPECIAL.sub(_escape_special, text)
 
 
 def _escape_line_starts(text: str) -> str:
@@ -271,8 +280,13 @@ class MarkdownRenderer:
         self.doc = doc
         self.resolve_image = resolve_image
         self.notes = NoteNumbering(doc)
-        self.html = HtmlRenderer(doc, resolve_image, self.notes)
         self.emitted_anchors: set[str] = set()
+
+    @functools.cached_property
+    def html(self) -> HtmlRenderer:
+        """The HTML renderer for tables a pipe table cannot hold, made on first use: it walks
+        the whole document to assign ids, which most documents never need."""
+        return HtmlRenderer(self.doc, self.resolve_image, self.notes)
 
     # ------------------------------------------------------------- inlines
     def inlines(self, nodes: list[Inline], ctx: _Ctx) -> str:
