@@ -48,10 +48,13 @@ PUBLIC_CHECK_KEY = ".docservice-public-read-check.txt"  # written and removed by
 
 @dataclass(frozen=True)
 class LinkPair:
-    """Direct link (may answer 403 on a private bucket) and time-limited presigned link."""
+    """Direct link (may answer 403 on a private bucket) and time-limited presigned link;
+    ``key``: the object key they name (the one it was stored under, ``.bin`` included), from
+    which the service's own durable link is made (``tornado_app.documents.storage.links``)."""
 
     storage_url: str
     storage_presigned_url: str
+    key: str = ""
 
     def as_dict(self) -> dict[str, str]:
         """The two response fields."""
@@ -144,7 +147,7 @@ class ObjectStore:
 
     def links(self, key: str, expires: timedelta | None = None) -> LinkPair:
         """Direct and presigned links of ``key``."""
-        return LinkPair(self.direct_url(key), self.presigned_url(key, expires))
+        return LinkPair(self.direct_url(key), self.presigned_url(key, expires), key)
 
     # -- objects
     def put_bytes(self, key: str, data: bytes, content_type: str = OPAQUE) -> LinkPair:

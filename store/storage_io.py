@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from store.link_keys import LinkKeys
 from store.linkmap import LinkMap
 from store.object_keys import tenant_prefix
 from store.objects import DEFAULT_EXPIRY, LinkPair, ObjectStore
@@ -36,6 +37,7 @@ class StorageIO:
         # the address policy always allows them
         self.trusted_endpoints: set[str] = set()
         self.linkmap = LinkMap(db)
+        self.link_keys = LinkKeys(db)  # sign the service's own download links
 
     async def io(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a blocking storage call in the storage thread pool."""
@@ -69,10 +71,3 @@ class StorageIO:
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
-
-
-
-def link_for_documents(store: ObjectStore, links: LinkPair) -> str:
-    """The link written into stored documents: the direct link on a public-read bucket
-    (it never expires), else the presigned one (a private bucket answers 403 otherwise)."""
-    return links.storage_url if store.config.public_read else links.storage_presigned_url

@@ -24,6 +24,11 @@ from tornado_app.embedded.servers import Child, start_redis, start_secantus
 from tornado_app.services import Services, open_services
 from tornado_app.settings import Settings
 
+# The suite's older tests read links as the storage's own (presigned and direct, on the S3
+# host); tests/test_durable_links.py covers the default, the service's own links. Servers the
+# tests start inherit this too.
+os.environ.setdefault("STORAGE_LINKS", "presigned")
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"
 
@@ -61,7 +66,8 @@ def mongo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Child]:
 
 @pytest.fixture
 def settings() -> Settings:
-    return Settings(mongo_db=f"t_{uuid.uuid4().hex[:12]}", allow_private_urls=True)
+    return Settings(mongo_db=f"t_{uuid.uuid4().hex[:12]}", allow_private_urls=True,
+                    storage_links="presigned")
 
 
 @pytest.fixture

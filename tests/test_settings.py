@@ -118,8 +118,9 @@ def _other(spec: Spec, default: Any) -> str:
         return "10.0.0.0/8" if spec.separators != "," else "x.example"
     if spec.kind == "path":
         return "/srv/elsewhere"
-    if spec.kind == "custom":
-        return "ACME:/srv/acme;/srv/operator"
+    if spec.kind == "custom":  # each custom setting's own form
+        return {"PUBLIC_BASE_URL": "https://docs.example.test"}.get(
+            spec.env, "ACME:/srv/acme;/srv/operator")
     if spec.kind == "text":
         return "something-else"
     number = int(default) + 1

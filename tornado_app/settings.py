@@ -25,6 +25,7 @@ import ipaddress
 import math
 import os
 import re
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
@@ -39,6 +40,7 @@ LogFormat = Literal["auto", "json", "console"]
 EventLoop = Literal["uvloop", "asyncio"]
 DocsAuth = Literal["required", "none"]
 OcrEngine = Literal["api", "cli"]
+LinkMode = Literal["service", "presigned", "direct"]
 OfficeSandbox = Literal["required", "off"]
 
 KINDS = ("int", "duration", "size", "bool", "choice", "list", "text", "path", "custom")
@@ -266,6 +268,19 @@ def _network(part: str) -> str:
 
 def _origin(part: str) -> str:
     return part.rstrip("/").lower()
+
+
+def _base_url(text: str) -> str:
+    """``PUBLIC_BASE_URL``: an http(s) address with a host, no user, query or fragment; links
+    are made on it, so anything else stops the service at start rather than writing bad links."""
+    text = text.strip().rstrip("/")
+    parts = urllib.parse.urlsplit(text)
+    if not text:
+        return ""
+    if (parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc
+            or parts.query or parts.fragment):
+        raise ValueError(text)
+    return text
 
 
 # OWASP's argon2id rows (memory KiB, passes): the service hashes at one of them or stronger.
@@ -585,11 +600,26 @@ class Settings:
                                    "(direct links instead of presigned ones)", group=STORAGE)
     s3_region: str = setting("", "text", "region used for signing", group=STORAGE,
                              shown="(none)")
-    presign_expiry_seconds: int = setting(86400, "duration", "lifetime of every presigned link, "
-                                          "also those written into stored Markdown and batch "
-                                          "documents on a private bucket (S3's maximum: 7 days). "
-                                          "Links that must not expire need a public-read bucket",
+    presign_expiry_seconds: int = setting(86400, "duration", "lifetime of every presigned link "
+                                          "(`STORAGE_LINKS=presigned`: also those written into "
+                                          "stored Markdown and batch documents on a private "
+                                          "bucket; S3's maximum: 7 days)",
                                           group=STORAGE, low=60, high=7 * 86400, clamp=True)
+    storage_links: LinkMode = setting(
+        "service", "choice", "the links answered for stored results and written into stored "
+        "documents: `service`, this service's own download address (`/proxy/object/...`, on "
+        "`PUBLIC_BASE_URL`) with a token per object, which never expires; `presigned`, S3 "
+        "presigned links valid `PRESIGN_EXPIRY_SECONDS` (the answer says until when); `direct`, "
+        "the bucket's plain links, used only while the company's storage has `public_read` and "
+        "an anonymous read of a test object succeeds (else `service` links, with a warning)",
+        group=STORAGE)
+    public_base_url: str = setting(
+        "", "custom", "the address clients reach this service at (`https://docs.example.com`, "
+        "a path allowed), on which `service` links are made; empty: the address of the request "
+        "that stores (a job: of the request that queued it), from its Host header: set this "
+        "when the service runs behind a proxy or clients reach it by another name", group=STORAGE,
+        shown="(the request's)", parse=lambda text: _base_url(text),
+        form="an http(s) address without query, fragment or user")
     storage_allowed_endpoints: tuple[str, ...] = setting(
         (), "list", "storage endpoints allowed although they are loopback, link-local or metadata "
         "addresses (the embedded storage and the `S3_*` one are always allowed)",

@@ -57,6 +57,7 @@ class Converted:
     export: str = ""
     images: list[ImageUpload] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # facts about the reading, not problems
+    pages: int = 1  # pages read (a PDF's, or those it was limited to); 1 for an unpaged input
 
 
 def convert_document(data: bytes, export: str, engine: str = registry.DEFAULT_ENGINE,
@@ -81,14 +82,14 @@ def convert_document(data: bytes, export: str, engine: str = registry.DEFAULT_EN
         content = registry.write_text(export, doc, resolve_image=resolver_for(doc, mode),
                                       options=given.write)
         return Converted(content, entry.media_type, list(doc.warnings), export,
-                         notes=list(doc.read_notes))
+                         notes=list(doc.read_notes), pages=len(doc.pages) or 1)
     tokens = placeholder_tokens(list(doc.resources))
     content = registry.write_text(export, doc, resolve_image=mapping_resolver(doc, tokens),
                                   options=given.write)
     images = [ImageUpload(key.rsplit("/", 1)[-1], res.data, res.mime, tokens[key])
               for key, res in doc.resources.items()]
     return Converted(content, entry.media_type, list(doc.warnings), export, images,
-                     list(doc.read_notes))
+                     list(doc.read_notes), len(doc.pages) or 1)
 
 
 def ocr_page(data: bytes, index: int, languages: str) -> tuple[Any, float]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from store.job_queue import IdempotencyConflict, QueueFull
 from store.staging import StagedArchives
+from tornado_app import request_base
 from tornado_app.documents.base import DocsError, DocsHandler
 from tornado_app.documents.webhooks import check_callback, require_secret
 
@@ -108,6 +109,8 @@ async def submit(handler: DocsHandler, kind: str, fields: dict[str, str],
             key = StagedArchives.new(store.config.prefix, kind, len(input_bytes)).key
             await svc.storage.put(store, key, input_bytes, "application/octet-stream")
             job_input = {**job_input, "key": key, "owned": True}
+        # the job's links name the address its caller used (tornado_app.request_base)
+        job_input = {**job_input, "base": request_base.current()}
         await queue.submit(handler.company_id, kind, job_input, callback_url=callback,
                            job_id=job_id, limit=limit, name=job_name(kind, files, job_input))
     except QueueFull as exc:

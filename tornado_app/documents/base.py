@@ -14,6 +14,7 @@ import tornado.web
 from render_pool.errors import ConversionError
 from store.booleans import NotABoolean, parse_bool
 from store.storage_errors import StorageError
+from tornado_app import request_base
 from tornado_app.api_errors import ApiError
 from tornado_app.callers import Caller
 from tornado_app.documents.fetch import FetchFailed, FetchRefused
@@ -135,6 +136,7 @@ class DocsHandler(BaseHandler):
             raise ApiError(403, "FORBIDDEN", "cross-site request refused")
         self.caller = await identify(self.services, session_credential(self.request),
                                      self.request.remote_ip or "")
+        request_base.remember(self.request)  # links to this service: where it was reached
         if self.request.method in self.admin_methods:
             require_admin(self.caller)
 

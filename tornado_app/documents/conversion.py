@@ -24,8 +24,10 @@ from render_pool.errors import ConversionError, OcrPending
 from render_pool.runtime.pool import RenderPool
 from store.object_keys import result_key
 from store.objects import ObjectStore
-from store.storage_io import StorageIO, link_for_documents
+from store.storage_io import StorageIO
 from tornado_app.documents.base import DocsError
+from tornado_app.documents.object_links import link_maker
+from tornado_app.documents.page_progress import pages_done
 from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
@@ -34,10 +36,13 @@ log = logging.getLogger(__name__)
 async def _ocr_pages(pool: RenderPool, company_id: str, pending: OcrPending, data: bytes,
                      languages: str) -> dict[int, Any]:
     """Each page ``pending`` names recognised in a pool job of its own: its reading, or the
-    message of the failure it met (the document is read without that page's OCR)."""
+    message of the failure it met (the document is read without that page's OCR). Each page
+    done is reported (:mod:`tornado_app.documents.page_progress`); cancelling the caller's
+    task starts no further page."""
     pdf = pending.pdf if pending.pdf is not None else data
     window = asyncio.Semaphore(max(1, pool.workers))
     out: dict[int, Any] = {}
+    await pages_done(0, len(pending.pages))
 
     async def one(index: int) -> None:
         async with window:
@@ -50,6 +55,7 @@ async def _ocr_pages(pool: RenderPool, company_id: str, pending: OcrPending, dat
                 log.info("OCR of a page failed", extra={"page": index + 1,
                                                          "error": exc.message})
                 out[index] = exc.message
+        await pages_done(len(out), len(pending.pages))  # outside the window: no page waits
 
     await asyncio.gather(*(one(i) for i in pending.pages))
     return out
@@ -65,6 +71,7 @@ async def read_and_write(pool: RenderPool, company_id: str, data: bytes, export:
         converted: jobs.Converted = await pool.run(
             jobs.convert_document, data, export, engine, fanout, for_upload=for_upload,
             tenant=company_id)
+        await pages_done(converted.pages, converted.pages)
         return converted
     except OcrPending as pending:
         with pool.spreading():  # one request against the queue's limit, not one a page
@@ -74,6 +81,7 @@ async def read_and_write(pool: RenderPool, company_id: str, data: bytes, export:
             converted = await pool.run(jobs.convert_document, data, export, engine,
                                        with_pages, for_upload=for_upload, tenant=company_id,
                                        admitted=True)
+            await pages_done(converted.pages, converted.pages)
             return converted
 
 
@@ -116,16 +124,18 @@ async def convert(svc: Services, company_id: str, data: bytes, *, export: str, e
     store = await _store(svc, company_id)
     prefix = store.config.prefix
     result = await _convert_job(svc, company_id, data, export, engine, options, True)
+    maker = await link_maker(svc, company_id, store)
     links: dict[str, str] = {}
     for image in result.images:  # typed by store.stored_content: an SVG is an attachment
         asset = await _storage(svc).io(store.put_asset, prefix, image.name, image.data,
                                      image.content_type)
-        links[image.token] = link_for_documents(store, asset.links)
+        links[image.token] = maker.for_documents(asset.key)
     content = jobs.fill_image_links(result, links)
     key = result_key(prefix, "converted", f"{filename}.{jobs.FILE_EXTENSIONS[export]}",
                      token=result_token)
     stored = await _storage(svc).put(store, key, content.encode("utf-8"), result.media_type)
-    return {**stored.as_dict(), "warnings": result.warnings, "notes": result.notes}
+    return {**maker.pair(stored.key), "warnings": [*result.warnings, *maker.warnings],
+            "notes": result.notes}
 
 
 async def save_rendered(svc: Services, company_id: str, rendered: jobs.Rendered, name: str,
@@ -134,5 +144,6 @@ async def save_rendered(svc: Services, company_id: str, rendered: jobs.Rendered,
     the link pair."""
     store = await _store(svc, company_id)
     key = result_key(store.config.prefix, "rendered", name, token=result_token)
+    maker = await link_maker(svc, company_id, store)
     stored = await _storage(svc).put(store, key, rendered.data, rendered.media_type)
-    return {**stored.as_dict(), "warnings": rendered.warnings}
+    return {**maker.pair(stored.key), "warnings": [*rendered.warnings, *maker.warnings]}

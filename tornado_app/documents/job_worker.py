@@ -6,6 +6,10 @@ and records progress and the result on the job. Beside it runs the webhook sende
 A job is acknowledged only when it has ended, so a consumer that dies leaves it to another
 (claimed after ``JOB_CLAIM_IDLE_SECONDS``). A cancel is seen at the job's next step: the run is
 abandoned; a batch records as its result the documents it stored before and those it did not.
+A conversion (``convert``, ``markdown``) counts pages in ``done``/``total`` as they finish (the
+pages of a scan as they are recognised, :mod:`tornado_app.documents.page_progress`) and is
+watched for a cancel while it runs: its task is cancelled within ``CANCEL_POLL_SECONDS``, so
+no further page starts (the pages in the pool's workers at that moment run out there).
 On shutdown the running job is given a grace period to end, then handed back to the queue.
 """
 
@@ -20,14 +24,18 @@ import time
 import uuid
 from typing import Any
 
-from store.job_queue import Delivery
+from store.job_queue import ENDED, Delivery
 from store.staging import STAGING_PREFIX
 from store.storage_errors import StorageError
+from tornado_app import request_base
 from tornado_app.documents.batches.batch_service import BatchStopped
+from tornado_app.documents.page_progress import reporting_pages
 from tornado_app.documents.webhooks import WebhookSender
 from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
+
+CANCEL_POLL_SECONDS = 0.25  # how soon a running conversion sees its cancel (one Redis GET)
 
 
 class JobCancelled(BatchStopped):
@@ -188,6 +196,47 @@ class JobWorker:
         rendered, name = await render_markdown_form(self.svc, company_id, fields, files)
         return await save_rendered(self.svc, company_id, rendered, name, result_token=job_id)
 
+    async def _watched_convert(self, company_id: str, job_id: str, kind: str, data: bytes
+                               ) -> tuple[dict[str, Any], tuple[int, int]]:
+        """:meth:`_convert` with its pages counted on the record as they finish, stopped by a
+        cancel (raises :class:`JobCancelled`). Returns the result and the last (done, total)
+        reported ((1, 1) when none was: a document without pages)."""
+        last = [0, 0]
+        writing = asyncio.Lock()
+
+        async def report(done: int, total: int) -> None:
+            async with writing:  # in order, and never a count below one written before
+                if total == last[1] and done <= last[0]:
+                    return
+                last[:] = [done, total]
+                await self.queue.update(company_id, job_id, {"done": done, "total": total})
+
+        with reporting_pages(report):  # the task copies this context: its pages report
+            task = asyncio.ensure_future(self._convert(company_id, job_id, kind, data))
+        stopped = asyncio.Event()
+        watcher = asyncio.ensure_future(self._watch_cancel(company_id, job_id, task, stopped))
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            if stopped.is_set():
+                raise JobCancelled(job_id) from None
+            raise
+        finally:
+            watcher.cancel()
+        return result, ((last[0], last[1]) if last[1] else (1, 1))
+
+    async def _watch_cancel(self, company_id: str, job_id: str, task: asyncio.Future[Any],
+                            stopped: asyncio.Event) -> None:
+        """Cancel ``task`` once the job has ended elsewhere (cancelled) or is gone."""
+        while not task.done():
+            await asyncio.sleep(CANCEL_POLL_SECONDS)
+            with contextlib.suppress(Exception):  # Redis away a moment: look again
+                record = await self.queue.get(company_id, job_id)
+                if record is None or record["state"] in ENDED:
+                    stopped.set()
+                    task.cancel()
+                    return
+
     async def _folder(self, company_id: str, job_input: dict[str, Any], progress: Any
                       ) -> list[dict[str, Any]]:
         """An async ``/md/convert-folder``: the folder must be under the job's company's
@@ -222,6 +271,7 @@ class JobWorker:
                 raise JobCancelled(job_id)
 
         job_input = record["input"]
+        request_base.use(str(job_input.get("base") or ""))  # this job's task only
         try:
             storage = self.svc.storage
             if storage is None:
@@ -233,9 +283,10 @@ class JobWorker:
             store = await storage.store(company_id)
             data = await storage.io(store.get_bytes, job_input["key"])
             if record["kind"] != "archive":
-                return {"state": "done", "done": 1, "total": 1, "current": "",
-                        "result": await self._convert(company_id, job_id, record["kind"],
-                                                      data)}
+                result, (done, total) = await self._watched_convert(
+                    company_id, job_id, record["kind"], data)
+                return {"state": "done", "done": done, "total": total, "current": "",
+                        "result": result}
             files = await process_archive(
                 self.svc, company_id, data, job_input["name"],
                 prefix=job_input.get("prefix", ""), version_id=job_input.get("versionId", ""),

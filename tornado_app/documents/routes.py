@@ -18,6 +18,7 @@ from tornado_app.documents.jobs import (
     JobsListHandler,
 )
 from tornado_app.documents.markdown import MarkdownConvertHandler, ThemesHandler
+from tornado_app.documents.object_links import ROUTE as OBJECT_LINK_ROUTE
 from tornado_app.documents.preview import MarkdownPreviewHandler
 from tornado_app.documents.storage.config_handlers import (
     ConfigSnapshotHandler,
@@ -31,7 +32,7 @@ from tornado_app.documents.storage.profile_handlers import (
     ProfilesHandler,
     SaveProfileHandler,
 )
-from tornado_app.documents.storage.proxy_handlers import ProxyDownloadHandler
+from tornado_app.documents.storage.proxy_handlers import ObjectLinkHandler, ProxyDownloadHandler
 from tornado_app.documents.webhook_secret import WebhookSecretHandler
 
 
@@ -60,4 +61,5 @@ def docs_routes() -> list[Any]:
         (r"/config/linkmap", LinkMapHandler),
         (r"/system/time/check", TimeCheckHandler),
         (r"/proxy/download", ProxyDownloadHandler),
+        (OBJECT_LINK_ROUTE, ObjectLinkHandler),
     ]

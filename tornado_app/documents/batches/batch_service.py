@@ -35,8 +35,9 @@ from store.object_keys import clean_prefix, object_key
 from store.objects import ObjectStore, StoredAsset
 from store.staging import StagedArchive, StagedArchives, purge_expired
 from store.storage_errors import StorageConfigError, StorageError
-from store.storage_io import StorageIO, link_for_documents
+from store.storage_io import StorageIO
 from tornado_app.documents.base import DocsError
+from tornado_app.documents.object_links import LinkMaker, link_maker
 from tornado_app.services import Services
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class _Context:
     scratch: str  # the pool jobs' output files (removed with the batch)
     known: Lookups
     company_id: str  # the tenant whose turn the pool jobs take
+    links: LinkMaker  # the links answered and written into documents (STORAGE_LINKS)
     chunks: dict[str, Any] | None = None  # the chunks writer's options, or no chunks
 
     async def io(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -94,10 +96,10 @@ def _upload_scratch(store: ObjectStore, prefix: str, path: str, name: str) -> St
         return store.put_asset_file(prefix, name, fh)
 
 
-def _put_document(store: ObjectStore, key: str, path: str,
-                  content_type: str = "text/markdown; charset=utf-8") -> dict[str, str]:
+def _put_document(links: LinkMaker, key: str, path: str,
+                  content_type: str = "text/markdown; charset=utf-8") -> dict[str, Any]:
     with open(path, "rb") as fh:
-        return store.put_file(key, fh, content_type).as_dict()
+        return links.pair(links.store.put_file(key, fh, content_type).key)
 
 
 async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
@@ -107,7 +109,7 @@ async def _upload_assets(ctx: _Context, wanted: list[str]) -> None:
         async with slots:
             try:
                 stored = await ctx.io(_upload_inside, ctx.store, ctx.base, ctx.root, rel)
-                ctx.known.asset_links[rel] = link_for_documents(ctx.store, stored.links)
+                ctx.known.asset_links[rel] = ctx.links.for_documents(stored.key)
             except OSError as exc:
                 ctx.known.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
 
@@ -139,7 +141,7 @@ async def _upload_stylesheet(ctx: _Context, rel: str, seen: set[str]) -> None:
         known.asset_errors[rel] = f"unreadable: {exc.strerror or exc}"
         return
     stored = await ctx.io(_upload_scratch, ctx.store, ctx.base, path, posixpath.basename(rel))
-    known.asset_links[rel] = link_for_documents(ctx.store, stored.links)
+    known.asset_links[rel] = ctx.links.for_documents(stored.key)
 
 
 async def _process_document(ctx: _Context, plan: DocumentPlan) -> dict[str, Any] | None:
@@ -153,7 +155,7 @@ async def _process_document(ctx: _Context, plan: DocumentPlan) -> dict[str, Any]
     inline: dict[str, str] = {}
     for image in images:  # uploaded once by content hash
         stored = await ctx.io(_upload_scratch, ctx.store, ctx.base, image.path, image.name)
-        inline[image.uri] = link_for_documents(ctx.store, stored.links)
+        inline[image.uri] = ctx.links.for_documents(stored.key)
     try:
         result = await ctx.pool(batch_jobs.finish_document, ctx.root, plan, ctx.known,
                                 inline, ctx.files, ctx.scratch)
@@ -164,7 +166,7 @@ async def _process_document(ctx: _Context, plan: DocumentPlan) -> dict[str, Any]
                              **batch_jobs.entry_fields(result)}
     if ctx.store.config.store_final:
         key = object_key(ctx.base, final_name(plan.source))
-        entry.update(await ctx.io(_put_document, ctx.store, key, result.path))
+        entry.update(await ctx.io(_put_document, ctx.links, key, result.path))
     if ctx.chunks is not None:
         entry["chunks"] = await _store_chunks(ctx, plan.source, result.path)
     return entry
@@ -181,15 +183,14 @@ async def _store_chunks(ctx: _Context, source: str, final: str) -> dict[str, Any
                            "warnings": got.warnings}
     if ctx.store.config.store_final:
         key = object_key(ctx.base, chunks_name(source))
-        out.update(await ctx.io(_put_document, ctx.store, key, got.path,
+        out.update(await ctx.io(_put_document, ctx.links, key, got.path,
                                 "application/json; charset=utf-8"))
     return out
 
 
-def _document_links(store: ObjectStore, base: str, sources: list[str]) -> dict[str, str]:
+def _document_links(links: LinkMaker, base: str, sources: list[str]) -> dict[str, str]:
     """The link each document will have once stored (presigning is CPU: a thread runs it)."""
-    return {s: link_for_documents(store, store.links(object_key(base, final_name(s))))
-            for s in sources}
+    return {s: links.for_documents(object_key(base, final_name(s))) for s in sources}
 
 
 async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: str = "",
@@ -204,13 +205,15 @@ async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: st
     base = "/".join(clean_prefix(p) for p in (store.config.prefix, prefix, version_id) if p)
     linkmap = await storage.linkmap.get(company_id)
     tree = await render_pool.run(batch_jobs.plan_tree, str(root), linkmap, tenant=company_id)
+    links = await link_maker(svc, company_id, store)
     scratch = await storage.io(tempfile.mkdtemp, "", "batch-")
     try:
-        doc_links = await storage.io(_document_links, store, base,
+        doc_links = await storage.io(_document_links, links, base,
                                      [d.source for d in tree.documents])
         ctx = _Context(storage, render_pool, svc.settings.upload_concurrency, store, str(root),
                        base, tree.files, scratch,
-                       Lookups(linkmap=linkmap, doc_links=doc_links), company_id, chunks)
+                       Lookups(linkmap=linkmap, doc_links=doc_links), company_id, links,
+                       chunks)
         return await _run(ctx, tree, progress)
     finally:
         await storage.io(shutil.rmtree, scratch, True)

@@ -309,9 +309,11 @@ function isFailed(f) {
 function fileRow(f) {
   const failed = isFailed(f);
   const links = [];
+  const lasting = f.storage_link_kind === 'service' || f.storage_link_kind === 'direct';
+  if (lasting && f.storage_url) links.push(h('a', { href: f.storage_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Does not expire' }, 'Open', h('span', { class: 'visually-hidden' }, ` ${f.source}`)));
   // presigned first: it opens on a private bucket too (for a limited time); direct: public buckets
-  if (f.storage_presigned_url) links.push(h('a', { href: f.storage_presigned_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Time-limited link; works on private buckets' }, 'Presigned', h('span', { class: 'visually-hidden' }, ` link of ${f.source}`)));
-  if (f.storage_url) links.push(h('a', { href: f.storage_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Opens only if the bucket allows public reads' }, 'Direct', h('span', { class: 'visually-hidden' }, ` link of ${f.source} (public buckets only)`)));
+  else if (f.storage_presigned_url) links.push(h('a', { href: f.storage_presigned_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Time-limited link; works on private buckets' }, 'Presigned', h('span', { class: 'visually-hidden' }, ` link of ${f.source}`)));
+  if (!lasting && f.storage_url) links.push(h('a', { href: f.storage_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Opens only if the bucket allows public reads' }, 'Direct', h('span', { class: 'visually-hidden' }, ` link of ${f.source} (public buckets only)`)));
   const maps = Array.isArray(f.mappings) ? f.mappings : [];
   const hasAssets = f.asset_ok !== undefined || f.asset_fail !== undefined;
   const id = newId('map');

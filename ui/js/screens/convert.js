@@ -4,6 +4,7 @@ import { docsForm, Unavailable } from '../api.js';
 import { announce, card, checkbox, clear, copyText, downloadBlob, dropzone, field, h, notice, pageHeader, revealResult, segmented, setBusy, setFieldError, showError, tabs, unavailablePanel } from '../dom.js';
 import { highlightJson, prettyJson } from '../json-view.js';
 import { fetchPreview, previewFrame, showInFrame } from '../preview.js';
+import { convertAsJob, runsAsJob } from './convert-job.js';
 import { conversionRemarks, linkPair, progressBar } from './shared.js';
 
 const EXPORTS = [
@@ -45,6 +46,7 @@ function renderedMarkdown(content) {
 
 function render(view) {
   let mode = 'file';
+  let disposed = false;
   const file = dropzone({
     label: 'Drop a document, scan or image here, or choose a file', name: 'file',
     accept: '.docx,.pdf,.pptx,.xlsx,.odt,.ods,.odp,.doc,.xls,.ppt,.rtf,.epub,.html,.htm,.csv,.png,.jpg,.jpeg,.tif,.tiff,.webp,image/png,image/jpeg,image/tiff,image/webp,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document,application/vnd.openxmlformats-officedocument.presentationml.presentation,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
@@ -75,12 +77,14 @@ function render(view) {
   const message = h('div', { class: 'form-message' });
   const progress = progressBar('Converting');
   const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-lg' }, 'Convert');
+  // shown while a large document or a scan converts as a job (convert-job.js)
+  const cancel = h('button', { type: 'button', class: 'btn btn-danger-outline btn-lg', hidden: true }, 'Cancel');
   const form = h('form', { class: 'convert-form', novalidate: true },
     h('div', { class: 'form-grid' },
       h('div', { class: 'form-col stack' }, source.group, file.wrap, urlWrap),
       h('div', { class: 'form-col stack' }, exportChoice.group, engine.wrap, filename.wrap, save.wrap, pageMarkers.wrap)),
     // the action bar stays in view at the bottom of the screen while the form is scrolled
-    h('div', { class: 'action-bar' }, message, progress.el, h('div', { class: 'form-actions' }, submit)));
+    h('div', { class: 'action-bar' }, message, progress.el, h('div', { class: 'form-actions' }, cancel, submit)));
 
   const result = h('div', { class: 'result-area', 'aria-live': 'polite' });
   const body = h('div', { class: 'stack-lg' }, card(null, form), result);
@@ -119,16 +123,36 @@ function render(view) {
     setBusy(submit, true, 'Converting…');
     clear(result);
     progress.start(mode === 'file' ? 'Uploading…' : 'Fetching and converting…');
+    const direct = () => docsForm('/api/convert', fd, {
+      onProgress: (f) => { if (f !== null && f < 1) progress.set(f, `Uploading… ${Math.round(f * 100)}%`); else progress.busy('Converting…'); },
+    });
     try {
-      const data = await docsForm('/api/convert', fd, {
-        onProgress: (f) => { if (f !== null && f < 1) progress.set(f, `Uploading… ${Math.round(f * 100)}%`); else progress.busy('Converting…'); },
-      });
+      let data;
+      if (mode === 'file' && runsAsJob(file.file)) {
+        try {
+          data = await convertAsJob(fd, { bar: progress, cancelButton: cancel, saved: save.input.checked, isGone: () => disposed });
+        } catch (err) {
+          if (!err.fallback) throw err;
+          fd.delete('async');
+          data = await direct();  // no storage for the job's input: convert directly
+        }
+      } else {
+        data = await direct();
+      }
       progress.done();
       showResult(data, exportValue, stem);
       announce(data.content !== undefined ? 'Conversion finished.' : 'Saved to storage.');
     } catch (err) {
       progress.done();
+      cancel.hidden = true;
       if (err instanceof Unavailable) { clear(body); body.append(unavailablePanel('Document conversion')); return; }
+      if (err.job && err.job.state === 'cancelled') {
+        const { done, total } = err.job;
+        const after = total ? ` after ${done} of ${total} page${total === 1 ? '' : 's'}` : '';
+        message.append(notice('info', null, h('p', {}, `Conversion cancelled${after}.`)));
+        announce(`Conversion cancelled${after}.`);
+        return;
+      }
       placeError(err);
       announce(err.message, true);
     } finally {
@@ -212,6 +236,8 @@ function render(view) {
       warnings, t.root));
     revealResult(heading);
   }
+  // leaving the screen stops following a job (the job itself runs on; the jobs list has it)
+  return () => { disposed = true; };
 }
 
 export default { id: 'convert', title: 'Convert', render };

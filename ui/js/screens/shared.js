@@ -81,13 +81,24 @@ function linkRow(name, value, note) {
 }
 
 /**
- * The links of a stored file. The presigned link comes first (it opens on a private bucket
- * too) with its lifetime; the direct link is offered as the first when the bucket is known
+ * The links of a stored file. A lasting link (`storage_link_kind` service or direct) is shown
+ * alone. Otherwise the presigned link comes first (it opens on a private bucket too) with its
+ * lifetime; the direct link is offered as the first when the bucket is known
  * to be public, not at all when it is known to be private, and otherwise folded away with
  * a word on when it opens.
  */
 export function linkPair(data) {
   const list = h('dl', { class: 'links' });
+  if (data.storage_link_kind === 'service' || data.storage_link_kind === 'direct') {
+    // one lasting link (both fields hold it): through this service, or a verified public bucket
+    const url = data.storage_presigned_url || data.storage_url;
+    if (url) {
+      list.append(linkRow('Link', url, data.storage_link_kind === 'service'
+        ? 'Does not expire; opens for anyone who has the link, through this service.'
+        : 'Does not expire: the bucket allows public reads.'));
+    }
+    return list;
+  }
   const life = data.storage_presigned_url ? linkLifetime(data.storage_presigned_url) : null;
   const lifeNote = life
     ? `Valid for ${inWords(life.seconds)}, until ${life.until.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })}; after that it stops working (documents that embed such links too).`
