@@ -22,10 +22,7 @@ from typing import Any
 
 from render_pool.batch import archives, links
 from render_pool.batch import plan as batch
-from render_pool.engine.chunks.writer import chunk_document
-from render_pool.engine.html.reader import read_html_file
-from render_pool.engine.markdown.reader import read_markdown
-from render_pool.engine.markdown.writer import write_markdown
+from render_pool.engine import registry
 from render_pool.engine.options import WriterOptions
 from render_pool.errors import ConversionError
 
@@ -158,7 +155,7 @@ def html_to_markdown(html: str) -> str:
     """A batch's HTML page as the Markdown ``/convert`` answers for the same page uploaded:
     the reader of uploaded HTML (link allow-list, spanned cells, where each block was read,
     40003 past its depth limit), then the Markdown writer."""
-    return write_markdown(read_html_file(html.encode("utf-8")))
+    return registry.write_text("markdown", registry.read(html.encode("utf-8"), kind="html"))
 
 
 def final_name(source: str) -> str:
@@ -193,15 +190,14 @@ def chunk_final(path: str, options: dict[str, Any], out_dir: str) -> ChunksResul
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     try:
-        doc = read_markdown(text)
-        chunks = chunk_document(doc, None, WriterOptions(**options))
+        doc = registry.read(text.encode("utf-8"), kind="markdown")
+        content = registry.write_text("chunks", doc, options=WriterOptions(**options))
     except ConversionError as exc:
         return ChunksResult("", 0, [], exc.message)
     out = _scratch(out_dir, ".json")
     with open(out, "w", encoding="utf-8") as fh:
-        json.dump(chunks, fh, ensure_ascii=False, indent=2)
-        fh.write("\n")
-    return ChunksResult(out, len(chunks), list(doc.warnings))
+        fh.write(content)
+    return ChunksResult(out, len(json.loads(content)), list(doc.warnings))
 
 
 def finish_document(root: str, plan: batch.DocumentPlan, known: Lookups,
