@@ -259,6 +259,17 @@ def job_consumer(io_loop, storage_services):
     io_loop.run_sync(lambda: worker.stop(5))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _no_browser_left_running() -> Iterator[None]:
+    """Chromium in this process (Playwright's sync API, started by a test that prints a PDF
+    in process) keeps an event loop marked running in this thread until it is closed: every
+    later test on an asyncio loop would fail. Closed after each module that started it."""
+    yield
+    from render_pool.runtime import browser
+
+    browser.close_browser()
+
+
 # `just test-fast` runs `-m "not slow"`. A test is slow when it needs a real server, the render
 # pool's processes, Chromium or any other process (LibreOffice, Tesseract, pandoc, pdftotext):
 # classified here by fixture so new tests need no mark; tests that start processes themselves

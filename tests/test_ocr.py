@@ -258,7 +258,10 @@ async def test_pages_of_a_scan_spread_over_the_pool_and_let_another_company_in(i
     pool = RenderPool(1, queue_limit=4, tenant_queue_limit=1, job_timeout=120,
                       memory_limit_mb=2000)
     svc = SimpleNamespace(pool=pool)
-    options = {"ocr": "auto", "ocr_languages": "eng"}
+    from render_pool.engine.formats import ReadRequest
+    from render_pool.engine.jobs import ConvertOptions
+
+    options = ConvertOptions(read=ReadRequest(ocr="auto", ocr_languages="eng"))
     finished: list[str] = []
 
     async def convert(company: str, data: bytes) -> Any:
