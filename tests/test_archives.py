@@ -248,6 +248,7 @@ def test_zip_bomb_refused_quickly(work: Path) -> None:
     assert time.monotonic() - t0 < 10
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_zip_bomb_with_lying_header_refused_while_decompressing(work: Path) -> None:
     # declares 400 MB (under the 500 MB cap) but inflates to 1 GiB: refused on the ratio
     # measured while decompressing; crc left at 0 because the unpacker must stop long before
@@ -284,6 +285,7 @@ def test_tar_total_size_cap(work: Path) -> None:
            limits=ArchiveLimits(max_total_size=1_000_000))
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 def test_zip_entry_count_cap(work: Path) -> None:
     data = raw_zip([{"name": f"d/{i}.txt".encode(), "data": b"x"} for i in range(100_000)])
     refuse(data, "many.zip", work, UnsafeArchive, "entries")

@@ -32,6 +32,7 @@ def _units(reader: str, data: bytes) -> int:
     return len(data)  # HTML, Markdown: text
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 @pytest.mark.parametrize("reader", sorted(scale_inputs.GENERATORS))
 def test_inputs_grow_linearly(reader: str) -> None:
     generate, _ = scale_inputs.GENERATORS[reader]
@@ -39,6 +40,7 @@ def test_inputs_grow_linearly(reader: str) -> None:
     assert 3.8 <= four / one <= 4.2, (reader, one, four)
 
 
+@pytest.mark.slow  # seconds of CPU on a large input (see tests/conftest.py)
 @pytest.mark.parametrize("reader", sorted(scale_inputs.GENERATORS))
 def test_readers_read_the_inputs(reader: str) -> None:
     from render_pool.engine import registry
