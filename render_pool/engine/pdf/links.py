@@ -21,7 +21,16 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from render_pool.engine.common.slugs import Slugger
-from render_pool.engine.model import Block, Heading, Inline, Link, NoteRef, plain_text, walk
+from render_pool.engine.model import (
+    Block,
+    Heading,
+    Inline,
+    Link,
+    NoteRef,
+    map_inlines,
+    plain_text,
+    walk,
+)
 from render_pool.engine.pdf.chars import Char
 
 # Not settings: JOB_TIMEOUT_SECONDS and POOL_WORKER_MEMORY_MB bound every job; these only
@@ -220,31 +229,15 @@ def resolve_internal_links(blocks: list[Block], notes: dict[str, list[Block]],
         return next((h for top, h in found if top is None or y - _ABOVE <= top <= y + _BELOW),
                     None)
 
-    def fix(inlines: list[Inline]) -> list[Inline]:
-        out: list[Inline] = []
-        for node in inlines:
-            kids = getattr(node, "children", None)
-            if isinstance(kids, list):
-                # any inline with a children list (getattr above); mypy knows no such union
-                node.children = fix(kids)  # type: ignore[union-attr]
-            if isinstance(node, Link) and is_internal(node.target):
-                heading = heading_at(node.target)
-                if heading is None or any(isinstance(k, NoteRef) for k in node.children):
-                    out.extend(node.children)
-                    continue
-                heading.anchor = heading.anchor or anchors[id(heading)]
-                node.target = "#" + heading.anchor
-            out.append(node)
-        return out
+    def fix(node: Inline) -> list[Inline] | None:
+        if not (isinstance(node, Link) and is_internal(node.target)):
+            return None
+        heading = heading_at(node.target)
+        if heading is None or any(isinstance(k, NoteRef) for k in node.children):
+            return list(node.children)  # the link unwrapped: its content stays
+        heading.anchor = heading.anchor or anchors[id(heading)]
+        node.target = "#" + heading.anchor
+        return None
 
-    stack: list[object] = [*blocks, *(b for note in notes.values() for b in note)]
-    while stack:
-        node = stack.pop()
-        for attr in ("children", "caption"):
-            kids = getattr(node, attr, None)
-            if isinstance(kids, list) and not isinstance(node, (Link,)):
-                setattr(node, attr, fix(kids))
-        for attr in ("blocks", "items", "rows", "cells"):
-            more = getattr(node, attr, None)
-            if isinstance(more, list):
-                stack.extend(more)
+    for where in (blocks, *notes.values()):
+        map_inlines(where, fix)
