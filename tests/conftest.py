@@ -246,6 +246,7 @@ def storage_services(io_loop, docs_services, s3):
     io_loop.run_sync(lambda: manager.configs.set_active(SERVICE, config))
     yield docs_services
     manager.close()
+    s3.drop_bucket(bucket)  # a bucket holds a volume of the session's server until dropped
 
 
 @pytest.fixture

@@ -9,12 +9,16 @@ directory removed) on exit, also when the body fails.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from minio import Minio
+from minio.error import S3Error
 
 from store.storage_config import StorageConfig
 from tornado_app.embedded.seaweed import SeaweedHandle, start_seaweed
@@ -46,6 +50,15 @@ class S3Server:
         form.update(overrides)
         return StorageConfig.from_form(form)
 
+    def drop_bucket(self, bucket: str) -> None:
+        """Delete ``bucket`` and everything in it (its volume is freed for the next test)."""
+        client = Minio(self.endpoint, access_key=self.handle.access,
+                       secret_key=self.handle.secret, secure=False)
+        with contextlib.suppress(S3Error):
+            for item in client.list_objects(bucket, recursive=True):
+                client.remove_object(bucket, item.object_name or "")
+            client.remove_bucket(bucket)
+
 
 @contextmanager
 def running_s3(buckets: list[str] | None = None) -> Iterator[S3Server]:
@@ -53,7 +66,9 @@ def running_s3(buckets: list[str] | None = None) -> Iterator[S3Server]:
     root = Path(tempfile.mkdtemp(prefix="s3test-"))
     handle = None
     try:
-        handle = start_seaweed(root, buckets=buckets, persist_ports=False)
+        # a bucket takes a volume: the session's hundreds of buckets need more than
+        # SeaweedFS gives by default (free disk over volume size: about 70 here)
+        handle = start_seaweed(root, buckets=buckets, persist_ports=False, volume_max=2000)
         yield S3Server(handle)
     finally:
         if handle is not None:

@@ -311,13 +311,16 @@ def start_seaweed(
     persist_ports: bool = True,
     timeout: float = 30.0,
     weed: str | None = None,
+    volume_max: int = 0,
 ) -> SeaweedHandle:
     """Start ``weed mini`` with its data in ``data_dir``; wait until S3 answers and the volume
     server has registered with the master (so existing objects can be read at once).
 
     Keys come from ``access``/``secret`` when given, else from an existing ``s3.json`` in
     ``data_dir`` (so the embedded store keeps its keys across restarts), else are generated.
-    ``buckets`` are created (if missing) before returning. Raises :class:`SeaweedError` when
+    ``buckets`` are created (if missing) before returning. ``volume_max``: how many volumes
+    the server may hold (0: SeaweedFS's own, free disk over volume size; each bucket takes
+    one, so a test session making hundreds of buckets needs more). Raises :class:`SeaweedError` when
     the binary is missing or the server does not come up (the message carries its log's end).
     """
     binary = weed or find_weed()
@@ -351,7 +354,8 @@ def start_seaweed(
         log = open(root / LOG_FILE, "ab")
         try:
             proc = subprocess.Popen(
-                _command(binary, root, ports),
+                [*_command(binary, root, ports),
+                 *([f"-volume.max={volume_max}"] if volume_max else [])],
                 cwd=root,
                 env=child_env(tmp_dir),
                 stdin=subprocess.DEVNULL,
