@@ -8,19 +8,19 @@ A scan with several pages to OCR is the exception: the reading job names those p
 (``OcrPending``), each page is recognised as a pool job of its own, at most one per pool
 worker of this request at a time (so the pages spread over the pool while the pool's
 per-company turns still let other callers in between them, each page with the pool's time
-limit and memory bound), and the document is read again with the results.
+limit and memory bound), and the document is read again with the results. In an async
+job the pages are shared with every idle job consumer (:mod:`tornado_app.documents.shared_pages`).
 ``/md/convert`` renders in the pool and, when saved, uploads the file here too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import replace
 from typing import Any
 
 from render_pool.engine import jobs
-from render_pool.errors import ConversionError, OcrPending
+from render_pool.errors import OcrPending
 from render_pool.runtime.pool import RenderPool
 from store.object_keys import result_key
 from store.objects import ObjectStore
@@ -28,9 +28,8 @@ from store.storage_io import StorageIO
 from tornado_app.documents.base import DocsError
 from tornado_app.documents.object_links import link_maker
 from tornado_app.documents.page_progress import pages_done
+from tornado_app.documents.shared_pages import current_sharing, ocr_one_page, share_pages
 from tornado_app.services import Services
-
-log = logging.getLogger(__name__)
 
 
 async def _ocr_pages(pool: RenderPool, company_id: str, pending: OcrPending, data: bytes,
@@ -46,15 +45,10 @@ async def _ocr_pages(pool: RenderPool, company_id: str, pending: OcrPending, dat
 
     async def one(index: int) -> None:
         async with window:
-            try:
-                alone = pending.page_pdfs.get(index)  # the page alone, when it could be
-                out[index] = await pool.run(
-                    jobs.ocr_page, *((alone, 0) if alone is not None else (pdf, index)),
-                    languages, tenant=company_id, admitted=True)
-            except ConversionError as exc:
-                log.info("OCR of a page failed", extra={"page": index + 1,
-                                                         "error": exc.message})
-                out[index] = exc.message
+            alone = pending.page_pdfs.get(index)  # the page alone, when it could be
+            out[index] = await ocr_one_page(
+                pool, company_id, *((alone, 0) if alone is not None else (pdf, index)),
+                languages)
         await pages_done(len(out), len(pending.pages))  # outside the window: no page waits
 
     await asyncio.gather(*(one(i) for i in pending.pages))
@@ -74,9 +68,12 @@ async def read_and_write(pool: RenderPool, company_id: str, data: bytes, export:
         await pages_done(converted.pages, converted.pages)
         return converted
     except OcrPending as pending:
+        languages = options.read.ocr_languages
+        sharing = current_sharing()  # an async job: its pages go to every job consumer
         with pool.spreading():  # one request against the queue's limit, not one a page
-            pages = await _ocr_pages(pool, company_id, pending, data,
-                                     options.read.ocr_languages)
+            pages = await (_ocr_pages(pool, company_id, pending, data, languages)
+                           if sharing is None else
+                           share_pages(pool, sharing, company_id, pending, data, languages))
             with_pages = replace(options, read=replace(options.read, ocr_pages=pages))
             converted = await pool.run(jobs.convert_document, data, export, engine,
                                        with_pages, for_upload=for_upload, tenant=company_id,

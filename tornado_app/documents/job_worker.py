@@ -10,6 +10,8 @@ A conversion (``convert``, ``markdown``) counts pages in ``done``/``total`` as t
 pages of a scan as they are recognised, :mod:`tornado_app.documents.page_progress`) and is
 watched for a cancel while it runs: its task is cancelled within ``CANCEL_POLL_SECONDS``, so
 no further page starts (the pages in the pool's workers at that moment run out there).
+A scan's OCR pages are shared with every consumer: one without a job of its own takes pages
+of the others' scans (:mod:`tornado_app.documents.shared_pages`).
 On shutdown the running job is given a grace period to end, then handed back to the queue.
 """
 
@@ -25,11 +27,13 @@ import uuid
 from typing import Any
 
 from store.job_queue import ENDED, Delivery
+from store.page_work import PageWork
 from store.staging import STAGING_PREFIX
 from store.storage_errors import StorageError
 from tornado_app import request_base
 from tornado_app.documents.batches.batch_service import BatchStopped
 from tornado_app.documents.page_progress import reporting_pages
+from tornado_app.documents.shared_pages import PageHelper, PageSharing, sharing_pages
 from tornado_app.documents.webhooks import WebhookSender
 from tornado_app.services import Services
 
@@ -60,10 +64,18 @@ class JobWorker:
         self._job_task: asyncio.Task[None] | None = None
         self._delivery: Delivery | None = None
         self.sender = WebhookSender(svc)
+        # while this consumer has no job, it takes pages of other consumers' scans
+        self.helper = PageHelper(svc.redis, lambda: svc.pool, self.name, self._idle)
+        self._help_task: asyncio.Task[None] | None = None
+
+    def _idle(self) -> bool:
+        job = self._job_task
+        return not self._stopping.is_set() and (job is None or job.done())
 
     def start(self) -> None:
         """Begin consuming (and delivering webhooks) in the background."""
         self._loop_task = asyncio.ensure_future(self._loop())
+        self._help_task = asyncio.ensure_future(self.helper.run())
         self.sender.start()
         log.info("job consumer started", extra={"consumer": self.name})
 
@@ -73,6 +85,8 @@ class JobWorker:
         back to the outbox."""
         self._stopping.set()
         sending = asyncio.ensure_future(self.sender.stop(min(grace_seconds, 5.0)))
+        if self._help_task is not None:  # pages taken for others: their leases pass
+            await self.helper.stop(self._help_task)
         job = self._job_task
         if job is not None and not job.done():
             await asyncio.wait([job], timeout=grace_seconds)
@@ -80,10 +94,11 @@ class JobWorker:
                 job.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await job
-                if self._delivery is not None:
+                delivery = self._delivery  # the loop clears it once the job has ended
+                if delivery is not None:
                     with contextlib.suppress(Exception):
-                        await self.queue.hand_back(self.name, self._delivery)
-                    log.info("job handed back", extra={"job": self._delivery.job_id})
+                        await self.queue.hand_back(self.name, delivery)
+                    log.info("job handed back", extra={"job": delivery.job_id})
         if self._loop_task is not None:
             self._loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -211,7 +226,8 @@ class JobWorker:
                 last[:] = [done, total]
                 await self.queue.update(company_id, job_id, {"done": done, "total": total})
 
-        with reporting_pages(report):  # the task copies this context: its pages report
+        sharing = PageSharing(PageWork(self.svc.redis, company_id, job_id), self.name)
+        with reporting_pages(report), sharing_pages(sharing):  # the task copies the context
             task = asyncio.ensure_future(self._convert(company_id, job_id, kind, data))
         stopped = asyncio.Event()
         watcher = asyncio.ensure_future(self._watch_cancel(company_id, job_id, task, stopped))

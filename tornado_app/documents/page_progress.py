@@ -1,8 +1,9 @@
 """Pages done of pages, told by a conversion to whoever runs it, without a parameter through
 every layer between: the job worker (:mod:`tornado_app.documents.job_worker`) sets a reporter
 for the conversion it runs; :mod:`tornado_app.documents.conversion` calls :func:`pages_done`
-as the pages of a scan are recognised and once the document is read. A direct request sets no
-reporter, and its reports go nowhere.
+as the pages of a scan are recognised and once the document is read (in a job, the pages
+recognised by any consumer: :mod:`tornado_app.documents.shared_pages`). A direct request sets
+no reporter, and its reports go nowhere.
 
 A context variable, not a global: each asyncio task (each job) sees the reporter of its own
 context, and the page tasks a conversion starts inherit it."""
