@@ -709,12 +709,13 @@ def test_save_to_storage_shows_both_links(page, base_url, request):
     saved.wait_for()
     links = saved.locator("a.link-url")
     links.first.wait_for()
-    # a private bucket: the presigned link only (with its lifetime), no direct link
+    # by default one lasting link, through this service (STORAGE_LINKS=service), that opens
+    # without signing in and names no storage port
     terms = saved.locator("dt").all_inner_texts()
-    assert len(terms) == 1 and terms[0].startswith("Presigned link")
-    assert "Valid for 24 hours" in terms[0]
-    assert saved.get_by_role("button", name="Copy presigned link").is_visible()
-    with urllib.request.urlopen(links.first.get_attribute("href"), timeout=10) as resp:
+    assert len(terms) == 1 and terms[0].startswith("Link") and "Does not expire" in terms[0]
+    href = links.first.get_attribute("href") or ""
+    assert href.startswith(base_url + "/proxy/object/"), href
+    with urllib.request.urlopen(href, timeout=10) as resp:
         assert b"# Introduction" in resp.read()
     shot(page, "24-convert-saved")
     # Markdown to PDF, saved
@@ -764,7 +765,7 @@ def test_batches_flow(page, base_url, request):
     table = results.locator("table.batch-table")
     assert table.locator("tbody tr").count() >= 2
     assert "index.md" in table.inner_text()
-    assert table.get_by_role("link", name=re.compile("Presigned")).count() >= 1
+    assert table.get_by_role("link", name=re.compile("^Open")).count() >= 1  # lasting links
     shot(page, "51-batches-results")
     # stage, then process
     page.get_by_role("radio", name="Stage now, process later").check()

@@ -601,7 +601,8 @@ def _public_read_links(page, s3_server, module_s3) -> None:
     page.locator("#view").get_by_text("Public read works").wait_for(timeout=10000)
     assert "answered 200" in page.locator("#view .form-message").first.inner_text()
     shot(page, "91-storage-public-read")
-    # a saved conversion on a public bucket: the direct link (no expiry) first, then presigned
+    # a saved conversion on a public bucket: one lasting link (through this service, the
+    # default STORAGE_LINKS) that opens for anyone
     page.goto("/ui/#/convert")
     page.locator("input[type=file][name=file]").set_input_files(
         {"name": "features.docx", "mimeType": "application/octet-stream",
@@ -609,10 +610,9 @@ def _public_read_links(page, s3_server, module_s3) -> None:
     page.get_by_role("checkbox", name="Save to storage").check()
     page.get_by_role("button", name="Convert", exact=True).click()
     saved = page.get_by_role("region", name="Saved to storage")
-    saved.locator("dt", has_text="Direct link").wait_for()
+    saved.locator("dt", has_text="Link").wait_for()
     terms = saved.locator("dt").all_inner_texts()
-    assert terms[0].startswith("Direct link") and "Does not expire" in terms[0]
-    assert terms[1].startswith("Presigned link") and "Valid for 24 hours" in terms[1]
+    assert len(terms) == 1 and terms[0].startswith("Link") and "Does not expire" in terms[0]
     direct = saved.locator("a.link-url").first.get_attribute("href")
     with urllib.request.urlopen(direct, timeout=10) as resp:  # anonymous, as a reader would
         assert b"# Introduction" in resp.read()
