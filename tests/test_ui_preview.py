@@ -85,6 +85,13 @@ def test_hostile_markdown_cannot_run_or_reach_the_app(page):
     assert page.evaluate("window.pwned") is None and dialogs == []
 
 
+def _blocked(failure: str | None) -> bool:
+    """A request the browser's policy stopped (Playwright says ``csp`` or
+    ``net::ERR_BLOCKED_BY_...``), as against one that went out and failed."""
+    text = (failure or "").lower()
+    return text == "csp" or "blocked" in text
+
+
 def test_the_preview_frame_runs_nothing_even_if_the_html_had_script(page):
     """The frame is the guarantee, not only the service's sanitiser: HTML with script put
     straight into the app's preview frame neither runs nor reaches the page nor the network."""
@@ -95,7 +102,7 @@ def test_the_preview_frame_runs_nothing_even_if_the_html_had_script(page):
     beacons: list[str] = []
     page.on("requestfinished", lambda r: beacons.append(r.url) if "beacon" in r.url else None)
     page.on("requestfailed", lambda r: beacons.append(f"{r.url} {r.failure}")
-            if "beacon" in r.url and "BLOCKED" not in (r.failure or "") else None)
+            if "beacon" in r.url and not _blocked(r.failure) else None)
     sign_in(page)
     page.evaluate("""async () => {
         const { previewFrame, showInFrame } = await import('/ui/js/preview.js');
