@@ -37,6 +37,7 @@ from store.staging import StagedArchive, StagedArchives, purge_expired
 from store.storage_errors import StorageConfigError, StorageError
 from store.storage_io import StorageIO
 from tornado_app.documents.base import DocsError
+from tornado_app.documents.conversion import pool_of
 from tornado_app.documents.object_links import LinkMaker, link_maker
 from tornado_app.services import Services
 
@@ -200,7 +201,7 @@ async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: st
     ``chunks``: the chunks writer's options (:func:`.batch_chunks.chunk_options`) to store
     each document's chunks beside it, None for none. Raises :class:`BatchStorageFailed`
     with the entries done so far when storage fails."""
-    storage, render_pool = storage_for_batches(svc), _pool_of(svc)
+    storage, render_pool = storage_for_batches(svc), pool_of(svc)
     store = await storage.store(company_id)
     base = "/".join(clean_prefix(p) for p in (store.config.prefix, prefix, version_id) if p)
     linkmap = await storage.linkmap.get(company_id)
@@ -280,13 +281,6 @@ def batch_params(fields: dict[str, str]) -> tuple[str, str]:
     return prefix, version
 
 
-
-
-def _pool_of(svc: Services) -> RenderPool:
-    """The render pool (open wherever the docs face or the job worker runs)."""
-    if svc.pool is None:
-        raise RuntimeError("the render pool is not open in this process")
-    return svc.pool
 
 
 def storage_for_batches(svc: Services) -> StorageIO:
