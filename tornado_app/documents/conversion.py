@@ -89,8 +89,9 @@ def pool_of(svc: Services) -> RenderPool:
     return svc.pool
 
 
-def _storage(svc: Services) -> StorageIO:
-    """The storage layer, or 50201 when storage is not configured."""
+def storage_of(svc: Services) -> StorageIO:
+    """The storage layer results, batches and staged inputs go to, or 50201 when this
+    server has no storage configured."""
     if svc.storage is None:
         raise DocsError(50201, "storage not configured")
     return svc.storage
@@ -104,7 +105,7 @@ async def _convert_job(svc: Services, company_id: str, data: bytes, export: str,
 
 async def _store(svc: Services, company_id: str) -> ObjectStore:
     """The company's object store, or 50201 when storage is not configured."""
-    return await _storage(svc).store(company_id)
+    return await storage_of(svc).store(company_id)
 
 
 async def convert(svc: Services, company_id: str, data: bytes, *, export: str, engine: str,
@@ -124,13 +125,13 @@ async def convert(svc: Services, company_id: str, data: bytes, *, export: str, e
     maker = await link_maker(svc, company_id, store)
     links: dict[str, str] = {}
     for image in result.images:  # typed by store.stored_content: an SVG is an attachment
-        asset = await _storage(svc).io(store.put_asset, prefix, image.name, image.data,
+        asset = await storage_of(svc).io(store.put_asset, prefix, image.name, image.data,
                                      image.content_type)
         links[image.token] = maker.for_documents(asset.key)
     content = jobs.fill_image_links(result, links)
     key = result_key(prefix, "converted", f"{filename}.{jobs.FILE_EXTENSIONS[export]}",
                      token=result_token)
-    stored = await _storage(svc).put(store, key, content.encode("utf-8"), result.media_type)
+    stored = await storage_of(svc).put(store, key, content.encode("utf-8"), result.media_type)
     return {**maker.pair(stored.key), "warnings": [*result.warnings, *maker.warnings],
             "notes": result.notes}
 
@@ -142,5 +143,5 @@ async def save_rendered(svc: Services, company_id: str, rendered: jobs.Rendered,
     store = await _store(svc, company_id)
     key = result_key(store.config.prefix, "rendered", name, token=result_token)
     maker = await link_maker(svc, company_id, store)
-    stored = await _storage(svc).put(store, key, rendered.data, rendered.media_type)
+    stored = await storage_of(svc).put(store, key, rendered.data, rendered.media_type)
     return {**maker.pair(stored.key), "warnings": [*rendered.warnings, *maker.warnings]}

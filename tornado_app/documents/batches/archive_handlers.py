@@ -11,6 +11,7 @@ from tornado_app.documents.base import DocsError, UploadHandler, bool_field
 from tornado_app.documents.batches import batch_service
 from tornado_app.documents.batches.batch_chunks import chunk_options
 from tornado_app.documents.batches.batch_service import BatchStorageFailed
+from tornado_app.documents.conversion import storage_of
 
 
 class ArchiveRunner(UploadHandler):
@@ -21,7 +22,7 @@ class ArchiveRunner(UploadHandler):
         prefix, version = batch_service.batch_params(fields)
         chunks = chunk_options(fields)
         encoding = (fields.get("encoding") or "").strip() or None
-        storage = batch_service.storage_for_batches(self.services)
+        storage = storage_of(self.services)
         await storage.store(self.company_id)  # 50201 before any work without storage
         if bool_field(fields, "async"):
             await self.enqueue_archive(data, filename, fields, prefix, version, encoding,

@@ -37,7 +37,7 @@ from store.staging import StagedArchive, StagedArchives, purge_expired
 from store.storage_errors import StorageConfigError, StorageError
 from store.storage_io import StorageIO
 from tornado_app.documents.base import DocsError
-from tornado_app.documents.conversion import pool_of
+from tornado_app.documents.conversion import pool_of, storage_of
 from tornado_app.documents.object_links import LinkMaker, link_maker
 from tornado_app.services import Services
 
@@ -201,7 +201,7 @@ async def process_tree(svc: Services, company_id: str, root: Path, *, prefix: st
     ``chunks``: the chunks writer's options (:func:`.batch_chunks.chunk_options`) to store
     each document's chunks beside it, None for none. Raises :class:`BatchStorageFailed`
     with the entries done so far when storage fails."""
-    storage, render_pool = storage_for_batches(svc), pool_of(svc)
+    storage, render_pool = storage_of(svc), pool_of(svc)
     store = await storage.store(company_id)
     base = "/".join(clean_prefix(p) for p in (store.config.prefix, prefix, version_id) if p)
     linkmap = await storage.linkmap.get(company_id)
@@ -255,7 +255,7 @@ async def process_archive(svc: Services, company_id: str, data: bytes, filename:
     (``chunks`` as for :func:`process_tree`)."""
     if archives.detect_archive_kind(filename, data) is None:
         raise DocsError(40002, "not a zip, tar.gz or tgz archive")
-    storage = storage_for_batches(svc)
+    storage = storage_of(svc)
     limits = archives.ArchiveLimits(svc.settings.archive_max_entries,
                                     svc.settings.archive_max_unpacked_bytes)
     context = archives.unpacked(data, filename, encoding=encoding or None, limits=limits)
@@ -283,13 +283,6 @@ def batch_params(fields: dict[str, str]) -> tuple[str, str]:
 
 
 
-def storage_for_batches(svc: Services) -> StorageIO:
-    """The storage layer batches upload into (50201 on a server without one)."""
-    if svc.storage is None:
-        raise DocsError(50201, "storage not configured")
-    return svc.storage
-
-
 async def stage_archive(svc: Services, company_id: str, name: str, data: bytes
                         ) -> StagedArchive:
     """Keep an archive in the company's storage under ``_staging/`` for a later
@@ -297,7 +290,7 @@ async def stage_archive(svc: Services, company_id: str, name: str, data: bytes
     failure there is harmless)."""
     if archives.detect_archive_kind(name, data) is None:
         raise DocsError(40002, "not a zip, tar.gz or tgz archive")
-    storage = storage_for_batches(svc)
+    storage = storage_of(svc)
     store = await storage.store(company_id)
     staged = StagedArchives.new(store.config.prefix, name, len(data))
     await storage.put(store, staged.key, data, "application/octet-stream")
@@ -315,7 +308,7 @@ async def staged_archive(svc: Services, company_id: str, stage_id: str
     staged = await StagedArchives(svc.redis).get(company_id, stage_id)
     if staged is None:
         raise DocsError(40401, "no staged archive with this id (it may have expired)")
-    storage = storage_for_batches(svc)
+    storage = storage_of(svc)
     store = await storage.store(company_id)
     try:
         data = await storage.io(store.get_bytes, staged.key)
