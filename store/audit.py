@@ -42,7 +42,8 @@ ACTIONS = ("login", "logout", "setup", "user.create", "user.rename", "user.statu
            "user.role", "password.change", "password.reset",
            "key.create", "key.revoke",
            "key.use",  # an API key used below its role, refused for its maker, or revoked
-           "storage.config", "storage.profile")  # the company's storage settings changed
+           # the company's storage settings changed
+           "storage.config", "storage.profile", "storage.linkmap")
 
 
 async def ensure_indexes(db: AsyncIOMotorDatabase,

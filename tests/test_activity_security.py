@@ -107,3 +107,18 @@ async def test_storage_changes_are_in_activity_without_their_secrets(api, storag
         ("archive", "updated"), ("archive", "created")]
     trail = json.dumps(config + profiles)
     assert s3.handle.secret not in trail and s3.handle.access not in trail
+
+
+async def test_replacing_the_link_map_is_in_activity_without_its_links(api, storage_services):
+    svc = storage_services
+    await add_user(svc, "ACME", "boss", role="ADMIN")
+    boss = await login(api, "ACME", "boss")
+    first = {"https://old.example/a": "https://new.example/secret-path-a"}
+    second = {**first, "https://old.example/b": "https://new.example/secret-path-b"}
+    for mapping in (first, second):
+        r = await api.call("POST", "/config/linkmap", mapping, token=boss)
+        assert r.status == 200 and r.body["ok"] is True, r.body
+    changes = await _activity(api, svc, boss, "storage.linkmap")
+    assert [(c["detail"]["before"], c["detail"]["entries"]) for c in changes] == [
+        ("1", "2"), ("0", "1")]
+    assert "secret-path" not in json.dumps(changes)

@@ -5,7 +5,9 @@
   ``profile loaded``), ``profile`` when one was loaded, and the endpoint and bucket when the
   caller typed them;
 - ``storage.profile``: a profile was saved (``POST /config/save_profile``); ``detail``:
-  ``profile``, ``change`` (``created`` or ``updated``) and the endpoint and bucket.
+  ``profile``, ``change`` (``created`` or ``updated``) and the endpoint and bucket;
+- ``storage.linkmap``: the link map was replaced (``POST /config/linkmap``); ``detail``:
+  ``entries`` before and after (not the links themselves: a map may hold ten thousand).
 
 Never a secret: no access key, no secret key, only where the storage is. Callers outside a
 company (the operator token, ``DOCS_AUTH=none``) have no Activity and are not recorded.

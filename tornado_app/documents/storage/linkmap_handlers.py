@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from render_pool.engine.url_safety import is_safe_link
+from tornado_app import storage_audit
 from tornado_app.documents.plain import PlainError, PlainHandler
 from tornado_app.documents.storage.storage_service import storage_of
 from tornado_app.http import JsonTooDeep, load_json
@@ -72,5 +73,10 @@ class LinkMapHandler(PlainHandler):
             except ValueError as exc:
                 raise PlainError(400, "linkmap field is not valid JSON") from exc
         mapping = parse_linkmap(raw)
-        await storage_of(self.services).linkmap.replace(self.company_id, mapping)
+        linkmap = storage_of(self.services).linkmap
+        before = len(await linkmap.get(self.company_id))
+        await linkmap.replace(self.company_id, mapping)
+        storage_audit.record(self.services, self.caller, "storage.linkmap",
+                             {"change": "replaced", "before": str(before),
+                              "entries": str(len(mapping))}, self.request.remote_ip or "")
         self.reply({"ok": True, "count": len(mapping)})

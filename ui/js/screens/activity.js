@@ -8,6 +8,7 @@ const ACTIONS = {
   'password.change': 'Password changed', 'password.reset': 'Password reset',
   'key.create': 'API key created', 'key.revoke': 'API key revoked', 'key.use': 'API key used',
   'storage.config': 'Storage changed', 'storage.profile': 'Storage profile saved',
+  'storage.linkmap': 'Link map replaced',
 };
 const OUTCOMES = {
   success: ['OK', 'badge-success'], wrong_password: ['Wrong password', 'badge-danger-soft'],
@@ -20,7 +21,8 @@ const OUTCOMES = {
 const DETAIL_WORDS = {
   key: 'key', prefix: 'starts with', keyRole: 'key role', makerRole: 'maker\'s role', makerStatus: 'maker',
   expires: 'expires', role: 'role', status: 'status', count: 'times', last: 'last at',
-  change: '', profile: 'profile', endpoint: 'at', bucket: 'bucket',
+  change: '', profile: 'profile', endpoint: 'at', bucket: 'bucket', before: 'entries before',
+  entries: 'entries now',
 };
 
 /** A record's details as a short readable phrase: "created, profile archive, at s3.local:9000". */
@@ -38,6 +40,7 @@ function detailSummary(item) {
     return d.role && d.role !== d.keyRole ? `“${d.key}”, acting as ${d.role}` : `“${d.key}”`;
   }
   if (item.action === 'storage.profile') return `“${d.profile}” ${d.change || 'saved'}`;
+  if (item.action === 'storage.linkmap') return `${d.before} → ${d.entries} entries`;
   if (item.action === 'storage.config') {
     if (d.profile) return `profile “${d.profile}” loaded`;
     return d.bucket ? `bucket ${d.bucket}` : '';
