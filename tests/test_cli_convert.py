@@ -7,6 +7,7 @@ what ``POST /api/convert`` answers for the same files.
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,8 +51,7 @@ async def test_the_command_writes_what_the_service_answers(api, tmp_path):
     inputs = OWN_SAMPLE + corpus_sample()
     out = tmp_path / "out"
     done = cli(*inputs, "-o", out, "--progress", "always")
-    failed = {line.split(": ", 1)[0].strip() for line in done.stderr.splitlines()
-              if line.startswith("  ")}
+    failed = {m.group(1) for m in re.finditer(r"^  (.+): \d{5} ", done.stderr, re.M)}
     assert f"{len(inputs) - len(failed)} of {len(inputs)} converted" in done.stderr
     assert "[" + "#" * 30 + f"] {len(inputs)}/{len(inputs)}" in done.stderr  # the bar's end
     compared = 0
@@ -66,6 +66,8 @@ async def test_the_command_writes_what_the_service_answers(api, tmp_path):
         assert reply.body["code"] == 0, (path, reply.body)
         written = (out / f"{path.stem}.md").read_text(encoding="utf-8")
         assert written == reply.body["data"]["content"], path
+        for warning in reply.body["data"]["warnings"]:  # what the service warns, it says too
+            assert f"warning: {path}: {warning}" in done.stderr
         compared += 1
     assert compared >= len(OWN_SAMPLE)
     assert done.returncode == (1 if failed else 0)
@@ -111,3 +113,16 @@ def test_wrong_command_lines_say_why(tmp_path):
     assert missing.returncode == 2 and "no such file or folder" in missing.stderr
     bad = cli(docx, "--export", "pptx")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_a_warning_of_one_file_is_printed_beside_its_output(tmp_path):
+    import openpyxl
+
+    book = openpyxl.Workbook()  # openpyxl saves formulas without a computed value
+    book.active["A1"], book.active["A2"] = 2, "=A1*3"
+    book.save(tmp_path / "sums.xlsx")
+    done = cli(tmp_path / "sums.xlsx")
+    assert done.returncode == 0, done.stderr
+    assert "| 2 |" in done.stdout
+    assert done.stderr.startswith(f"warning: {tmp_path / 'sums.xlsx'}: "), done.stderr
+    assert "(A2)" in done.stderr

@@ -55,6 +55,7 @@ class Outcome:
 
     written: list[Path] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    warnings: dict[Path, list[str]] = field(default_factory=dict)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -187,6 +188,8 @@ async def convert_files(inputs: list[Path], fields: dict[str, str], settings: Se
                 outcome.failures.append(Failure(path, code, message))
                 progress.step(path, False)
                 return
+            if result.warnings:
+                outcome.warnings[path] = list(result.warnings)
             if output is None:
                 stdout.write(result.content)
             else:
@@ -203,12 +206,19 @@ async def convert_files(inputs: list[Path], fields: dict[str, str], settings: Se
 
 
 def summary(outcome: Outcome, total: int) -> str:
-    """The closing lines: how many converted, and each failure with its code."""
+    """The closing lines: how many converted, each failure with its code, then what the
+    converted files were warned about (the service answers these beside the content)."""
     lines = [f"{total - len(outcome.failures)} of {total} converted"
              + (f", {len(outcome.failures)} failed:" if outcome.failures else "")]
     lines += [f"  {f.path}: {f.code} {f.message}"
               for f in sorted(outcome.failures, key=lambda f: str(f.path))]
-    return "\n".join(lines)
+    return "\n".join([*lines, *warning_lines(outcome)])
+
+
+def warning_lines(outcome: Outcome) -> list[str]:
+    """``warning: FILE: TEXT`` for each warning of each converted file, in file order."""
+    return [f"warning: {path}: {text}" for path in sorted(outcome.warnings, key=str)
+            for text in outcome.warnings[path]]
 
 
 def run_convert(args: argparse.Namespace, settings: Settings) -> int:
@@ -238,5 +248,7 @@ def run_convert(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     if len(inputs) > 1 or outcome.failures:
         print(summary(outcome, len(inputs)), file=sys.stderr)
+    elif outcome.warnings:
+        print("\n".join(warning_lines(outcome)), file=sys.stderr)
     return 1 if outcome.failures else 0
 
