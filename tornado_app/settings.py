@@ -611,8 +611,9 @@ class Settings:
         "`PUBLIC_BASE_URL`) with a token per object, which never expires; `presigned`, S3 "
         "presigned links valid `PRESIGN_EXPIRY_SECONDS` (the answer says until when); `direct`, "
         "the bucket's plain links, used only while the company's storage has `public_read` and "
-        "an anonymous read of a test object succeeds (else `service` links, with a warning)",
-        group=STORAGE)
+        "an anonymous read of a test object succeeds (else `service` links, with a warning); "
+        "`presigned` and `direct` also fall back to `service` while the storage's address is "
+        "loopback and the service's is not", group=STORAGE)
     public_base_url: str = setting(
         "", "custom", "the address clients reach this service at (`https://docs.example.com`, "
         "a path allowed), on which `service` links are made; empty: the address of the request "

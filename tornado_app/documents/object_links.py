@@ -12,18 +12,24 @@ decision for ``save=true`` results and for batches (``STORAGE_LINKS``):
   and an anonymous read of a test object really succeeds; otherwise ``service`` links with a
   warning, so a private bucket never gets links that answer AccessDenied.
 
+Neither storage kind names a loopback storage address unless the service itself is reached on
+loopback: a storage at ``127.0.0.1:<port>`` (the built-in one, or ``S3_ENDPOINT`` on the same
+machine without a public address) opens for nobody elsewhere, so its links are ``service``
+links then, with a warning saying why.
+
 A :class:`LinkMaker` is made once per request or batch (:func:`link_maker`, on the event
 loop) and then used anywhere, storage threads included: it does no I/O.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from store.link_keys import TOKEN_CHARS, link_token, token_matches
 from store.objects import ObjectStore
@@ -112,12 +118,34 @@ async def _public_read_verified(svc: Services, store: ObjectStore) -> bool:
     return ok
 
 
+def _on_loopback(address: str) -> bool:
+    """True when ``address`` (``scheme://host[:port]...`` or ``host[:port]``) names this
+    machine only: a loopback IP or ``localhost``."""
+    host = urlsplit(address if "//" in address else f"//{address}").hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 async def link_maker(svc: Services, company_id: str, store: ObjectStore) -> LinkMaker:
     """The link maker of ``company_id``'s ``store`` for the kind ``STORAGE_LINKS`` names
-    (``direct`` falls back to ``service`` when the bucket is not verified public)."""
+    (``presigned`` and ``direct`` fall back to ``service`` when the storage's address is
+    loopback and the service's is not; ``direct`` also when the bucket is not verified
+    public)."""
     secret = await _storage(svc).link_keys.get(company_id, create=True)
     assert secret is not None  # made when missing
     maker = LinkMaker(svc.settings.storage_links, store, company_id, service_base(svc), secret)
+    storage_address = store.config.public or store.config.endpoint
+    if (maker.kind != "service" and _on_loopback(storage_address)
+            and not _on_loopback(maker.base)):
+        warning = (f"{maker.kind} links were not used: the storage is reached at a loopback "
+                   "address, which nobody on another machine can open; the links go through "
+                   "this service instead")
+        log.warning("storage links on loopback refused", extra={"company": company_id})
+        return replace(maker, kind="service", warnings=(warning,))
     if maker.kind == "direct" and not await _public_read_verified(svc, store):
         warning = ("direct links were not used: the bucket does not allow anonymous reads "
                    "(an anonymous read of a test object failed, or public_read is off); the "

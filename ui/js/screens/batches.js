@@ -2,7 +2,7 @@
 import { docsError, docsEvents, docsForm, docsGet, probe, Unavailable } from '../api.js';
 import { announce, card, checkbox, clear, downloadBlob, dropzone, field, formatBytes, h, newId, notice, pageHeader, revealResult, segmented, setBusy, setFieldError, showError, unavailablePanel } from '../dom.js';
 import { cancelJob, filesCsv, jobCount, jobsPanel, rememberJobName } from './batch-jobs.js';
-import { progressBar } from './shared.js';
+import { linkLifetime, progressBar, storageIsPublic } from './shared.js';
 
 const ACCEPT = '.zip,.tar.gz,.tgz,application/zip,application/gzip,application/x-gzip,application/x-tar';
 const ARCHIVE_RE = /\.(zip|tar\.gz|tgz)$/i;
@@ -306,14 +306,32 @@ function isFailed(f) {
   return Boolean(f.error) || f.ok === false || Number(f.asset_fail) > 0 || (Array.isArray(f.failed) && f.failed.length > 0);
 }
 
+/** A batch file's presigned link, saying until when it opens (the answer's
+ * `storage_link_expires_at`, else the link's own signature time and lifetime). */
+function presignedChip(f) {
+  const life = linkLifetime(f.storage_presigned_url);
+  const until = f.storage_link_expires_at ? new Date(f.storage_link_expires_at) : life && life.until;
+  const when = until && !Number.isNaN(until.getTime())
+    ? until.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '';
+  return h('a', { href: f.storage_presigned_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: `Time-limited link; works on private buckets${when ? `; stops working ${when}` : ''}` },
+    'Presigned', when ? ` until ${when}` : '', h('span', { class: 'visually-hidden' }, ` link of ${f.source}`));
+}
+
 function fileRow(f) {
   const failed = isFailed(f);
   const links = [];
   const lasting = f.storage_link_kind === 'service' || f.storage_link_kind === 'direct';
   if (lasting && f.storage_url) links.push(h('a', { href: f.storage_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Does not expire' }, 'Open', h('span', { class: 'visually-hidden' }, ` ${f.source}`)));
-  // presigned first: it opens on a private bucket too (for a limited time); direct: public buckets
-  else if (f.storage_presigned_url) links.push(h('a', { href: f.storage_presigned_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Time-limited link; works on private buckets' }, 'Presigned', h('span', { class: 'visually-hidden' }, ` link of ${f.source}`)));
-  if (!lasting && f.storage_url) links.push(h('a', { href: f.storage_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Opens only if the bucket allows public reads' }, 'Direct', h('span', { class: 'visually-hidden' }, ` link of ${f.source} (public buckets only)`)));
+  // presigned (the operator chose them): first, as it opens on a private bucket too, with the
+  // time it stops working in view, as a saved result shows it
+  else if (f.storage_presigned_url) links.push(presignedChip(f));
+  const chips = h('span', { class: 'chips' }, links);
+  // direct: only once the bucket is known to allow public reads (a private one answers 403)
+  if (!lasting && f.storage_url) {
+    storageIsPublic().then((pub) => {
+      if (pub === true) chips.append(h('a', { href: f.storage_url, target: '_blank', rel: 'noopener noreferrer', class: 'chip-link', title: 'Does not expire: the bucket allows public reads' }, 'Direct', h('span', { class: 'visually-hidden' }, ` link of ${f.source}`)));
+    });
+  }
   const maps = Array.isArray(f.mappings) ? f.mappings : [];
   const hasAssets = f.asset_ok !== undefined || f.asset_fail !== undefined;
   const id = newId('map');
@@ -322,7 +340,7 @@ function fileRow(f) {
       h('span', { class: 'source-path' }, f.source || '(unnamed)'),
       failed ? h('span', { class: 'badge badge-danger' }, f.error ? 'Failed' : 'Problem') : null,
       f.error ? h('p', { class: 'row-error' }, String(f.error)) : null),
-    h('td', { dataset: { label: 'Links' } }, links.length ? h('span', { class: 'chips' }, links) : h('span', { class: 'muted', title: 'Turn on "Store final files" in Storage to keep the rewritten documents' }, 'not stored')),
+    h('td', { dataset: { label: 'Links' } }, links.length || (!lasting && f.storage_url) ? chips : h('span', { class: 'muted', title: 'Turn on "Store final files" in Storage to keep the rewritten documents' }, 'not stored')),
     h('td', { dataset: { label: 'Assets' } }, hasAssets
       ? h('div', {}, h('span', { class: 'ok-count' }, `${Number(f.asset_ok) || 0} ok`), Number(f.asset_fail) ? h('span', { class: 'fail-count' }, ` · ${f.asset_fail} failed`) : null,
         Array.isArray(f.failed) && f.failed.length
