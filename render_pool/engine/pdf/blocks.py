@@ -57,6 +57,7 @@ class _Item:
     paras: list[list[list[Char]]]
     last: Line
     para_lines: list[list[Line]]  # the lines of each para
+    glyph: str = ""  # the bullet, or "1" for a number (see _glyph)
 
 
 def body_size(items: list[Item]) -> float:
@@ -111,6 +112,11 @@ def _marker(line: Line) -> tuple[str, bool, int] | None:
     return m.group(0), True, ord(low) - ord("a") + 1
 
 
+def _glyph(marker: str, ordered: bool) -> str:
+    """The kind of a list marker: its bullet character, or "1" for any number or letter."""
+    return "1" if ordered else marker.strip()[:1]
+
+
 def _strip_marker(line: Line, marker: str) -> tuple[list[Char], float]:
     """Characters of the line after its marker, and the x where the item text starts."""
     want = "".join(marker.split())
@@ -152,13 +158,24 @@ def _bold_body(items: list[Item], body: float) -> bool:
     return total > 0 and bold > 0.6 * total
 
 
-def _monospaced_prose(items: list[Item]) -> set[int]:
-    """ids of the lines of runs of monospaced lines that read as prose (chars)."""
+def _fills_column(run: list[Line], edges: dict[tuple[int, int, int], float]) -> bool:
+    """True when most lines of the run (the last aside) end near the right edge of their
+    column's text, as typewritten prose wraps at the margin; a listing's lines end where
+    their code ends, at any width."""
+    body = run[:-1] or run
+    full = sum(1 for ln in body if edges.get(ln.region, ln.col_x1) - ln.x1
+               <= 0.15 * max(ln.col_x1 - ln.col_x0, 1.0))
+    return 2 * full >= len(body)
+
+
+def _monospaced_prose(items: list[Item], edges: dict[tuple[int, int, int], float]) -> set[int]:
+    """ids of the lines of runs of monospaced lines that read as prose (chars) and wrap
+    like prose (short lines of words, ``Vote 12: 4 for``, are still a listing)."""
     out: set[int] = set()
     run: list[Line] = []
 
     def close() -> None:
-        if reads_as_prose([ln.text for ln in run]):
+        if reads_as_prose([ln.text for ln in run]) and _fills_column(run, edges):
             out.update(id(ln) for ln in run)
         run.clear()
 
@@ -183,7 +200,7 @@ class _Builder:
         for it in items:
             if isinstance(it, Line):
                 self.edges[it.region] = max(self.edges.get(it.region, 0.0), it.x1)
-        self.mono_prose = _monospaced_prose(items)
+        self.mono_prose = _monospaced_prose(items, self.edges)
         self.keys = [self._heading_key(i) for i in range(len(items))]
         # a paper's author block: paragraphs with superscript marks, not headings
         self.front = {id(items[p]) for p in front_matter(items, self.keys)}
@@ -223,8 +240,8 @@ class _Builder:
                 or text.endswith((".", ",", ";", ":")):
             return None
         if line.bold:
-            if self.bold_body:
-                return None  # bold is the body text's face here, not a heading's
+            if self.bold_body or self._in_sentence(pos):
+                return None  # bold as the body's face, or a bold phrase filling a line
             return None if self._bold_prose(pos) else (size, True)
         if line.italic and self._isolated(pos):
             return size, False
@@ -242,6 +259,19 @@ class _Builder:
                 and not self._gap_break(prev, line):
             return False
         return not (isinstance(nxt, Line) and nxt.italic and self._same_flow(line, nxt))
+
+    def _in_sentence(self, pos: int) -> bool:
+        """True when the line at ``pos`` sits inside a sentence of the text around it: the
+        line above, right above it in the same flow, ends mid-sentence and the line below,
+        right under it, goes on in lower case ("Note" / **bold words** / "matters.")."""
+        line = self.items[pos]
+        prev = self.items[pos - 1] if pos else None
+        nxt = self.items[pos + 1] if pos + 1 < len(self.items) else None
+        return (isinstance(line, Line) and isinstance(prev, Line) and isinstance(nxt, Line)
+                and self._same_flow(prev, line) and not self._gap_break(prev, line)
+                and self._same_flow(line, nxt) and not self._gap_break(line, nxt)
+                and not prev.text.endswith((*_END, ";", ","))
+                and nxt.text[:1].islower())
 
     def _bold_prose(self, pos: int) -> bool:
         """True when the bold line at ``pos`` is part of a run of bold lines (no gap
@@ -288,8 +318,15 @@ class _Builder:
         text_prev = prev.text
         text = line.text
         if not self._same_flow(prev, line):
-            # next column or page: continue a sentence that was cut off
-            return (not text_prev.endswith(_END) and text[:1].islower())
+            # next column or page: continue a sentence that was cut off, or a paragraph
+            # whose full last line (the next line's first word would not have fitted) ends
+            # a sentence, the next starting at the margin
+            if not text_prev.endswith(_END):
+                return text[:1].islower()
+            edge = self.edges.get(prev.region, prev.col_x1)
+            return (len(self.para) >= 2 and line.x0 - line.col_x0 < 0.5 * size
+                    and abs(prev.x0 - self.para[-2].x0) < 0.5 * size
+                    and prev.x1 + _first_word_width(line) + 0.5 * size >= edge)
         if self._gap_break(prev, line):
             return False
         if line.x0 > prev.x0 + 0.8 * size and line.x0 - line.col_x0 < 6 * size:
@@ -376,8 +413,9 @@ class _Builder:
         text = "\n".join(lines)
         last = self.blocks[-1] if self.blocks else None
         if isinstance(last, CodeBlock) and self.code_end is not None \
-                and self.code_end.page < self.code[0].page:
-            last.text += "\n" + text  # the listing goes on after a page break
+                and (self.code_end.page < self.code[0].page
+                     or not self._same_flow(self.code_end, self.code[0])):
+            last.text += "\n" + text  # the listing goes on after a page or column break
             last.prov = merged(last.prov, items_prov(self.code))
         else:
             self.blocks.append(CodeBlock(text, prov=items_prov(self.code)))
@@ -420,9 +458,15 @@ class _Builder:
         chars, text_x = _strip_marker(line, text)
         em = max(line.size, 1.0)
         x = line.x0
-        if self.list_items and not self._same_flow(self.list_items[-1].last, line) \
-                and self.list_items[-1].last.page == line.page:
-            self.flush_list()
+        glyph = _glyph(text, ordered)
+        if self.list_items and not self._same_flow(self.list_items[-1].last, line):
+            shift = self._column_shift(line, glyph)
+            if shift is None and self.list_items[-1].last.page == line.page:
+                self.flush_list()
+            elif shift is not None:  # the list goes on in the next column
+                self.stack = [s + shift for s in self.stack]
+                last = self.list_items[-1]
+                last.marker_x, last.text_x = last.marker_x + shift, last.text_x + shift
         if not self.stack:
             self.stack = [x]
         elif x > self.stack[-1] + 0.7 * em:
@@ -431,8 +475,17 @@ class _Builder:
             while len(self.stack) > 1 and x < self.stack[-1] - 0.7 * em:
                 self.stack.pop()
         level = len(self.stack) - 1
-        item = _Item(level, ordered, number, x, text_x, [[chars]], line, [[line]])
+        item = _Item(level, ordered, number, x, text_x, [[chars]], line, [[line]], glyph)
         self.list_items.append(item)
+
+    def _column_shift(self, line: Line, glyph: str) -> float | None:
+        """How far right the open list moved when it goes on in another column: from the
+        latest item with the same kind of marker (a sibling of it, most often) to ``line``;
+        None when no item has that marker (a new list)."""
+        for item in reversed(self.list_items):
+            if item.glyph == glyph:
+                return line.x0 - item.marker_x
+        return None
 
     def continue_list(self, line: Line) -> bool:
         """Add a marker-less line to the open list item if it belongs there."""

@@ -70,7 +70,11 @@ class Line:
 
     @property
     def size(self) -> float:
-        sizes = sorted(c.size for c in self.visible)
+        """The median size of the line's glyphs; of its prose glyphs when it has both: inline
+        code set smaller (``Set x_2 first.``) does not make the line a smaller one."""
+        vis = self.visible
+        prose = [c for c in vis if not c.mono]
+        sizes = sorted(c.size for c in (prose or vis))
         return sizes[len(sizes) // 2] if sizes else 0.0
 
     @property

@@ -7,6 +7,12 @@ note or the page end) continue it. Only a marker with its note is taken: a lone 
 (a chemical formula, an exponent) stays text. The marker becomes a stand-in character that
 :func:`place_notes` turns into a NoteRef once the blocks are built; the note lines leave the
 page flow and become ``Document.notes``.
+
+Endnotes (:func:`take_endnotes`): a numbered list that ends the document (pandoc's notes
+section as a browser prints it: "1. Text.↩"), numbered 1, 2, 3... in order, whose numbers
+the raised markers of the text before it use (or every note of which ends with a
+back-reference arrow), is read as the document's notes in the same way, wherever the
+markers stand.
 """
 
 from __future__ import annotations
@@ -24,29 +30,55 @@ _NOTE_START = re.compile(r"^(\d{1,3})[.)]?\s+\S")
 FOOT_ZONE = 0.55  # notes sit below this share of the page height
 
 
-def _markers(line: Line) -> list[tuple[int, int, str]]:
-    """(start, end, number) of raised small digit runs in the line's characters."""
+def _raised(c: Char, prev: Char, loose: bool) -> bool:
+    """True when ``c`` is set clearly smaller than ``prev`` and raised above its baseline;
+    ``loose``, also when only a little smaller (a browser's ``<sup>``, five sixths of the
+    size) and raised by a quarter em."""
+    rise = prev.baseline - c.baseline
+    return (c.size < 0.8 * prev.size and rise > 0.2 * prev.size) or (
+        loose and c.size < 0.9 * prev.size and rise > 0.25 * prev.size)
+
+
+def _markers(line: Line, loose: bool = False) -> list[tuple[int, int, str]]:
+    """(start, end, number) of raised small digit runs in the line's characters (``loose``:
+    see :func:`_raised`); a space put between the word and its mark (they are segments of
+    their own) starts the run."""
     out: list[tuple[int, int, str]] = []
     chars = line.chars
     i = 1
     while i < len(chars):
-        c, prev = chars[i], chars[i - 1]
+        c, prev, begin = chars[i], chars[i - 1], i
+        if prev.text == " " and prev.x1 - prev.x0 < 0.5 and i > 1:
+            prev, begin = chars[i - 2], i - 1  # the space Line puts between segments
         if c.text.isdigit() and prev.text.strip() and not prev.text.isdigit() \
-                and c.size < 0.8 * prev.size and prev.baseline - c.baseline > 0.2 * prev.size:
+                and _raised(c, prev, loose):
             j = i
-            while j < len(chars) and chars[j].text.isdigit() and chars[j].size < 0.8 * prev.size:
+            while j < len(chars) and chars[j].text.isdigit() and chars[j].size < 0.9 * prev.size:
                 j += 1
             number = "".join(ch.text for ch in chars[i:j])
             if len(number) <= 3:
-                out.append((i, j, number))
+                out.append((begin, j, number))
             i = j
             continue
         i += 1
     return out
 
 
+def _mark(line: Line, begin: int, end: int, number: str) -> None:
+    """Replace the marker's characters by the stand-in ``MARK`` + number."""
+    c = line.chars[end - 1]
+    line.chars[begin:end] = [Char(MARK + number, c.x0, c.x1, c.top, c.bottom, c.baseline,
+                                  c.size, False, False)]
+
+
 def _same_column(a: Line, b: Line) -> bool:
     return abs(a.col_x0 - b.col_x0) < 2 and abs(a.col_x1 - b.col_x1) < 2
+
+
+def _listed(line: Line) -> bool:
+    """True when the line's number is followed by "." or ")", as a list item's is."""
+    m = _NOTE_START.match(line.text)
+    return m is not None and line.text[len(m.group(1)):][:1] in ".)"
 
 
 def take_notes(items: list[Item], height: float, page: int,
@@ -63,8 +95,9 @@ def take_notes(items: list[Item], height: float, page: int,
         if ln.top < max(lowest_marker, FOOT_ZONE * height):
             continue
         m = _NOTE_START.match(ln.text)
-        if m and m.group(1) in wanted and m.group(1) not in starts:
-            starts[m.group(1)] = ln
+        if m and m.group(1) in wanted and (m.group(1) not in starts or (
+                _listed(starts[m.group(1)]) and not _listed(ln))):
+            starts[m.group(1)] = ln  # "2 Text" outranks a list item's "2. Text"
     if not starts:
         return
     # each note: its first line and the lines below it in the same column, up to the next
@@ -91,10 +124,72 @@ def take_notes(items: list[Item], height: float, page: int,
         drop.update(id(ln) for ln in note_lines)
     for ln, (begin, end, number) in sorted(found, key=lambda f: -f[1][0]):
         if number in body:
-            c = ln.chars[begin]
-            ln.chars[begin:end] = [Char(MARK + number, c.x0, c.x1, c.top, c.bottom, c.baseline,
-                                        c.size, False, False)]
+            _mark(ln, begin, end, number)
     items[:] = [it for it in items if id(it) not in drop]
+
+
+def _note_runs(lines: list[Line]) -> dict[int, list[Line]] | None:
+    """The notes ending ``lines``: number -> its lines, or None when the lines do not end
+    with notes numbered 1, 2, 3... in order. A note's lines are its first line ("2. Text")
+    and the lines under it indented past its number; lines in between that are neither (a
+    table row beside them in another column) stay in the flow."""
+    starts = [i for i, ln in enumerate(lines) if (m := _NOTE_START.match(ln.text))
+              and m.group(1) == "1"]
+    for first in reversed(starts[-3:]):
+        notes: dict[int, list[Line]] = {}
+        stray = 0
+        for ln in lines[first:]:
+            m = _NOTE_START.match(ln.text)
+            if m and int(m.group(1)) == len(notes) + 1 and ln.text[len(m.group(1))] in ".)":
+                notes[len(notes) + 1] = [ln]
+                continue
+            if not notes:
+                break
+            last = notes[len(notes)][-1]
+            em = max(ln.size, 1.0)
+            if ln.page == last.page and ln.region[2] == last.region[2] \
+                    and 0 < ln.baseline - last.baseline < 2.5 * em \
+                    and ln.x0 > notes[len(notes)][0].x0 + 0.5 * em:
+                notes[len(notes)].append(ln)
+            else:
+                stray += 1
+        if notes and stray <= len(notes):
+            return notes
+    return None
+
+
+_BACK_REFS = "\u21a9\ufe0e\ufe0f"  # the arrow back to the mark (and its variation selectors)
+
+
+def take_endnotes(pages: list[list[Item]], notes: dict[str, list[Block]]) -> None:
+    """Read the numbered notes that end the document as its notes, tied to the raised
+    markers before them on any page (see the module docstring); in place, like
+    :func:`take_notes`. Each page's own notes are to be taken first."""
+    lines = [it for items in pages for it in items if isinstance(it, Line)]
+    runs = _note_runs(lines)
+    if not runs:
+        return
+    first = next(i for i, ln in enumerate(lines) if ln is runs[1][0])
+    found = [(ln, m) for ln in lines[:first] for m in _markers(ln, loose=True)
+             if int(m[2]) in runs]
+    marked = {int(m[2]) for _, m in found}
+    backed = all(_BACK_REFS[0] in ln[-1].text for ln in runs.values())
+    if not backed and len(marked) * 2 < len(runs):
+        return  # a numbered list at the end, not notes
+    drop: set[int] = set()
+    for number, note_lines in runs.items():
+        chars = list(note_lines[0].chars)
+        while chars and (chars[0].text.isdigit() or chars[0].text in ".) "):
+            chars.pop(0)
+        parts = [chars, *(ln.chars for ln in note_lines[1:])]
+        parts = [[c for c in part if c.text not in _BACK_REFS] for part in parts]
+        inl = to_inlines(join_lines(parts))
+        notes[f"end-{number}"] = [Paragraph(inl)] if inl else []
+        drop.update(id(ln) for ln in note_lines)
+    for ln, (begin, end, mark) in sorted(found, key=lambda f: -f[1][0]):
+        _mark(ln, begin, end, mark)
+    for items in pages:
+        items[:] = [it for it in items if id(it) not in drop]
 
 
 def place_marks(where: list[Block], note_for: Callable[[str], str], *,

@@ -53,12 +53,13 @@ from render_pool.engine.pdf.chars import (
     segments_of,
     take_turned,
 )
+from render_pool.engine.pdf.flow_bullets import drawn_bullets
 from render_pool.engine.pdf.furniture import remove_furniture
 from render_pool.engine.pdf.graphics import PageImage, page_images, page_rules
 from render_pool.engine.pdf.layout import Block as FlowBlock
 from render_pool.engine.pdf.layout import Item, order_page
 from render_pool.engine.pdf.links import attach_links, page_links, resolve_internal_links
-from render_pool.engine.pdf.notes import place_notes, take_notes
+from render_pool.engine.pdf.notes import place_notes, take_endnotes, take_notes
 from render_pool.engine.pdf.ocr import MODES as OCR_MODES
 from render_pool.engine.pdf.ocr import (
     OcrPages,
@@ -247,6 +248,7 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
         res.upright = shift[2] if turned is not None else 0
         try:
             chars = page_chars(textpage, height)
+            chars += drawn_bullets(page, height, chars)  # list discs drawn as shapes
             attach_links(chars, page_links(pdf, page, textpage, height))
         finally:
             textpage.close()
@@ -475,6 +477,7 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
     for page in results:
         if not page.tagged:
             take_notes(page.items, page.height, page.index, footnotes)
+    take_endnotes([p.items for p in results if not p.tagged], footnotes)
     flow = [it for items in page_items for it in items]
     places: list[tuple[int, float | None, Heading]] = []
     doc.blocks = build_blocks(flow, places)
