@@ -24,6 +24,14 @@ our own):
 5. A segment crossing a column gap (two cells set closer than an em) is split at the space
    nearest to the gap, never inside a word. A label alone on its line followed by a line
    of numbers with an empty first cell make one row; so does a wrapped line.
+6. Cells that wrap (report tables): where the lines' baseline pitches show two values, the
+   short one inside a cell and the long one between rows, the pitches decide the rows
+   (table_rows); then a column of running text is allowed, the last row's last lines are
+   kept (table_edges), and a caption right above ("Table 3: ...") becomes the table's
+   caption while a heading set larger stays out. A line set smaller than the table, or
+   with a raised note mark, ends it (the page's footnotes); so does a caption below it.
+   Lines whose cells sit at unrelated heights (running text in columns beside one
+   another) are no table.
 
 What is not clearly a table stays text: columns of running text (two or three text
 columns, a text column beside a figure's labels, justified lines whose words happen to
@@ -36,12 +44,21 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from render_pool.engine.model import Paragraph, Table, TableCell, TableRow
 from render_pool.engine.pdf.chars import Char, Segment
 from render_pool.engine.pdf.inlines import join_lines, to_inlines
 from render_pool.engine.pdf.layout import group_lines
+from render_pool.engine.pdf.table_edges import (
+    MAX_TAIL,
+    LineBox,
+    caption_chars,
+    is_caption,
+    is_heading_over,
+    wrapped_tail,
+)
+from render_pool.engine.pdf.table_rows import continuation_pitch, row_starts, shared_baselines
 from render_pool.engine.pdf.tables import white_bands
 
 MAX_SEGMENTS = 6000  # pages with more segments are left to the text flow (time bound)
@@ -50,6 +67,9 @@ MAX_COLUMNS = 30
 # this bounds the search at rows x MAX_RUN (a page of 3000 two-cell lines that are no table
 # took 17 s before); a longer table (200 rows on one page) is read as two tables
 MAX_RUN = 200
+# a table's row candidates sit with all their cells on one baseline on this share at least
+LEVEL_ROWS = 0.85
+SMALLER = 0.85  # a line set this much smaller than a run's first line ends the run
 _CAPTION = re.compile(r"^(Table|Tab\.|Figure|Fig\.|Tableau|Tabelle|Tabla)\s*[\dIVX]", re.I)
 _LOWER_WORD = re.compile(r"^[^\W\d_A-Z][^\W\d_]*[-,.;:]?$")
 _MARKER = re.compile(r"^([\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2023\u2043\u2013*-]"
@@ -62,7 +82,10 @@ class _Row:
     top: float
     bottom: float
     size: float
+    baseline: float = 0.0  # the median baseline of its glyphs
     cand: bool = False  # a row candidate (see _candidate), worked out once
+    bases: list[float] = field(default_factory=list)  # its segments' baselines, once
+    ends: bool = False  # a footnote or a caption: ends a run (see _grow), worked out once
 
     @property
     def multi(self) -> bool:
@@ -86,9 +109,13 @@ def _rows(segs: list[Segment]) -> list[_Row]:
     out = []
     for group in group_lines(segs):
         sizes = sorted(s.size for s in group)
+        bases = sorted(c.baseline for s in group for c in s.chars if c.text.strip())
         row = _Row(group, min(s.top for s in group), max(s.bottom for s in group),
-                   sizes[len(sizes) // 2] or 10.0)
+                   sizes[len(sizes) // 2] or 10.0,
+                   bases[len(bases) // 2] if bases else max(s.bottom for s in group))
         row.cand = row.multi and not _prose_line(row)
+        row.bases = _seg_baselines(group)
+        row.ends = _note_line(row) if row.multi else is_caption(_box(row))
         out.append(row)
     return out
 
@@ -197,9 +224,12 @@ def _cells_of(row: _Row, bounds: list[float], em: float,
     return cells
 
 
-def _is_table(body: list[_Row], bounds: list[float]) -> bool:
+def _is_table(body: list[_Row], bounds: list[float], wrap_pitch: float | None = None
+              ) -> bool:
     """The columns are real: every column holds text on a good share of the row
-    candidates, most rows fill at least half the columns, and cells are short."""
+    candidates, most rows fill at least half the columns, and cells are short. With a
+    ``wrap_pitch`` (the run's rows wrap, see table_rows), one column may hold running
+    text: a description column of a report table."""
     cands = [r for r in body if r.multi]
     ncols = len(bounds)
     edges = [*bounds[1:], float("inf")]
@@ -210,16 +240,20 @@ def _is_table(body: list[_Row], bounds: list[float]) -> bool:
     full = sum(1 for r in cands if len(r.segs) >= max(2, ncols // 2))
     if full < max(3, 0.5 * len(cands)):
         return False
+    if not shared_baselines([r.bases for r in cands], cands[0].size, LEVEL_ROWS):
+        return False  # lines whose parts sit at unrelated heights: columns of text
+    wrapped = wrap_pitch is not None and ncols >= 3
     words = [_words(s) for r in cands for s in r.segs]
     if sum(words) > 6 * len(words):
         return False
     # running text in a cell on many rows: a text column beside figure labels or a
     # sidebar, not a table
-    if 5 * sum(1 for r in cands if any(_words(s) >= 7 for s in r.segs)) >= 2 * len(cands):
+    if not wrapped and 5 * sum(1 for r in cands if any(_words(s) >= 7 for s in r.segs)) \
+            >= 2 * len(cands):
         return False
-    if _prose_columns(cands, bounds):
+    if _prose_columns(cands, bounds, wrapped):
         return False
-    if len(cands) < 5 and any(_prose_cell(s) for r in cands for s in r.segs):
+    if not wrapped and len(cands) < 5 and any(_prose_cell(s) for r in cands for s in r.segs):
         return False  # a few lines with running text: too little to call it a table
     if not _aligned(cands, bounds):
         return False
@@ -273,11 +307,11 @@ def _prose_cell(seg: Segment) -> bool:
     return len(words) >= 4 and sum(w[:1].islower() for w in words) >= 0.5 * len(words)
 
 
-def _prose_columns(cands: list[_Row], bounds: list[float]) -> bool:
+def _prose_columns(cands: list[_Row], bounds: list[float], wrapped: bool = False) -> bool:
     """True when the "columns" are columns of running text (a page of two or three text
     columns, a text column beside a figure's labels): a column whose cells are mostly
-    running text filling the column's width (justified or ragged lines), or two columns
-    of running text."""
+    running text filling the column's width (justified or ragged lines), unless the rows
+    are ``wrapped`` (a table's description column), or two columns of running text."""
     edges = [*bounds[1:], float("inf")]
     prose = wide = 0
     em = sorted(r.size for r in cands)[len(cands) // 2]
@@ -295,7 +329,7 @@ def _prose_columns(cands: list[_Row], bounds: list[float]) -> bool:
             continue
         prose += 1
         widest = max(s.x1 - s.x0 for s in cells)
-        if 2 * sum(s.x1 - s.x0 >= 0.8 * widest for s in cells) >= len(cells):
+        if not wrapped and 2 * sum(s.x1 - s.x0 >= 0.8 * widest for s in cells) >= len(cells):
             return True
     return prose >= 2 or wide >= 2
 
@@ -313,26 +347,28 @@ def _fits(row: _Row, bounds: list[float], x0: float, x1: float, em: float) -> bo
 
 
 def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> Table:
+    lines: list[list[list[list[Char]]]] = []
+    line_spans: list[dict[int, int]] = []
+    for i, row in enumerate(rows):
+        spans: dict[int, int] = {}
+        lines.append(_cells_of(row, bounds, em, spans if i < header else None))
+        line_spans.append(spans)
+    starts: list[bool | None] = [None] * len(rows)
+    if shared_baselines([r.bases for r in rows], em):
+        starts = row_starts([r.baseline for r in rows],
+                            [[bool(c) for c in cells] for cells in lines], header, em)
     grid: list[list[list[list[Char]]]] = []
     bold: list[bool] = []
     row_spans: list[dict[int, int]] = []
-    for i, row in enumerate(rows):
-        spans: dict[int, int] = {}
-        cells = _cells_of(row, bounds, em, spans if i < header else None)
-        filled = [bool(c) for c in cells]
-        if grid and i >= header:
-            prev = [bool(c) for c in grid[-1]]
-            label_only = prev[0] and not any(prev[1:])
-            if not filled[0] and (
-                    (label_only and sum(filled) >= 2)
-                    or 2 * sum(filled) < sum(prev)):
-                # the numbers of a label set on the line above, or a wrapped line (first
-                # cell empty, few cells): it continues the row above
-                for into, more in zip(grid[-1], cells, strict=True):
-                    into.extend(more)
-                continue
+    nhead = 0
+    for i, (row, cells) in enumerate(zip(rows, lines, strict=True)):
+        if grid and _continues(cells, grid[-1], i >= header, starts[i]):
+            for into, more in zip(grid[-1], cells, strict=True):
+                into.extend(more)
+            continue
         grid.append(cells)
-        row_spans.append(spans)
+        row_spans.append(line_spans[i])
+        nhead += i < header
         vis = [c for seg in row.segs for c in seg.chars if c.text.strip()]
         bold.append(bool(vis) and sum(c.bold for c in vis) >= 0.8 * len(vis))
     table_rows: list[TableRow] = []
@@ -349,13 +385,29 @@ def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> 
             out.append(TableCell([Paragraph(to_inlines(join_lines(c)))] if c else [],
                                  colspan=n))
         table_rows.append(TableRow(out))
-    nhead = min(header, len(table_rows) - 1)
+    nhead = min(nhead, len(table_rows) - 1)
     if nhead < len(bold) - 1 and bold[nhead] and not all(bold[nhead:]):
         nhead += 1  # a bold row of column heads over plain rows
     for header_row in table_rows[:nhead]:
         for cell in header_row.cells:
             cell.header = True
     return Table(table_rows, header_rows=nhead)
+
+
+def _continues(cells: list[list[list[Char]]], above: list[list[list[Char]]], body: bool,
+               start: bool | None) -> bool:
+    """True when a line's cells continue the row above. Where the line pitches tell
+    (``start``, see table_rows.row_starts), they decide; else, in the body, the numbers
+    of a label set on the line above, or a wrapped line (first cell empty, few cells)."""
+    if start is not None:
+        return not start
+    if not body:
+        return False
+    filled = [bool(c) for c in cells]
+    prev = [bool(c) for c in above]
+    label_only = prev[0] and not any(prev[1:])
+    return not filled[0] and ((label_only and sum(filled) >= 2)
+                              or 2 * sum(filled) < sum(prev))
 
 
 def find_text_tables(segs: list[Segment]) -> list[TextTable]:
@@ -388,7 +440,7 @@ def find_text_tables(segs: list[Segment]) -> list[TextTable]:
         if len(data) < 3:
             data = cands
         bounds = _gap_bounds(data, em) if len(data) >= 3 else None
-        if bounds is None or not _is_table(data, bounds):
+        if bounds is None or not _is_table(data, bounds, _wrap_pitch(body, bounds, em)):
             i += 1
             continue
         x0 = min(s.x0 for r in cands for s in r.segs)
@@ -397,20 +449,28 @@ def find_text_tables(segs: list[Segment]) -> list[TextTable]:
         body_idx = [k for k in body_idx
                     if rows[k].multi or (rows[k].segs[0].x0 >= x0 - em
                                          and rows[k].segs[0].x1 <= x1 + em)]
-        # trailing one-segment lines are text after the table, not rows
+        # trailing one-segment lines are text after the table, not rows, unless they
+        # end a wrapped last row
         while body_idx and not rows[body_idx[-1]].multi:
             body_idx.pop()
+        body_idx += _tail(rows, body_idx, bounds, em, taken)
+        table_size = sorted(r.size for r in data)[len(data) // 2]
         head_idx: list[int] = []
         k = body_idx[0] - 1
         pitch = 2.2 * em
         while k >= 0 and k not in taken and len(head_idx) < 4 \
                 and rows[k + 1].top - rows[k].bottom <= pitch \
-                and _fits(rows[k], bounds, x0, x1, em):
+                and _fits(rows[k], bounds, x0, x1, em) \
+                and not is_heading_over(_box(rows[k]), table_size):
             head_idx.insert(0, k)
             k -= 1
         all_idx = head_idx + body_idx
         first_data = next(n for n, k in enumerate(all_idx) if any(rows[k] is r for r in data))
         table = _assemble([rows[k] for k in all_idx], bounds, em, first_data)
+        if k >= 0 and k not in taken and is_caption(_box(rows[k])) \
+                and rows[k + 1].top - rows[k].bottom <= pitch:
+            table.caption = to_inlines(join_lines([caption_chars(rows[k].segs[0].chars)]))
+            all_idx.insert(0, k)
         used = {id(c) for k in all_idx for s in rows[k].segs for c in s.chars}
         top = min(rows[k].top for k in all_idx)
         bottom = max(rows[k].bottom for k in all_idx)
@@ -422,10 +482,57 @@ def find_text_tables(segs: list[Segment]) -> list[TextTable]:
     return found
 
 
+def _box(row: _Row) -> LineBox:
+    return LineBox(row.baseline, row.segs[0].x0, row.segs[-1].x1, row.size, len(row.segs),
+                   row.segs[0].text)
+
+
+def _tail(rows: list[_Row], body_idx: list[int], bounds: list[float], em: float,
+          taken: set[int]) -> list[int]:
+    """Indices of the one-segment lines after ``body_idx`` that end its wrapped last row
+    (see table_edges.wrapped_tail); none when its rows do not wrap."""
+    pitch = _wrap_pitch([rows[k] for k in body_idx], bounds, em)
+    if pitch is None:
+        return []
+    after = body_idx[-1] + 1
+    following = [_box(r) for r in rows[after:after + MAX_TAIL]]
+    count = wrapped_tail(rows[body_idx[-1]].baseline, pitch, following, bounds, em)
+    return [k for k in range(after, after + count) if k not in taken]
+
+
+def _wrap_pitch(body: list[_Row], bounds: list[float], em: float) -> float | None:
+    """The pitch of the wrapped cells' lines when the rows of ``body`` wrap, else None
+    (see table_rows.continuation_pitch)."""
+    if not shared_baselines([r.bases for r in body], em):
+        return None
+    filled = [[bool(c) for c in _cells_of(r, bounds, em)] for r in body]
+    return continuation_pitch([r.baseline for r in body], filled, em)
+
+
+def _seg_baselines(segs: list[Segment]) -> list[float]:
+    """The baseline of each segment of a line (the median of its glyphs')."""
+    out = []
+    for seg in segs:
+        bases = sorted(c.baseline for c in seg.chars if c.text.strip())
+        if bases:
+            out.append(bases[len(bases) // 2])
+    return out
+
+
+def _note_line(row: _Row) -> bool:
+    """A footnote: a short mark set smaller and raised above the text that follows it."""
+    if not row.multi:
+        return False
+    mark, text = row.segs[0], row.segs[1]
+    bases = row.bases
+    return len(mark.text.strip()) <= 3 and mark.size < SMALLER * text.size \
+        and len(bases) >= 2 and bases[0] < bases[1] - 0.1 * text.size
+
+
 def _grow(rows: list[_Row], start: int, em: float) -> list[int]:
     """Indices of a run of row candidates from ``start``: each within a few line pitches
-    of the last, with at most three one-segment lines in between; at most ``MAX_RUN``
-    rows."""
+    of the last, with at most three one-segment lines in between and no caption; at most
+    ``MAX_RUN`` rows."""
     run = [start]
     singles: list[int] = []
     gaps: list[float] = []  # kept sorted: the median is read at every step
@@ -434,15 +541,16 @@ def _grow(rows: list[_Row], start: int, em: float) -> list[int]:
         row = rows[k]
         gap = row.top - rows[(singles or run)[-1]].bottom
         usual = gaps[len(gaps) // 2] if len(gaps) >= 3 else 0.0
-        if gap > max(3.0 * em, 2.5 * usual):
-            break
+        if gap > max(3.0 * em, 2.5 * usual) or row.size < SMALLER * rows[start].size \
+                or (row.multi and row.ends):
+            break  # far below, or a footnote under the table (set smaller, or a raised mark)
         bisect.insort(gaps, gap)
         if _candidate(row):
             run.extend(singles)
             singles = []
             run.append(k)
-        elif row.multi or len(singles) >= 3:
-            break
+        elif row.multi or len(singles) >= 3 or row.ends:
+            break  # prose, a gap of text, or a caption: the table has ended
         else:
             singles.append(k)
         k += 1
