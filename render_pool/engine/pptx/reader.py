@@ -5,14 +5,24 @@ Why this shape: a slide is a section. It opens with a comment naming it (``<!-- 
 stays the title alone), its title becomes a heading (level 1 for title and section-header
 slides, level 2 for content slides, so a deck made from Markdown keeps its ``#``/``##``
 nesting), and its shapes are read in reading order: placeholders first, then the other
-shapes top to bottom, left to right. A short body paragraph set wholly in bold with more
+shapes, each set in rows top to bottom and columns left to right
+(:mod:`render_pool.engine.pptx.order`). A short body paragraph set wholly in bold with more
 content after it is a heading one level below the slide's (pandoc writes ``###`` so).
 Runs in a monospace font are inline code, and paragraphs set wholly in one (a code box)
 are a code block with their line breaks and indentation kept. Bulleted paragraphs become
 nested lists by their outline level, tables keep their merged cells as spans, pictures
 keep their alt text, charts become data tables (as in the DOCX reader), grouped shapes are
-read as their members, and speaker notes follow the slide as a quoted block
-(``notes=false`` leaves them out). Every block keeps its slide as provenance.
+read as their members, and speaker notes (the notes placeholder and any text box on the
+notes page) follow the slide as a quoted block (``notes=false`` leaves them out). Every
+block keeps its slide as provenance.
+
+What a writer could only draw is read back from the drawing: a paragraph without a bullet
+set off an inch or more at the first outline level is a block quote; unbulleted lines in a
+smaller type under a bulleted point, starting where its text does, are its sub-points
+(LibreOffice drops their outline level, not their indent); a slide with a body and no title
+continues the one before (its first line is no title); raised digits that jump to a slide
+of paragraphs numbered by exactly those digits are footnotes, and that slide their texts
+(:mod:`render_pool.engine.pptx.footnotes`).
 
 The package is re-packed from bytes read under the zip-bomb and XML-bomb guards before
 python-pptx sees it (``safe_zip.verified_zip``); linked (external) pictures are never
@@ -22,6 +32,7 @@ fetched.
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +53,7 @@ from render_pool.engine.model import (
     LineBreak,
     ListBlock,
     ListItem,
+    NoteRef,
     Paragraph,
     RawHtml,
     Resource,
@@ -53,6 +65,8 @@ from render_pool.engine.model import (
     Text,
     plain_text,
 )
+from render_pool.engine.pptx.footnotes import NoteSlides, find_note_slides, note_key
+from render_pool.engine.pptx.order import reading_order
 from render_pool.engine.provenance import locate
 from render_pool.errors import CorruptDocument
 
@@ -62,6 +76,8 @@ _A = f"{{{A}}}"
 _TITLES = {"TITLE", "CENTER_TITLE", "VERTICAL_TITLE"}
 _SKIPPED = {"DATE", "FOOTER", "SLIDE_NUMBER", "HEADER", "SLIDE_IMAGE"}
 _BULLETED_PLACEHOLDERS = {"BODY", "OBJECT", "VERTICAL_BODY", "VERTICAL_OBJECT"}
+_QUOTE_MARGIN = 914400  # EMU: one inch
+_NOTE_NUMBER = re.compile(r"^\s*\d{1,4}[.)]\s+")
 
 
 @dataclass
@@ -72,6 +88,54 @@ class _Para:
     level: int | None  # None: not a list item
     ordered: bool = False
     code: str | None = None  # the paragraph's text when it is all in a monospace font
+    quote: bool = False  # set off from the left margin like a quotation
+
+
+@dataclass
+class _Item:
+    """A bulleted paragraph's outline level, where its text starts and its type size."""
+
+    level: int
+    start: int  # EMU from the frame's left edge
+    size: int  # hundredths of a point
+
+    @staticmethod
+    def of(level: int, ppr: Any, p: Any) -> _Item | None:
+        margin, size = _margin(ppr), _size(p)
+        return None if margin is None or size is None else _Item(level, margin[0], size)
+
+    def holds(self, ppr: Any, p: Any) -> bool:
+        """Whether a paragraph without a bullet that follows this item is one of its
+        sub-points: its text starts where the item's text does or further right, in a
+        smaller type. Why: LibreOffice writes a sub-point of a numbered point so when the
+        layout gives that outline level no bullet (pandoc's text-beside-a-table slides);
+        the outline level itself is lost, its indent and size are not."""
+        margin, size = _margin(ppr), _size(p)
+        return (
+            margin is not None
+            and size is not None
+            and sum(margin) >= self.start
+            and size < self.size
+        )
+
+
+def _margin(ppr: Any) -> tuple[int, int] | None:
+    """A paragraph's own left margin and first-line indent (EMU), when it sets them."""
+    if ppr is None or ppr.get("marL") is None:
+        return None
+    try:
+        return int(ppr.get("marL")), int(ppr.get("indent", "0"))
+    except ValueError:
+        return None
+
+
+def _size(p: Any) -> int | None:
+    """The type size a paragraph's first run (or its end mark) sets, if any."""
+    runs = [r.find(_A + "rPr") for r in p.iterchildren(_A + "r")]
+    for rpr in (*runs, p.find(_A + "endParaRPr")):
+        if rpr is not None and rpr.get("sz", "").isdigit():
+            return int(rpr.get("sz"))
+    return None
 
 
 def _mono(rpr: Any) -> bool:
@@ -131,9 +195,10 @@ def _run_segs(r: Any) -> list[Seg]:
 class _SlideReader:
     """Reads the slides of one presentation into one document."""
 
-    def __init__(self, doc: Document, notes: bool) -> None:
+    def __init__(self, doc: Document, notes: bool, note_slides: NoteSlides | None = None) -> None:
         self.doc = doc
         self.notes = notes
+        self.note_slides = note_slides or NoteSlides()
         self.slugger = Slugger()
         self.images = 0
 
@@ -142,7 +207,9 @@ class _SlideReader:
         segs: list[Seg] = []
         for child in p:
             tag = child.tag
-            if tag in (_A + "r", _A + "fld"):
+            if tag == _A + "r" and (note := self.note_slides.note_id(child, part)):
+                segs.append(Seg(NoteRef(note)))
+            elif tag in (_A + "r", _A + "fld"):
                 segs.extend(_run_segs(child))
             elif tag == _A + "br":
                 segs.append(Seg(LineBreak()))
@@ -161,6 +228,7 @@ class _SlideReader:
 
     def text_frame(self, frame: Any, part: Any, bulleted: bool) -> list[_Para]:
         out: list[_Para] = []
+        item: _Item | None = None  # the last bulleted paragraph, while sub-points may follow
         for p in frame._txBody.iterchildren(_A + "p"):
             inl = self.paragraph(p, part)
             if not plain_text(inl).strip() and not any(isinstance(n, Image) for n in inl):
@@ -170,14 +238,28 @@ class _SlideReader:
             ppr = p.find(_A + "pPr")
             # the format allows levels 0-8; a larger one from the file must not nest deeper
             level = min(max(int(ppr.get("lvl", "0")), 0), 8) if ppr is not None else 0
-            explicit = None if ppr is None else (
-                "none" if ppr.find(_A + "buNone") is not None else
-                "ordered" if ppr.find(_A + "buAutoNum") is not None else
-                "bullet" if ppr.find(_A + "buChar") is not None
-                or ppr.find(_A + "buBlip") is not None else None)
+            explicit = (
+                None
+                if ppr is None
+                else (
+                    "none"
+                    if ppr.find(_A + "buNone") is not None
+                    else "ordered"
+                    if ppr.find(_A + "buAutoNum") is not None
+                    else "bullet"
+                    if ppr.find(_A + "buChar") is not None or ppr.find(_A + "buBlip") is not None
+                    else None
+                )
+            )
             if explicit == "none" or (explicit is None and not bulleted):
-                out.append(_Para(inl, None, code=_code_line(p)))
+                code = _code_line(p)
+                if code is None and item is not None and item.holds(ppr, p):
+                    out.append(_Para(inl, item.level + 1, False))
+                    continue
+                item = None
+                out.append(_Para(inl, None, code=code, quote=code is None and _set_off(ppr)))
             else:
+                item = _Item.of(level, ppr, p)
                 out.append(_Para(inl, level, explicit == "ordered"))
         return out
 
@@ -188,7 +270,7 @@ class _SlideReader:
         kind = _shape_type(shape)
         if kind == MSO_SHAPE_TYPE.GROUP:
             out: list[Block] = []
-            for member in _reading_order(list(shape.shapes)):
+            for member in reading_order(list(shape.shapes)):
                 out.extend(self.shape_blocks(member, part))
             return out
         if getattr(shape, "has_table", False) and shape.has_table:
@@ -213,10 +295,10 @@ class _SlideReader:
                 if cell.is_spanned:
                     continue
                 blocks = _blocks_of(self.text_frame(cell.text_frame, part, False))
-                span_r, span_c = ((cell.span_height, cell.span_width) if cell.is_merge_origin
-                                  else (1, 1))
-                cells.append(TableCell(blocks, span_r, span_c,
-                                       header=r == 0 and table.first_row))
+                span_r, span_c = (
+                    (cell.span_height, cell.span_width) if cell.is_merge_origin else (1, 1)
+                )
+                cells.append(TableCell(blocks, span_r, span_c, header=r == 0 and table.first_row))
             rows.append(TableRow(cells))
         return Table(rows, header_rows=1 if table.first_row and rows else 0)
 
@@ -258,51 +340,85 @@ class _SlideReader:
     # ------------------------------------------------------------ slides
     def slide(self, number: int, slide: Any) -> list[Block]:
         shapes = list(slide.shapes)
-        title_shape = next((s for s in shapes if s.is_placeholder
-                            and _placeholder_type(s) in _TITLES), None)
-        others = [s for s in shapes if s is not title_shape and not (
-            s.is_placeholder and _placeholder_type(s) in _SKIPPED)]
-        holders = _reading_order([s for s in others if s.is_placeholder])
-        rest = _reading_order([s for s in others if not s.is_placeholder])
+        title_shape = next(
+            (s for s in shapes if s.is_placeholder and _placeholder_type(s) in _TITLES), None
+        )
+        others = [
+            s
+            for s in shapes
+            if s is not title_shape and not (s.is_placeholder and _placeholder_type(s) in _SKIPPED)
+        ]
+        holders = reading_order([s for s in others if s.is_placeholder])
+        rest = reading_order([s for s in others if not s.is_placeholder])
         body: list[Block] = []
         for shape in holders + rest:
             body.extend(self.shape_blocks(shape, slide.part))
+        # the body placeholder of a slide without a title continues the slide before
+        # (pandoc's writer carries what overflows, or follows a table, onto such a slide):
+        # its first line is not a title
+        continued = bool(body) and any(
+            _placeholder_type(s) in _BULLETED_PLACEHOLDERS
+            and s.has_text_frame
+            and s.text_frame.text.strip()
+            for s in holders
+        )
         out: list[Block] = [RawHtml(f"<!-- slide {number} -->")]
         title: list[Inline] = []
         if title_shape is not None and title_shape.has_text_frame:
             paras = self.text_frame(title_shape.text_frame, slide.part, False)
             for i, p in enumerate(paras):
                 title += ([LineBreak()] if i else []) + p.inlines
-        elif isinstance(lead := (body[0] if body else None), Paragraph) and _title_like(
-                lead, body[1:]):
+        elif (
+            not continued
+            and isinstance(lead := (body[0] if body else None), Paragraph)
+            and _title_like(lead, body[1:])
+        ):
             # no title placeholder (e.g. a legacy PPT's section slide): a lone short first
             # line standing above everything else is the title
             body.pop(0)
             title = lead.children
-        if len(title) == 1 and isinstance(title[0], Strong):
-            title = title[0].children  # a bold title is still just a title
+        if any(isinstance(n, Strong) for n in title) and all(
+            isinstance(n, Strong | LineBreak) or (isinstance(n, Text) and not n.text.strip())
+            for n in title
+        ):  # a bold title (in one run or several) is just a title
+            title = [m for n in title for m in (n.children if isinstance(n, Strong) else [n])]
         if plain_text(title).strip():
             text = plain_text(title).strip()
-            section = (_placeholder_type(title_shape) == "CENTER_TITLE"
-                       or any(_placeholder_type(s) == "SUBTITLE" for s in holders)
-                       or (number == 1 and all(isinstance(b, Paragraph) for b in body))
-                       or not [b for b in body if plain_text([b]).strip()
-                               or isinstance(b, Table)])
+            section = (
+                _placeholder_type(title_shape) == "CENTER_TITLE"
+                or any(_placeholder_type(s) == "SUBTITLE" for s in holders)
+                or (number == 1 and all(isinstance(b, Paragraph) for b in body))
+                or not [b for b in body if plain_text([b]).strip() or isinstance(b, Table)]
+            )
             level = 1 if section else 2
             out.append(Heading(level, title, self.slugger.unique(slugify(text))))
         else:
             level = 2
         out += self.subheadings(body, min(level + 1, 6))
         if self.notes and slide.has_notes_slide:
-            frame = slide.notes_slide.notes_text_frame
-            paras = (self.text_frame(frame, slide.notes_slide.part, False)
-                     if frame is not None else [])
+            paras = self.speaker_notes(slide.notes_slide)
             if paras:
                 first = [Text("Notes: "), *paras[0].inlines]
-                out.append(BlockQuote([Paragraph(first),
-                                       *(Paragraph(p.inlines) for p in paras[1:])]))
+                out.append(
+                    BlockQuote([Paragraph(first), *(Paragraph(p.inlines) for p in paras[1:])])
+                )
         return out
 
+    def speaker_notes(self, notes_slide: Any) -> list[_Para]:
+        """The paragraphs of a notes page: its notes placeholder, then any other text on
+        it (LibreOffice writes the notes of an ODP page drawn in a text box of its own so),
+        never the slide's picture or the page's header, footer, date and number."""
+        frame = notes_slide.notes_text_frame
+        paras = self.text_frame(frame, notes_slide.part, False) if frame is not None else []
+        boxes = [
+            s
+            for s in notes_slide.shapes
+            if s.has_text_frame
+            and not (s.is_placeholder and _placeholder_type(s) in {"BODY", *_SKIPPED})
+        ]
+        for box in reading_order(boxes):
+            paras += self.text_frame(box.text_frame, notes_slide.part, False)
+        return paras
 
     def subheadings(self, body: list[Block], level: int) -> list[Block]:
         """``body`` with each short paragraph set wholly in bold, and followed by more of
@@ -311,11 +427,17 @@ class _SlideReader:
         is left of it."""
         out: list[Block] = []
         for i, b in enumerate(body):
-            if (isinstance(b, Paragraph) and i + 1 < len(body) and len(b.children) == 1
-                    and isinstance(b.children[0], Strong) and _heading_text(b.children[0])):
+            if (
+                isinstance(b, Paragraph)
+                and i + 1 < len(body)
+                and len(b.children) == 1
+                and isinstance(b.children[0], Strong)
+                and _heading_text(b.children[0])
+            ):
                 inl = b.children[0].children
-                out.append(Heading(level, inl,
-                                   self.slugger.unique(slugify(plain_text(inl).strip()))))
+                out.append(
+                    Heading(level, inl, self.slugger.unique(slugify(plain_text(inl).strip())))
+                )
             else:
                 out.append(b)
         return out
@@ -324,18 +446,29 @@ class _SlideReader:
 def _heading_text(node: Strong) -> bool:
     """Bold text that reads as a heading: one short line, not a sentence or a label."""
     text = plain_text([node]).strip()
-    return (0 < len(text) <= 80 and len(text.split()) <= 12 and "\n" not in text
-            and not text.endswith((".", ",", ";", ":", "!", "?"))
-            and not any(isinstance(n, Image | LineBreak) for n in node.children))
+    return (
+        0 < len(text) <= 80
+        and len(text.split()) <= 12
+        and "\n" not in text
+        and not text.endswith((".", ",", ";", ":", "!", "?"))
+        and not any(isinstance(n, Image | LineBreak) for n in node.children)
+    )
 
 
 def _title_like(first: Paragraph, rest: list[Block]) -> bool:
     """A first paragraph that reads as a slide title: one short line, not a sentence."""
     text = plain_text(first.children).strip()
-    return (0 < len(text) <= 80 and "\n" not in text and not text.endswith((".", ":"))
-            and not any(isinstance(n, Image) for n in first.children)
-            and (not rest or not isinstance(rest[0], Paragraph)
-                 or len(plain_text(rest[0].children)) > len(text)))
+    return (
+        0 < len(text) <= 80
+        and "\n" not in text
+        and not text.endswith((".", ":"))
+        and not any(isinstance(n, Image) for n in first.children)
+        and (
+            not rest
+            or not isinstance(rest[0], Paragraph)
+            or len(plain_text(rest[0].children)) > len(text)
+        )
+    )
 
 
 def _placeholder_type(shape: Any) -> str:
@@ -362,21 +495,32 @@ def _is_picture(shape: Any) -> bool:
     return tag.endswith("}pic")
 
 
-def _reading_order(shapes: list[Any]) -> list[Any]:
-    """Top to bottom, then left to right (shapes within a few points share a line)."""
-    def key(s: Any) -> tuple[int, int]:
-        top = s.top if s.top is not None else 0
-        left = s.left if s.left is not None else 0
-        return (round(top / 50800), left)  # 50800 EMU = 4 pt bands
-
-    return sorted(shapes, key=key)
+def _set_off(ppr: Any) -> bool:
+    """Whether a paragraph without a bullet is set off from the margin as a quotation is:
+    at the first outline level, its whole text indented by an inch or more (pandoc writes
+    a block quote so, and LibreOffice keeps it). A deeper outline level is a sub-point,
+    a negative first-line indent a hanging label: neither is a quotation."""
+    if ppr is None or ppr.get("lvl", "0") != "0":
+        return False
+    try:
+        margin, first = int(ppr.get("marL", "0")), int(ppr.get("indent", "0"))
+    except ValueError:
+        return False
+    return margin >= _QUOTE_MARGIN and first >= 0
 
 
 def _blocks_of(paras: list[_Para]) -> list[Block]:
-    """Paragraphs and nested lists from a text frame's paragraphs and their levels."""
+    """Paragraphs, quotations and nested lists from a text frame's paragraphs."""
     out: list[Block] = []
     i = 0
     while i < len(paras):
+        if paras[i].quote:
+            j = i
+            while j < len(paras) and paras[j].quote:
+                j += 1
+            out.append(BlockQuote([Paragraph(p.inlines) for p in paras[i:j]]))
+            i = j
+            continue
         if paras[i].code is not None:
             j = i
             while j < len(paras) and paras[j].code is not None:
@@ -418,6 +562,15 @@ def _nest(items: list[_Para]) -> list[ListBlock]:
     return lists
 
 
+def _drop_number(first: Block) -> None:
+    """Remove the leading ``1.`` of a note's first paragraph (it stands for the mark)."""
+    inlines = first.children if isinstance(first, Paragraph) else []
+    while inlines and not isinstance(inlines[0], Text) and hasattr(inlines[0], "children"):
+        inlines = inlines[0].children
+    if inlines and isinstance(inlines[0], Text):
+        inlines[0] = Text(_NOTE_NUMBER.sub("", inlines[0].text, count=1))
+
+
 def read_pptx(data: bytes, notes: bool = True) -> Document:
     """A PPTX presentation as a document: one section per slide (see the module doc)."""
     from pptx import Presentation
@@ -436,8 +589,19 @@ def read_pptx(data: bytes, notes: bool = True) -> Document:
         doc.meta["title"] = props.title
     if props.author:
         doc.meta["author"] = props.author
-    reader = _SlideReader(doc, notes)
-    for number, slide in enumerate(prs.slides, start=1):
+    slides = list(prs.slides)
+    note_slides = find_note_slides(slides)
+    reader = _SlideReader(doc, notes, note_slides)
+    for number, marks in note_slides.slides.items():
+        for mark, paras in marks.items():
+            blocks: list[Block] = [
+                Paragraph(reader.paragraph(p, slides[number - 1].part)) for p in paras
+            ]
+            _drop_number(blocks[0])
+            doc.notes[note_key(number, mark)] = locate(blocks, SlideRef(number))
+    for number, slide in enumerate(slides, start=1):
+        if number in note_slides.slides:
+            continue  # read as the notes above
         try:
             doc.blocks.extend(locate(reader.slide(number, slide), SlideRef(number)))
         except (KeyError, ValueError, AttributeError, TypeError, NotImplementedError) as exc:
