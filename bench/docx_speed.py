@@ -152,7 +152,9 @@ def bare_parse(data: bytes) -> None:
 def in_process(datas: list[bytes], passes: int) -> tuple[list[float], list[float]]:
     """Per report, the median CPU seconds of the conversion and of the bare parse,
     alternated (CPU time of this process: the machine is shared, and waiting for a core
-    is no part of either), with a pool worker's collector thresholds."""
+    is no part of either), with a pool worker's collector: its thresholds, and what was
+    left after the warm-up pass set aside (``gc.freeze``), as a worker does after its
+    first job."""
     from render_pool.runtime.pool import WORKER_GC_THRESHOLDS
 
     before = gc.get_threshold()
@@ -160,6 +162,7 @@ def in_process(datas: list[bytes], passes: int) -> tuple[list[float], list[float
     try:
         return _alternated(datas, passes)
     finally:
+        gc.unfreeze()
         gc.set_threshold(*before)
 
 
@@ -178,6 +181,9 @@ def _alternated(datas: list[bytes], passes: int) -> tuple[list[float], list[floa
             if n:
                 convert[i].append(t1 - t0)
                 parse[i].append(t2 - t1)
+        if n == 0:  # warm: what a worker keeps from its first job is set aside
+            gc.collect()
+            gc.freeze()
     return [statistics.median(t) for t in convert], [statistics.median(t) for t in parse]
 
 

@@ -24,11 +24,14 @@ from render_pool.engine.model import (
     Block,
     BlockQuote,
     ListBlock,
+    ListItem,
     Location,
     Node,
     PageBox,
     PartRef,
     Table,
+    TableCell,
+    TableRow,
     walk,
 )
 
@@ -82,20 +85,50 @@ def roll_up(blocks: Sequence[Block]) -> None:
     """Give every list, quote and table in ``blocks`` (at any depth) that has no location the
     joined locations of the blocks and cells inside it, innermost first: one box per page,
     and of a package part only the position where the container starts (its items keep
-    their own)."""
-    containers = [n for n in walk(blocks) if isinstance(n, _CONTAINERS) and not n.prov]
-    for node in reversed(containers):  # a container's children come after it in the walk
-        inner = [own for n in walk([node]) if n is not node
-                 and (own := getattr(n, "prov", None))]
-        parts: set[str] = set()
-        out: list[Location] = []
-        for loc in merged(*inner):
-            if isinstance(loc, PartRef):
-                if loc.part in parts:
-                    continue
-                parts.add(loc.part)
-            out.append(loc)
-        node.prov = out
+    their own).
+
+    One pass over the blocks, items, rows and cells, never into inlines (no inline has a
+    location): each container gets what its own walk would have found, gathered on the
+    way back up, in document order."""
+    for block in blocks:
+        _rolled(block)
+
+
+# where a node's blocks, items, rows or cells are (in the order ``model.walk`` visits them);
+# inline lists (a paragraph's children, a table's caption) hold no locations
+_INNER: dict[type, str] = {ListBlock: "items", ListItem: "blocks", BlockQuote: "blocks",
+                           Table: "rows", TableRow: "cells", TableCell: "blocks"}
+
+
+def _rolled(node: object) -> list[list[Location]]:
+    """The locations of everything below ``node``, in document order, after the containers
+    among them (and ``node`` itself, if it is one without a location) were rolled up."""
+    name = _INNER.get(type(node))
+    if name is None:
+        return []
+    inner: list[list[Location]] = []
+    for child in getattr(node, name):
+        below = _rolled(child)
+        own = getattr(child, "prov", None)
+        if own:
+            inner.append(own)
+        inner += below
+    if isinstance(node, _CONTAINERS) and not node.prov:
+        node.prov = _joined(inner)
+    return inner
+
+
+def _joined(inner: list[list[Location]]) -> list[Location]:
+    """``inner`` merged, a package part's only first position kept."""
+    parts: set[str] = set()
+    out: list[Location] = []
+    for loc in merged(*inner):
+        if isinstance(loc, PartRef):
+            if loc.part in parts:
+                continue
+            parts.add(loc.part)
+        out.append(loc)
+    return out
 
 
 def pages_of(node: Node) -> list[int]:

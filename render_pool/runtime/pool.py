@@ -130,6 +130,24 @@ def tune_collector() -> None:
     gc.set_threshold(*WORKER_GC_THRESHOLDS)
 
 
+_heap_settled = False  # in a worker: whether _settle_heap has run
+
+
+def _settle_heap() -> None:
+    """In a worker, once, after its first job: collect, then move every object left (the
+    modules, readers and caches that job imported and built) out of the collector's
+    generations for good (``gc.freeze``). Why: they live as long as the worker, and every
+    collection of the older generations would walk them again; after this, collections walk
+    only what later jobs allocate. Why after the first job rather than at start: the engine
+    is imported by the first job's arrival, not before."""
+    global _heap_settled
+    if _heap_settled:
+        return
+    _heap_settled = True
+    gc.collect()
+    gc.freeze()
+
+
 def _worker_init(browser_limits: dict[str, Any] | None = None, memory_limit_mb: int = 0,
                  setup: Callable[[], None] | None = None) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the parent decides, not workers.
@@ -216,6 +234,7 @@ def _bounded_call(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str,
         raise MemoryLimitExceeded(
             f"the document needs more memory to convert than {bound}; "
             "send a smaller or simpler document") from None
+    _settle_heap()
     return _Done(value, own_tree_rss_mb() if measure else None)
 
 

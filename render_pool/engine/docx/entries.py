@@ -77,6 +77,11 @@ def assemble(entries: list[Entry], bookmark_heading: dict[str, str]) -> list[Blo
     anchors: list[str] = []
     open_kind: type | None = None
     for e in entries:
+        if type(e) is BlockEntry and not anchors:  # most entries: the block as it is
+            stack.clear()
+            out.append(e.block)
+            open_kind = BlockEntry
+            continue
         if isinstance(e, AnchorEntry):
             anchors.append(e.name)
             continue
@@ -123,8 +128,9 @@ def locate_entries(entries: list[Entry], where: Location) -> None:
     """Give the blocks of ``entries`` that have no location ``where`` (a code line keeps it
     for the code block it joins)."""
     for e in entries:
-        if isinstance(e, BlockEntry):
-            locate([e.block], where)
+        if type(e) is BlockEntry:  # most entries; what provenance.locate does, in place
+            if not e.block.prov:
+                e.block.prov = [where]
         elif isinstance(e, QuoteEntry):
             locate([e.paragraph], where)
         elif isinstance(e, ItemEntry):

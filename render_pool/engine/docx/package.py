@@ -210,7 +210,8 @@ class Package:
         root = self.xml(rels_name)
         if root is not None:
             for el in root:
-                if not isinstance(el.tag, str) or etree.QName(el).localname != "Relationship":
+                tag = el.tag  # the local name by string work: QName builds an object a call
+                if not isinstance(tag, str) or tag.rpartition("}")[2] != "Relationship":
                     continue
                 rtype = el.get("Type", "")
                 rtype = _STRICT_REL_RENAMES.get(rtype, rtype)

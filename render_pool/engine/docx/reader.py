@@ -35,6 +35,7 @@ from render_pool.engine.model import (
     Anchor,
     Block,
     BlockQuote,
+    Code,
     Document,
     Heading,
     Image,
@@ -73,12 +74,22 @@ _CODEISH = re.compile(r"[=;{}\[\]<>#\\|]|\w\(|\)\s*$|^\s{2,}\S|:\s*$|^\s*(def|cl
                       re.IGNORECASE | re.MULTILINE)
 _TRACK_VALUES = ("accept", "all", "reject")
 _NO_FMT: frozenset[str] = frozenset()
+_BOLD = frozenset({"b"})
 _NO_KIDS: dict[object, etree._Element] = {}
 _WP_ = _W + "p"  # the tags the walk meets most, compared whole before any other test
 _WR = _W + "r"
 _WT = _W + "t"
 _WRPR = _W + "rPr"
 _WPPR = _W + "pPr"
+# properties and marks that hold no content (those _collect_one passes over, by full tag)
+_NOT_CONTENT = frozenset(_W + local for local in (
+    "tcPr", "sectPr", "bookmarkEnd", "proofErr", "tblPr", "tblGrid", "trPr"))
+_WPSTYLE = _W + "pStyle"
+_WOUTLINE = _W + "outlineLvl"
+_WNUMPR = _W + "numPr"
+_WNUMID = _W + "numId"
+_WILVL = _W + "ilvl"
+_WVAL = _W + "val"
 
 
 def _local(el: Any) -> str:
@@ -98,8 +109,106 @@ def _first(el: etree._Element, tag: str) -> etree._Element | None:
     return None
 
 
+_PARA_PROPS = frozenset({_WPSTYLE, _WOUTLINE, _WNUMPR})
+
+
+def _para_props(ppr: etree._Element) -> dict[object, etree._Element]:
+    """The first ``w:pStyle``, ``w:outlineLvl`` and ``w:numPr`` of a paragraph's properties,
+    by tag (what the reader asks of them), in one pass."""
+    found: dict[object, etree._Element] = {}
+    for child in ppr:
+        tag = child.tag
+        if tag in _PARA_PROPS and tag not in found:
+            found[tag] = child
+    return found
+
+
+def _props_key(el: etree._Element) -> tuple[object, ...]:
+    """What a properties element (``w:rPr``) says, as a key: the tag and attributes of each
+    child in order, and of their children. Run formats depend on nothing else, and this
+    costs a fraction of ``etree.tostring``, which writes every namespace the document
+    declares into each string."""
+    out: list[object] = []
+    for child in el:
+        out.append(child.tag)
+        out.append(tuple(child.items()))
+        if len(child):
+            out.append(_props_key(child))
+    return tuple(out)
+
+
+def _plain_inlines(segs: list[Seg], heading: bool) -> list[Inline] | None:
+    """The inlines of a paragraph none of whose segments has a format or a link (most
+    paragraphs of a report), or None for any other: what ``build_inlines`` makes of them
+    (adjacent texts joined, empty ones dropped, tabs as spaces, edges trimmed) without
+    grouping by every format and link. A heading's bold counts as no format, and a note
+    reference, bookmark or formula carries none (see ``DocxReader._clean_segs``)."""
+    out: list[Inline] = []
+    texts: list[str] = []
+    for s in segs:
+        if s.link is not None:
+            return None
+        node = s.node
+        if type(node) is Text:
+            if s.fmt and not (heading and s.fmt == _BOLD):
+                return None
+            texts.append(node.text)
+            continue
+        if type(node) is Code or (s.fmt and not isinstance(node, NoteRef | Anchor | Math)):
+            return None
+        if texts:
+            _add_joined(out, texts)
+            texts = []
+        out.append(node)
+    if texts:
+        _add_joined(out, texts)
+    return _trimmed(out)
+
+
+def _trimmed(nodes: list[Inline]) -> list[Inline]:
+    """``strip_edges`` of inlines whose texts are joined already (no two texts side by
+    side, so at most one blank text goes at each end), in place; a text is made anew only
+    when trimming changes it."""
+    if nodes and type(nodes[0]) is Text and not nodes[0].text.strip():
+        del nodes[0]
+    if nodes and type(nodes[-1]) is Text and not nodes[-1].text.strip():
+        del nodes[-1]
+    if nodes and type(nodes[0]) is Text:
+        text = nodes[0].text
+        if text[:1].isspace():
+            nodes[0] = Text(text.lstrip())
+    if nodes and type(nodes[-1]) is Text:
+        text = nodes[-1].text
+        if text[-1:].isspace():
+            nodes[-1] = Text(text.rstrip())
+    return nodes
+
+
+def _all_code(segs: list[Seg]) -> bool:
+    """Whether every visible text of a paragraph is in a typewriter face."""
+    for s in segs:  # the format first: it settles most paragraphs at their first segment
+        if "code" not in s.fmt and isinstance(s.node, Text) and s.node.text.strip():
+            return False
+    return True
+
+
+def _add_joined(out: list[Inline], texts: list[str]) -> None:
+    """Adjacent texts as one ``Text`` (tabs as spaces), unless they are empty."""
+    text = "".join(texts)
+    if text:
+        out.append(Text(text.replace("\t", " ") if "\t" in text else text))
+
+
+def _innermost(links: list[tuple[str, str] | None]) -> tuple[str, str] | None:
+    """The innermost link target of the open hyperlinks and fields (None when none)."""
+    for link in reversed(links):
+        if link is not None:
+            return link
+    return None
+
+
 def _wval(el: etree._Element | None, default: str | None = None) -> str | None:
-    return default if el is None else el.get(_W + "val", default)
+    return default if el is None else el.get(_WVAL, default)
 
 
 class DocxReader:
@@ -141,9 +250,9 @@ class DocxReader:
         self.referenced: set[str] = self._referenced_bookmarks()
         self.bookmark_heading: dict[str, str] = {}
         self.slugger = Slugger()
-        self.drawings = Drawings(self)
         self.depth = 0
-        self._fmt_cache: dict[bytes, tuple[frozenset[str], str | None]] = {}
+        self.internal_links = False  # whether a hyperlink's target starts with "#"
+        self._fmt_cache: dict[tuple[object, ...], tuple[frozenset[str], str | None]] = {}
 
     # ------------------------------------------------------------ entry point
     def read(self) -> Document:
@@ -212,10 +321,18 @@ class DocxReader:
         """The entries of ``container``'s children; those of the body's children located at
         the child's position (``PartRef``: the main part, the child's index from 0)."""
         top = container is self.body
+        if not top:
+            for el in container:
+                tag = el.tag
+                if tag == _WP_:  # most children: what _collect_one would do first
+                    self._paragraph(el, entries)
+                elif tag not in _NOT_CONTENT:
+                    self._collect_one(el, entries)
+            return
         for pos, el in enumerate(container):
             before = len(entries)
             self._collect_one(el, entries)
-            if top and len(entries) > before:
+            if len(entries) > before:
                 locate_entries(entries[before:], PartRef(self.part, pos))
 
     def _collect_one(self, el: etree._Element, entries: list[Entry]) -> None:
@@ -263,21 +380,26 @@ class DocxReader:
 
     # ------------------------------------------------------------ paragraphs
     def _para_style(self, pkids: dict[object, etree._Element]) -> Style | None:
-        """The paragraph's style (``pkids``: the first child of each tag of its ``w:pPr``),
-        else the default paragraph style."""
-        sid = _wval(pkids.get(_W + "pStyle"))
-        return self.styles.get(sid) or self.styles.get(self.styles.default_para)
+        """The paragraph's style (``pkids``: what :func:`_para_props` found in its
+        ``w:pPr``), else the default paragraph style."""
+        el = pkids.get(_WPSTYLE)
+        sid = el.get(_WVAL) if el is not None else None
+        by_id = self.styles.by_id  # Styles.get, without two calls per paragraph
+        found = by_id.get(sid) if sid is not None else None
+        if found is None and self.styles.default_para is not None:
+            found = by_id.get(self.styles.default_para)
+        return found
 
     def _paragraph(self, p: etree._Element, entries: list[Entry]) -> None:
         ppr = _first(p, _WPPR)
-        pkids = first_children(ppr) if ppr is not None else _NO_KIDS
+        pkids = _para_props(ppr) if ppr is not None else _NO_KIDS
         style = self._para_style(pkids)
         state = ParaState()
         self._inlines(p, state, style)
         # heading level: direct outline level > style
         level: int | None = None
         title = False
-        outline = pkids.get(_W + "outlineLvl")
+        outline = pkids.get(_WOUTLINE) if pkids else None
         if outline is not None:
             try:
                 ol = int(_wval(outline, "9") or "9")
@@ -305,34 +427,39 @@ class DocxReader:
         if title or level:
             if has_content:
                 self._heading(min(level or 1, 6), state, num_id, ilvl, entries, title)
-            entries.extend(BlockEntry(b) for b in state.pending)
+            if state.pending:  # text boxes, charts: blocks after it
+                entries.extend(BlockEntry(b) for b in state.pending)
             return
         if not has_content:
             anchors = [s.node for s in segs if isinstance(s.node, Anchor)]
             for a in anchors:
                 entries.append(AnchorEntry(a.name))
-            entries.extend(BlockEntry(b) for b in state.pending)
+            if state.pending:  # text boxes, charts: blocks after it
+                entries.extend(BlockEntry(b) for b in state.pending)
             return
         # code paragraphs
         if self._is_code(style, state):
             text = "".join(self._code_text(s.node) for s in segs)
             entries.append(CodeEntry(text.rstrip("\n")))
-            entries.extend(BlockEntry(b) for b in state.pending)
+            if state.pending:  # text boxes, charts: blocks after it
+                entries.extend(BlockEntry(b) for b in state.pending)
             return
-        if state.fonts and all("code" in s.fmt for s in segs
-                               if isinstance(s.node, Text) and s.node.text.strip()):
+        if state.fonts and _all_code(segs):
             # a whole paragraph in a typewriter face is prose in that face, not code
             segs = [Seg(s.node, s.fmt - {"code"}, s.link) for s in segs]
-        inlines = strip_edges(build_inlines(self._clean_segs(segs)))
+        inlines = _plain_inlines(segs, heading=False)
+        if inlines is None:  # formats or links: the general tree
+            inlines = strip_edges(build_inlines(self._clean_segs(segs)))
         checked = self._take_checkbox(inlines)
         # display math alone in a paragraph -> MathBlock
-        maths = [n for n in inlines if type(n) is Math]
+        maths = [n for n in inlines if type(n) is Math] if Math in map(type, inlines) else None
         if maths and len(maths) == sum(  # every visible inline is math
                 1 for n in inlines if not (type(n) is Text and not n.text.strip())) and (
                 len(maths) == 1 or all(n.display for n in maths)):
             for n in maths:
                 entries.append(BlockEntry(MathBlock(n.tex)))
-            entries.extend(BlockEntry(b) for b in state.pending)
+            if state.pending:  # text boxes, charts: blocks after it
+                entries.extend(BlockEntry(b) for b in state.pending)
             return
         para = Paragraph(inlines)
         if num_id is not None and self.numbering.is_list(num_id):
@@ -347,16 +474,19 @@ class DocxReader:
             entries.append(QuoteEntry(para))
         else:
             entries.append(BlockEntry(para))
-        entries.extend(BlockEntry(b) for b in state.pending)
+        if state.pending:  # text boxes, charts: blocks after it
+            entries.extend(BlockEntry(b) for b in state.pending)
 
     def _numbering_of(self, pkids: dict[object, etree._Element], style: Style | None
                       ) -> tuple[str | None, int]:
         num_id: str | None = None
         ilvl: int | None = None
-        numpr = pkids.get(_W + "numPr")
+        numpr = pkids.get(_WNUMPR) if pkids else None
+        if numpr is None and (style is None or not style.num_id):
+            return None, 0  # most paragraphs: no numbering, direct or by style
         if numpr is not None:
-            num_id = _wval(numpr.find(_W + "numId"))
-            lv = _wval(numpr.find(_W + "ilvl"))
+            num_id = _wval(_first(numpr, _WNUMID))
+            lv = _wval(_first(numpr, _WILVL))
             if lv is not None:
                 try:
                     ilvl = int(lv)
@@ -374,7 +504,9 @@ class DocxReader:
                  entries: list[Entry], title: bool) -> None:
         segs = [s for s in state.segs if not isinstance(s.node, Anchor)]
         bookmarks = [s.node.name for s in state.segs if isinstance(s.node, Anchor)]
-        inlines = strip_edges(build_inlines(self._clean_segs(segs, heading=True)))
+        inlines = _plain_inlines(segs, heading=True)
+        if inlines is None:
+            inlines = strip_edges(build_inlines(self._clean_segs(segs, heading=True)))
         if num_id is not None:
             _, values = self.numbering.advance(num_id, ilvl)
             label = self.numbering.label(num_id, ilvl, values).strip()
@@ -429,8 +561,9 @@ class DocxReader:
             return True
         # the font test first: it settles most paragraphs (both tests must pass)
         para_font = (style.font if style else None) or self.styles.default_font
-        if not all(is_mono_font(f if f else para_font) for f in state.fonts):
-            return False
+        for font in set(state.fonts):  # a paragraph has few fonts, repeated run by run
+            if not is_mono_font(font if font else para_font):
+                return False
         if any(not isinstance(s.node, Text | LineBreak) for s in state.segs
                if not isinstance(s.node, Anchor)):
             return False
@@ -459,11 +592,12 @@ class DocxReader:
     # ------------------------------------------------------------ inlines
     def _inlines(self, el: etree._Element, state: ParaState, pstyle: Style | None) -> None:
         for c in el:
-            if c.tag == _WR:  # most children are runs
+            tag = c.tag
+            if tag == _WR:  # most children are runs
                 self._run(c, state, pstyle)
                 continue
-            if not isinstance(c.tag, str):
-                continue
+            if tag == _WPPR or not isinstance(tag, str):
+                continue  # a paragraph's properties: read by _paragraph
             local = _local(c)
             if c.tag.startswith(_M):
                 if local == "oMathPara":
@@ -475,7 +609,7 @@ class DocxReader:
             if local == "r":
                 self._run(c, state, pstyle)
             elif local == "hyperlink":
-                state.links.append(self._hyperlink_target(c))
+                self._open_link(state, self._hyperlink_target(c))
                 self._inlines(c, state, pstyle)
                 state.links.pop()
             elif local in ("ins", "moveTo"):
@@ -499,8 +633,7 @@ class DocxReader:
             elif local == "sdt":
                 self._sdt_inline(c, state, pstyle)
             elif local == "fldSimple":
-                target = self._field_link(c.get(_W + "instr", ""))
-                state.links.append(target)
+                self._open_link(state, self._field_link(c.get(_W + "instr", "")))
                 self._inlines(c, state, pstyle)
                 state.links.pop()
             elif local == "bookmarkStart":
@@ -523,6 +656,13 @@ class DocxReader:
                 continue
             elif len(c):
                 self._inlines(c, state, pstyle)
+
+    def _open_link(self, state: ParaState, target: tuple[str, str] | None) -> None:
+        """Open a hyperlink (or a hyperlink field) to ``target``, noting whether it points
+        into the document (see :meth:`_fix_internal_links`)."""
+        if target is not None and target[0].startswith("#"):
+            self.internal_links = True
+        state.links.append(target)
 
     def _sdt_inline(self, sdt: etree._Element, state: ParaState, pstyle: Style | None) -> None:
         pr = sdt.find(_W + "sdtPr")
@@ -582,10 +722,10 @@ class DocxReader:
         """A run's formats and font: its own properties, else its character style's. The
         answer depends only on the properties' XML (the styles are the document's): a
         document repeats a few property sets over hundreds of runs, so it is kept by that
-        XML."""
+        XML (what :func:`_props_key` says of it)."""
         if rpr is None:  # most runs: no properties, no character style
             return _NO_FMT, None
-        key = etree.tostring(rpr, with_tail=False)
+        key = _props_key(rpr)
         found = self._fmt_cache.get(key)
         if found is None:
             found = self._fmt_cache[key] = self._read_run_fmt(rpr)
@@ -638,11 +778,21 @@ class DocxReader:
                 rpr = c
                 break
         fmt, font = (_NO_FMT, None) if rpr is None else self._run_fmt(rpr)
+        segs = state.segs
         for c in kids:
             tag = c.tag
-            if tag == _WT:  # text, most of a run's children (what the general path does)
-                if not state.fields or not state.hidden:
-                    state.add(Text(c.text or ""), fmt, font)
+            if tag == _WT:  # text, most of a run's children
+                if state.fields:  # in a field: what ParaState.add does, unless hidden
+                    if not state.hidden:
+                        state.add(Text(c.text or ""), fmt, font)
+                    continue
+                # ParaState.add, inline: a text's segment, and its font if it shows
+                node = Text(c.text or "")
+                links = state.links
+                segs.append(Seg(node, fmt | frozenset(state.extra) if state.extra else fmt,
+                                _innermost(links) if links else None))
+                if node.text.strip():
+                    state.fonts.append(font)
                 continue
             if tag == _WRPR or not isinstance(tag, str):
                 continue  # the properties: read above
@@ -656,7 +806,7 @@ class DocxReader:
                     f["phase"] = "result"
                     target = self._field_link(f["instr"])
                     if target is not None:
-                        state.links.append(target)
+                        self._open_link(state, target)
                         f["link"] = True
                 elif kind == "end" and state.fields:
                     f = state.fields.pop()
@@ -686,11 +836,13 @@ class DocxReader:
             elif local == "sym":
                 state.add(Text(self._sym(c)), fmt, font)
             elif local == "drawing":
-                self.drawings.drawing(c, state)
+                Drawings(self).drawing(c, state)  # made per use: a reader kept by the
+                # reader would tie it to itself, and its parsed parts would outlive the
+                # reading until the collector's next pass over old objects
             elif local == "pict":
-                self.drawings.vml(c, state)
+                Drawings(self).vml(c, state)
             elif local == "object":
-                if not self.drawings.vml(c, state):
+                if not Drawings(self).vml(c, state):
                     self.doc.warn("An embedded object (OLE) was not converted.")
                     state.add(Placeholder("[embedded object]"))
             elif local == "footnoteReference":
@@ -783,8 +935,8 @@ class DocxReader:
     # ------------------------------------------------------------ internal links
     def _fix_internal_links(self) -> None:
         """Links to a bookmark that marks a heading point at the heading's id instead."""
-        if not self.bookmark_heading:
-            return  # no such bookmark: no need to walk the document
+        if not self.bookmark_heading or not self.internal_links:
+            return  # no such bookmark or no link into the document: no need to walk it
         for node in walk_document(self.doc):
             if isinstance(node, Link) and node.target.startswith("#"):
                 name = node.target[1:]

@@ -24,24 +24,53 @@ from render_pool.engine.model import Block, Table, TableCell, TableRow
 _W = f"{{{W}}}"
 
 
-def _children(el: etree._Element, local: str) -> Iterator[etree._Element]:
-    """Direct children named ``local``, looking through content controls and custom XML."""
+_SDT = _W + "sdt"
+_CUSTOM_XML = _W + "customXml"
+_SDT_CONTENT = _W + "sdtContent"
+_TR, _TC, _TRPR, _TCPR = _W + "tr", _W + "tc", _W + "trPr", _W + "tcPr"
+_GRID_SPAN, _V_MERGE, _H_MERGE = _W + "gridSpan", _W + "vMerge", _W + "hMerge"
+_DEL, _TBL_HEADER, _GRID_BEFORE = _W + "del", _W + "tblHeader", _W + "gridBefore"
+_VAL = _W + "val"
+
+
+def _children(el: etree._Element, tag: str) -> Iterator[etree._Element]:
+    """Direct children with ``tag``, looking through content controls and custom XML."""
     for c in el:
-        if not isinstance(c.tag, str):
-            continue
-        if c.tag == _W + local:
+        ctag = c.tag
+        if ctag == tag:
             yield c
-        elif c.tag in (_W + "sdt", _W + "customXml"):
-            inner = c.find(_W + "sdtContent") if c.tag == _W + "sdt" else c
+        elif ctag == _SDT or ctag == _CUSTOM_XML:
+            inner = c.find(_SDT_CONTENT) if ctag == _SDT else c
             if inner is not None:
-                yield from _children(inner, local)
+                yield from _children(inner, tag)
+
+
+def _first(el: etree._Element, tag: str) -> etree._Element | None:
+    """The first child with ``tag`` (a table's, row's or cell's properties come first)."""
+    for child in el:
+        if child.tag == tag:
+            return child
+    return None
+
+
+def _first_of(el: etree._Element | None, *tags: str) -> list[etree._Element | None]:
+    """The first child of ``el`` with each of ``tags`` (None where there is none): one pass
+    over the children instead of a ``find`` (lxml's path machinery) per tag."""
+    found: list[etree._Element | None] = [None] * len(tags)
+    if el is not None:
+        for child in el:
+            ctag = child.tag
+            for i, tag in enumerate(tags):
+                if ctag == tag and found[i] is None:
+                    found[i] = child
+    return found
 
 
 def _int_val(el: etree._Element | None, default: int) -> int:
     if el is None:
         return default
     try:
-        return max(1, int(el.get(_W + "val", default)))
+        return max(1, int(el.get(_VAL, default)))
     except ValueError:
         return default
 
@@ -82,29 +111,29 @@ def read_table(
     header_rows = 0
     counting_header = True
     active: dict[int, TableCell] = {}  # grid column -> cell whose vertical merge is open
-    for tr in _children(tbl, "tr"):
+    for tr in _children(tbl, _TR):
         if len(rows) == cap:
             if warn is not None:
                 warn(f"A table has more than {cap:,} rows; only its first {cap:,} were read.")
             break
-        trpr = tr.find(_W + "trPr")
-        if trpr is not None and trpr.find(_W + "del") is not None and not keep_deleted_rows:
+        deleted, header_flag, grid_before = _first_of(_first(tr, _TRPR), _DEL, _TBL_HEADER,
+                                                      _GRID_BEFORE)
+        if deleted is not None and not keep_deleted_rows:
             continue
-        is_header = trpr is not None and _flag(trpr.find(_W + "tblHeader"))
-        col = _int_val(trpr.find(_W + "gridBefore"), 0) if trpr is not None else 0
+        is_header = _flag(header_flag)
+        col = _int_val(grid_before, 0) if grid_before is not None else 0
         cells: list[TableCell] = []
         had_cells = False
-        for tc in _children(tr, "tc"):
+        for tc in _children(tr, _TC):
             had_cells = True
-            tcpr = tc.find(_W + "tcPr")
-            span = _int_val(tcpr.find(_W + "gridSpan") if tcpr is not None else None, 1)
-            vmerge = tcpr.find(_W + "vMerge") if tcpr is not None else None
-            hmerge = tcpr.find(_W + "hMerge") if tcpr is not None else None
-            if hmerge is not None and hmerge.get(_W + "val", "continue") == "continue" and cells:
+            span_el, vmerge, hmerge = _first_of(_first(tc, _TCPR), _GRID_SPAN, _V_MERGE,
+                                                _H_MERGE)
+            span = _int_val(span_el, 1)
+            if hmerge is not None and hmerge.get(_VAL, "continue") == "continue" and cells:
                 cells[-1].colspan += span
                 col += span
                 continue
-            if vmerge is not None and vmerge.get(_W + "val", "continue") == "continue":
+            if vmerge is not None and vmerge.get(_VAL, "continue") == "continue":
                 origin = active.get(col)
                 if origin is not None:
                     origin.rowspan += 1

@@ -54,7 +54,6 @@ from render_pool.engine.model import (
     Underline,
     plain_text,
     walk,
-    walk_document,
 )
 from render_pool.engine.provenance import page_marker, page_starts
 from render_pool.engine.url_safety import is_safe_url
@@ -158,11 +157,17 @@ class HtmlRenderer:
 
     # ------------------------------------------------------------- ids
     def _assign_ids(self) -> None:
-        """Explicit heading anchors and bookmarks first, then unique slugs for the rest."""
-        headings = [b for b in walk(chain(self.doc.blocks, *self.doc.notes.values()))
-                    if isinstance(b, Heading)]
-        self.anchor_names = {a.name for a in walk_document(self.doc)
-                             if isinstance(a, Anchor) and a.name}
+        """Explicit heading anchors and bookmarks first, then unique slugs for the rest.
+        One walk finds the headings (body and notes) and the bookmarks (the furniture's too)."""
+        headings: list[Heading] = []
+        self.anchor_names: set[str] = set()
+        for node in walk(chain(self.doc.blocks, *self.doc.notes.values())):
+            if isinstance(node, Heading):
+                headings.append(node)
+            elif isinstance(node, Anchor) and node.name:
+                self.anchor_names.add(node.name)
+        self.anchor_names.update(a.name for a in walk(self.doc.furniture)
+                                 if isinstance(a, Anchor) and a.name)
         self.used_ids |= self.anchor_names
         self.emitted_anchors: set[str] = set()
         for h in headings:

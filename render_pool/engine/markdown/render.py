@@ -114,6 +114,8 @@ def _normalize(nodes: list[Inline], active: frozenset[type] = frozenset()) -> li
     Emphasis nested in the same emphasis (``Emph(Emph(x))``) is flattened: ``**`` would
     otherwise read as strong.
     """
+    if len(nodes) == 1 and type(nodes[0]) is Text:  # a plain paragraph or cell: as it is
+        return list(nodes) if nodes[0].text else []
     out: list[Inline] = []
     for node in nodes:
         if type(node) is Text or type(node) is Code:  # most nodes: nothing to do
@@ -134,39 +136,57 @@ def _normalize(nodes: list[Inline], active: frozenset[type] = frozenset()) -> li
         else:
             out.append(node)
     merged: list[Inline] = []
+    prev: Inline | None = None  # merged[-1]; the model's node types have no subclasses
     for node in out:
-        prev = merged[-1] if merged else None
-        if isinstance(node, Text):
-            if isinstance(prev, Text):
-                merged[-1] = Text(prev.text + node.text)
+        if type(node) is Text:
+            if type(prev) is Text:
+                merged[-1] = prev = Text(prev.text + node.text)
             elif node.text:
                 merged.append(node)
-        elif isinstance(node, Code) and isinstance(prev, Code):  # `a``b` would be one span
-            merged[-1] = Code(prev.text + node.text)
+                prev = node
+        elif type(node) is Code and type(prev) is Code:  # `a``b` would be one span
+            merged[-1] = prev = Code(prev.text + node.text)
         elif isinstance(node, _FORMATS) and type(prev) is type(node):
-            merged[-1] = type(node)(prev.children + node.children)
+            merged[-1] = prev = type(node)(prev.children + node.children)
         else:
             merged.append(node)
+            prev = node
     return merged
 
 
+def _blank_edge(node: Inline) -> bool:
+    return isinstance(node, LineBreak) or (isinstance(node, Text) and not node.text.strip())
+
+
 def _strip_breaks(nodes: list[Inline]) -> list[Inline]:
-    """Drop leading/trailing hard breaks (a trailing ``\\`` would show as a backslash)."""
-    nodes = list(nodes)
-    while nodes and (isinstance(nodes[0], LineBreak)
-                     or (isinstance(nodes[0], Text) and not nodes[0].text.strip())):
-        nodes.pop(0)
-    while nodes and (isinstance(nodes[-1], LineBreak)
-                     or (isinstance(nodes[-1], Text) and not nodes[-1].text.strip())):
-        nodes.pop()
-    return nodes
+    """Drop leading/trailing hard breaks (a trailing ``\\`` would show as a backslash) and
+    blank texts; ``nodes`` itself when there are none (most paragraphs: no copy)."""
+    if not nodes:
+        return nodes
+    first, last = nodes[0], nodes[-1]
+    if (type(first) is Text and first.text[:1].isalnum()
+            and type(last) is Text and last.text[-1:].isalnum()):
+        return nodes  # most paragraphs: text at both ends, not blank
+    start, end = 0, len(nodes)
+    while start < end and _blank_edge(nodes[start]):
+        start += 1
+    while end > start and _blank_edge(nodes[end - 1]):
+        end -= 1
+    return nodes if start == 0 and end == len(nodes) else nodes[start:end]
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Ctx:
     in_table: bool = False
     in_link: bool = False
     in_heading: bool = False
+
+
+# the contexts blocks start in (made once: a paragraph of a long document is no reason to
+# make another)
+_BODY = _Ctx()
+_HEADING = _Ctx(in_heading=True)
+_TABLE_CELL = _Ctx(in_table=True)
 
 
 @dataclass
@@ -239,9 +259,11 @@ def _link_title(title: str, in_table: bool) -> str:
     return f' "{t}"'
 
 
-# what _escape_text rewrites: one pattern for the whole text, not a test per character
-_TEXT_SPECIAL = re.compile(
-    r"[`~\\*_\[\]<|$]|&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
+# what _escape_text may rewrite: one character class for the whole text, not a test per
+# character (a class alone lets the regex engine skip ahead to the next candidate; an "&" is
+# rewritten only before an entity, :data:`_ENTITY_REST`)
+_TEXT_SPECIAL = re.compile(r"[`~\\*_\[\]<|$&]")
+_ENTITY_REST = re.compile(r"#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};")
 _TEXT_REPLACEMENT = {"`": "&#96;",  # an entity can never open a code span, in any parser
                      "~": "&#126;"}  # nor a strikethrough (some parsers ignore "\~" there)
 _NEWLINES = re.compile(r"[\r\n]+")
@@ -249,6 +271,8 @@ _NEWLINES = re.compile(r"[\r\n]+")
 
 def _escape_special(m: re.Match[str]) -> str:
     ch = m.group()
+    if ch == "&":  # only an "&" that would start an entity
+        return "\\&" if _ENTITY_REST.match(m.string, m.end()) else "&"
     return _TEXT_REPLACEMENT.get(ch) or "\\" + ch
 
 
@@ -263,16 +287,20 @@ def _escape_text(text: str) -> str:
 
 def _escape_line_starts(text: str) -> str:
     """Escape what would start a block (heading, list, quote, setext line) at a line start."""
-    lines = []
-    for line in text.split("\n"):
-        line = line.lstrip(" \t")
-        m = _LINE_START_NUM.match(line)
-        if m:
-            line = m.group(1) + "\\" + line[len(m.group(1)):]
-        elif line[:1] in ("#", "+", "-", "=", ">"):
-            line = "\\" + line
-        lines.append(line)
-    return "\n".join(lines)
+    if "\n" not in text:  # most paragraphs: one line
+        return _escape_line_start(text)
+    return "\n".join([_escape_line_start(line) for line in text.split("\n")])
+
+
+def _escape_line_start(line: str) -> str:
+    """One line of :func:`_escape_line_starts`, its indentation dropped."""
+    line = line.lstrip(" \t")
+    m = _LINE_START_NUM.match(line)
+    if m:
+        return m.group(1) + "\\" + line[len(m.group(1)):]
+    if line[:1] in ("#", "+", "-", "=", ">"):
+        return "\\" + line
+    return line
 
 
 class MarkdownRenderer:
@@ -290,7 +318,11 @@ class MarkdownRenderer:
 
     # ------------------------------------------------------------- inlines
     def inlines(self, nodes: list[Inline], ctx: _Ctx) -> str:
+        if len(nodes) == 1 and type(nodes[0]) is Text:  # a plain paragraph or cell
+            return _escape_text(nodes[0].text)
         pieces: list[str | _Delim] = [self.inline(n, ctx) for n in _normalize(nodes)]
+        if _Delim not in map(type, pieces):  # no emphasis to place
+            return "".join(pieces)  # type: ignore[arg-type]  # all str: checked above
         out = ""
         for i, piece in enumerate(pieces):
             if isinstance(piece, str):
@@ -391,11 +423,11 @@ class MarkdownRenderer:
 
     def block(self, node: Block) -> str:
         if isinstance(node, Paragraph):
-            body = self.inlines(_strip_breaks(node.children), _Ctx())
+            body = self.inlines(_strip_breaks(node.children), _BODY)
             return _escape_line_starts(body).strip("\n")
         if isinstance(node, Heading):
             level = min(max(node.level, 1), 6)
-            body = self.inlines(_strip_breaks(node.children), _Ctx(in_heading=True)).strip()
+            body = self.inlines(_strip_breaks(node.children), _HEADING).strip()
             if body.endswith("#"):
                 body = body[:-1] + "\\#"
             anchor = ""
@@ -453,7 +485,7 @@ class MarkdownRenderer:
         parts = []
         for b in cell.blocks:
             if isinstance(b, Paragraph):
-                text = self.inlines(_strip_breaks(b.children), _Ctx(in_table=True)).strip()
+                text = self.inlines(_strip_breaks(b.children), _TABLE_CELL).strip()
             elif isinstance(b, MathBlock):
                 tex = re.sub(r"\s*\n\s*", " ", b.tex.strip()).replace("|", "\\|")
                 text = f"$${tex}$$" if tex else ""
@@ -491,7 +523,7 @@ class MarkdownRenderer:
                 lines.append("|" + "|".join(["---"] * width) + "|")
         out = "\n".join(lines)
         if node.caption:
-            cap = _escape_line_starts(self.inlines(_strip_breaks(node.caption), _Ctx()))
+            cap = _escape_line_starts(self.inlines(_strip_breaks(node.caption), _BODY))
             out = cap + "\n\n" + out
         return out
 
@@ -520,7 +552,9 @@ def _can_interrupt(node: ListBlock) -> bool:
 
 def pipe_ok(table: Table) -> bool:
     """A pipe table can hold the table when every cell has only paragraphs or display math."""
-    return all(
-        isinstance(b, (Paragraph, MathBlock)) for row in table.rows for c in row.cells
-        for b in c.blocks
-    )
+    for row in table.rows:
+        for cell in row.cells:
+            for b in cell.blocks:
+                if not isinstance(b, (Paragraph, MathBlock)):
+                    return False
+    return True
