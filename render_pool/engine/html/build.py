@@ -25,6 +25,7 @@ from render_pool.engine.common.data_uri import decode_data_uri, image_extension
 from render_pool.engine.common.inlines import merge_texts, strip_edges
 from render_pool.engine.common.slugs import Slugger, slugify
 from render_pool.engine.html import notes as html_notes
+from render_pool.engine.html.foster import stray_content
 from render_pool.engine.html.unclosed import close_open_elements
 from render_pool.engine.model import (
     Anchor,
@@ -141,9 +142,19 @@ class _HtmlReader:
     def blocks(self, el: etree._Element, in_note: bool = False) -> list[Block]:
         """Blocks of ``el``'s content; notes inside it are left to ``read_note`` (the note
         itself when ``in_note``), and a notes section's rule and emptied lists dropped."""
+        items: list[etree._Element | str] = [el.text] if el.text else []
+        for c in el:
+            items.append(c)
+            if c.tail:
+                items.append(c.tail)
+        return self.items_blocks(items, html_notes.is_notes_section(el))
+
+    def items_blocks(self, items: list[etree._Element | str],
+                     notes_section: bool = False) -> list[Block]:
+        """Blocks of a run of sibling content (elements and the text between them): block
+        elements as blocks, the inline content between them as paragraphs."""
         out: list[Block] = []
         pending: list[Inline] = []
-        notes_section = html_notes.is_notes_section(el)
 
         def flush() -> None:
             inl = strip_edges(merge_texts(pending))
@@ -152,9 +163,10 @@ class _HtmlReader:
                 out.append(Paragraph(inl))
             pending.clear()
 
-        if el.text:
-            pending.append(Text(_WS.sub(" ", el.text)))
-        for c in el:
+        for c in items:
+            if isinstance(c, str):
+                pending.append(Text(_WS.sub(" ", c)))
+                continue
             tag = c.tag.lower() if isinstance(c.tag, str) else ""
             if tag in _DROP or not tag or (self.note_els and self._no_content(c, notes_section)):
                 pass
@@ -163,8 +175,6 @@ class _HtmlReader:
                 out.extend(self.block(c, tag))
             else:
                 pending.extend(self.inlines_of(c))
-            if c.tail:
-                pending.append(Text(_WS.sub(" ", c.tail)))
         flush()
         return out
 
@@ -188,8 +198,8 @@ class _HtmlReader:
             return [Paragraph(inl)] if inl else []
         if tag in ("ul", "ol"):
             return [self.list_block(c, tag == "ol")]
-        if tag == "table":
-            return [self.table(c)]
+        if tag == "table":  # what it holds outside its cells first, as a browser shows it
+            return [*self.items_blocks(stray_content(c)), self.table(c)]
         if tag == "pre":
             code = c.find(".//code")
             cls = (code.get("class", "") if code is not None else "") + " " + c.get("class", "")

@@ -41,6 +41,7 @@ from render_pool.engine.model import (
     TableRow,
     Text,
 )
+from render_pool.engine.xlsx.budget import estimate_cells, fair_shares
 from render_pool.engine.xlsx.formulas import uncomputed_warning
 from render_pool.engine.xlsx.strings import SharedStrings, open_workbook
 from render_pool.engine.xlsx.values import shown
@@ -98,7 +99,8 @@ class _SheetReader:
                  strings_part: str = "") -> None:
         self.doc = doc
         self.package = package
-        self.budget = max_cells
+        self.budget = max_cells  # cells left in the workbook
+        self.sheet_budget = max_cells  # cells this sheet may take (``xlsx.budget``)
         self.slugger = Slugger()
         self.strings = SharedStrings(package, strings_part)  # decoded as cells need them
         self.max_rows = limits.current().table_max_rows
@@ -125,9 +127,10 @@ class _SheetReader:
                 # only cells holding a value count: a formatted but empty range (a style
                 # applied to whole rows) costs its parsing, bounded by the package guards
                 full = [c for c in row if c["value"] is not None and c["value"] != ""]
-                if len(full) > self.budget:
+                if len(full) > min(self.budget, self.sheet_budget):
                     return cells, True
                 self.budget -= max(len(full), 1)
+                self.sheet_budget -= max(len(full), 1)
                 for c in full:
                     if c["column"] > MAX_COLUMNS:
                         continue
@@ -199,12 +202,18 @@ def read_xlsx(data: bytes, max_cells: int = DEFAULT_MAX_CELLS) -> Document:
     reader = _SheetReader(doc, zipfile.ZipFile(io.BytesIO(safe)), max(1, max_cells),
                           strings_part)
     try:
-        for ws in wb.worksheets:
+        sheets = list(wb.worksheets)
+        shares = fair_shares([estimate_cells(reader.package, getattr(ws, "_worksheet_path", ""))
+                              for ws in sheets], reader.budget)
+        unused = 0  # of the shares of the sheets read so far
+        for ws, share in zip(sheets, shares, strict=True):
             if reader.budget <= 0:
                 doc.warn(f"Sheet {ws.title!r} was left out: the cell limit was reached.")
                 continue
+            reader.sheet_budget = share + unused
             doc.blocks.extend(reader.sheet(ws, getattr(ws, "sheet_state", "visible")
                                            != "visible"))
+            unused = max(reader.sheet_budget, 0)
         for cs in getattr(wb, "chartsheets", []):
             doc.warn(f"Chart sheet {cs.title!r} was left out.")
     except (KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:

@@ -14,7 +14,7 @@ import re
 
 _QUOTED = re.compile(r'"([^"]*)"')
 _BRACKET = re.compile(r"\[[^\]]*\]")
-_DATE_TOKENS = re.compile(r"yyyy|yy|mmmm|mmm|mm|m|dddd|ddd|dd|d|hh|h|ss|s|am/pm|a/p", re.I)
+_DATE_TOKENS = re.compile(r"yyyy|yy|mmmmm|mmmm|mmm|mm|m|dddd|ddd|dd|d|hh|h|ss|s|am/pm|a/p", re.I)
 
 
 def general(value: float | int) -> str:
@@ -111,6 +111,7 @@ def _date(value: dt.datetime | dt.date | dt.time, fmt: str) -> str:
         hour = value.hour % 12 or 12 if ampm else value.hour
         out.append({
             "yyyy": f"{value.year:04d}", "yy": f"{value.year % 100:02d}",
+            "mmmmm": value.strftime("%B")[:1],  # the month's initial (J for January)
             "mmmm": value.strftime("%B"), "mmm": value.strftime("%b"),
             "mm": f"{value.minute:02d}" if minute else f"{value.month:02d}",
             "m": str(value.minute) if minute else str(value.month),
