@@ -98,7 +98,7 @@ def _tesseract_text(images: list, tmp: Path) -> tuple[str, float, float]:
     return "\n\n".join(out), time.perf_counter() - t0, _cpu() - c0
 
 
-def _ocrmypdf(scan: Path, out: Path) -> tuple[str, float, float]:
+def run_ocrmypdf(scan: Path, out: Path) -> tuple[str, float, float]:
     """Run ocrmypdf on ``scan`` into ``out``: ("" or the error, wall s, CPU s)."""
     exe = peers.PEERS_DIR / "ocrmypdf" / "bin" / "ocrmypdf"
     t0, c0 = time.perf_counter(), _cpu()
@@ -172,7 +172,7 @@ def run(quick: bool = False) -> None:
             confidence[path] = conf[0].split("(")[-1].rstrip(")") if conf else "-"
             if installed["ocrmypdf"] == "ok":
                 out = tmp / f"{scan_path.stem}.ocrmypdf.pdf"
-                error, t, c = _ocrmypdf(scan_path, out)
+                error, t, c = run_ocrmypdf(scan_path, out)
                 if error:
                     problems["ocrmypdf"] = error
                 else:

@@ -3,9 +3,10 @@ its peers, scored against the sources' Markdown per writer and per category.
 
 Every document is converted in process (``convert_document(..., "markdown")``; scans with
 ``ocr_languages="eng"``), and, where their virtualenvs are installed under
-``bench/.peers/`` (``just bench convert`` installs them), by pymupdf4llm (PDFs and scans)
-and markitdown (DOCX, PPTX, EPUB, PDFs, scans) in the same run, through
-:func:`bench.pdf_peers.drive`. A conversion that fails scores as empty output and is
+``bench/.peers/`` (installed here when missing, pip into their own virtualenvs), by
+pymupdf4llm (PDFs and scans) and markitdown (DOCX, PPTX, EPUB, PDFs, scans) in the same
+run, through :func:`bench.pdf_peers.drive`, and the scans by ocrmypdf then pymupdf4llm
+(:mod:`bench.generated.ocr_peer`). A conversion that fails scores as empty output and is
 counted. Figures are printed for the tuning part, the held-out part (one source in three,
 by hash: :func:`bench.generated.scoring.part_of`) and the whole set; only the held-out
 figures say whether a change generalises.
@@ -21,6 +22,8 @@ from pathlib import Path
 from bench.common import machine, table
 from bench.fidelity import Score, elements
 from bench.generated.model import Source
+from bench.generated.ocr_peer import OCR_PEER, read_scans
+from bench.generated.ocr_peer import install as install_ocr_peer
 from bench.generated.scoring import (
     HELD_OUT,
     TUNING,
@@ -28,8 +31,10 @@ from bench.generated.scoring import (
     categories_of,
     fmt,
     macro_f1,
+    mean,
     new_score,
     part_of,
+    reading_order,
 )
 from bench.generated.sources import sources
 from bench.generated.writers import WRITERS, build, path_of
@@ -37,7 +42,8 @@ from bench.generated.writers import WRITERS, build, path_of
 OURS = "ours"
 PEERS = {"pymupdf4llm": ("pdf-lo", "pdf-lo-cols", "pdf-chromium", "scan"),
          "markitdown": ("docx", "pptx", "epub", "pdf-lo", "pdf-lo-cols", "pdf-chromium",
-                        "scan")}
+                        "scan"),
+         OCR_PEER: ("scan",)}
 QUICK_SOURCES = 6  # --quick: the first six sources (six subjects), every writer
 
 
@@ -54,15 +60,21 @@ def convert_ours(data: bytes, writer: str) -> tuple[str, str]:
         return "", f"{type(exc).__name__}: {exc}"[:160]
 
 
-def _peer_available(tool: str) -> bool:
-    from bench.peers import peer_python
+def _peer_available(tool: str, writers: tuple[str, ...]) -> bool:
+    """Whether ``tool`` reads one of ``writers`` and is installed (pip, when missing)."""
+    from bench.peers import _install
 
-    return peer_python(tool).exists()
+    if not set(PEERS[tool]) & set(writers):
+        return False
+    return (install_ocr_peer() if tool == OCR_PEER else _install(tool)) == "ok"
 
 
 def _run_peer(tool: str, jobs: list[tuple[str, Source, Path]]) -> dict[tuple[str, str], str]:
     """(writer, source name) -> Markdown of ``tool`` ("" when it failed)."""
     from bench.pdf_peers import drive
+
+    if tool == OCR_PEER:
+        return read_scans(jobs)
 
     results = drive(tool, "text", [{"path": str(path), "page": None} for _, _, path in jobs])
     return {(writer, source.name): (res.get("text") or "") if not res.get("error") else ""
@@ -77,14 +89,23 @@ class Results:
         self.failures: Counter[tuple[str, str]] = Counter()
         self.seconds: dict[str, float] = defaultdict(float)
         self.errors: dict[str, list[str]] = defaultdict(list)
+        self.orders: dict[tuple[str, str, str], list[float]] = defaultdict(list)
 
     def add(self, tool: str, writer: str, source: Source, produced: str,
-            expected: dict[str, Counter[object]]) -> None:
+            expected: dict[str, Counter[object]], source_markdown: str = "") -> None:
+        order = reading_order(produced, source_markdown) \
+            if source_markdown and writer != "ods" else None  # ODS holds the tables alone
         for part in (part_of(source.name), "all"):
             key = (tool, writer, part)
             if key not in self.scores:
                 self.scores[key] = new_score(writer)
             add(self.scores[key], produced, expected)
+            if order is not None:
+                self.orders[key].append(order)
+
+    def order(self, tool: str, writer: str, part: str) -> float | None:
+        """Mean reading order (word-sequence similarity to the source) over the documents."""
+        return mean(self.orders.get((tool, writer, part), []))
 
     def macro(self, tool: str, writer: str, part: str) -> float | None:
         score = self.scores.get((tool, writer, part))
@@ -95,7 +116,8 @@ def measure(chosen: list[Source], root: Path, writers: tuple[str, ...],
             peers: tuple[str, ...]) -> Results:
     """Read every written document with our engine and each peer; score it."""
     results = Results()
-    truth = {s.name: elements((root / "src" / f"{s.name}.md").read_text()) for s in chosen}
+    markdown = {s.name: (root / "src" / f"{s.name}.md").read_text() for s in chosen}
+    truth = {name: elements(text) for name, text in markdown.items()}
     peer_jobs: dict[str, list[tuple[str, Source, Path]]] = defaultdict(list)
     for writer in writers:
         for source in chosen:
@@ -107,7 +129,8 @@ def measure(chosen: list[Source], root: Path, writers: tuple[str, ...],
             if error:
                 results.failures[(OURS, writer)] += 1
                 results.errors[writer].append(f"{source.name}: {error}")
-            results.add(OURS, writer, source, produced, truth[source.name])
+            results.add(OURS, writer, source, produced, truth[source.name],
+                        markdown[source.name])
             for tool in peers:
                 if writer in PEERS[tool] and data:
                     peer_jobs[tool].append((writer, source, path))
@@ -117,7 +140,8 @@ def measure(chosen: list[Source], root: Path, writers: tuple[str, ...],
             produced = texts[(writer, source.name)]
             if not produced:
                 results.failures[(tool, writer)] += 1
-            results.add(tool, writer, source, produced, truth[source.name])
+            results.add(tool, writer, source, produced, truth[source.name],
+                        markdown[source.name])
     return results
 
 
@@ -134,6 +158,10 @@ def _writer_table(results: Results, writer: str, tools: list[str], docs: int) ->
     rows.append(["**macro-F1**", *(fmt(results.macro(OURS, writer, p))
                                    for p in (TUNING, HELD_OUT, "all")),
                  *(fmt(results.macro(t, writer, "all")) for t in tools)])
+    if writer != "ods":
+        rows.append(["reading order", *(fmt(results.order(OURS, writer, p))
+                                        for p in (TUNING, HELD_OUT, "all")),
+                     *(fmt(results.order(t, writer, "all")) for t in tools)])
     failed = [results.failures[(OURS, writer)], *(results.failures[(t, writer)] for t in tools)]
     rows.append(["failed documents", "", "", str(failed[0]), *map(str, failed[1:])])
     table(f"generated: {writer} ({docs} documents, F1 per category)", header, rows)
@@ -157,11 +185,14 @@ def report(results: Results, writers: tuple[str, ...], tools: list[str], docs: i
         rows.append([writer, fmt(results.macro(OURS, writer, TUNING)),
                      fmt(results.macro(OURS, writer, HELD_OUT)),
                      fmt(results.macro(OURS, writer, "all")), *peer_cells,
+                     f"{fmt(results.order(OURS, writer, TUNING))} / "
+                     f"{fmt(results.order(OURS, writer, HELD_OUT))}",
                      _weakest(results, writer), results.failures[(OURS, writer)],
                      f"{results.seconds[writer] / max(1, docs):.2f}"])
     table("generated: summary (structure macro-F1 per writer)",
           ["writer", f"{OURS} {TUNING}", f"{OURS} {HELD_OUT}", f"{OURS} all", *tools,
-           "weakest categories (ours, all)", "failed", "s/doc (ours)"], rows)
+           f"reading order (ours, {TUNING} / {HELD_OUT})", "weakest categories (ours, all)",
+           "failed", "s/doc (ours)"], rows)
     for writer, errors in results.errors.items():
         print(f"\n{writer}: {len(errors)} failed: " + "; ".join(errors[:3]))
 
@@ -176,10 +207,11 @@ def run(quick: bool = False, writers: tuple[str, ...] = WRITERS) -> Results:
     root = build(chosen, writers)
     print(f"  documents in {root.relative_to(root.parents[2])} "
           f"({time.perf_counter() - t0:.0f} s to write what was missing)")
-    tools = [t for t in PEERS if _peer_available(t)]
-    missing = [t for t in PEERS if t not in tools]
+    tools = [t for t in PEERS if _peer_available(t, writers)]
+    missing = [t for t in PEERS if t not in tools and set(PEERS[t]) & set(writers)]
     if missing:
-        print(f"  peers not installed (just bench convert installs them): {', '.join(missing)}")
+        print(f"  peers unavailable (pip install failed: bench/.peers/*-install.log): "
+              f"{', '.join(missing)}")
     results = measure(chosen, root, writers, tuple(tools))
     report(results, writers, tools, len(chosen))
     print(f"\n(load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
