@@ -28,15 +28,24 @@ def reading_to_json(reading: Reading) -> dict[str, Any]:
             "baseline": float(line.baseline), "size": float(line.size),
             "x0": int(line.x0), "x1": int(line.x1),
             "words": [[w.text, int(w.x0), int(w.top), int(w.x1), int(w.bottom),
-                       float(w.confidence)] for w in line.words],
+                       float(w.confidence), float(w.stroke), float(w.slant), bool(w.raised)]
+                      for w in line.words],
         } for line in page.lines],
     }
 
 
+def _word(value: list[Any]) -> OcrWord:
+    """A word as :func:`reading_to_json` wrote it (its style measures are optional: a
+    reading written before they were measured has none)."""
+    text, x0, top, x1, bottom, confidence, *style = value
+    stroke, slant, raised = (style + [0.0, 0.0, False][len(style):])[:3]
+    return OcrWord(str(text), int(x0), int(top), int(x1), int(bottom), float(confidence),
+                   float(stroke), float(slant), bool(raised))
+
+
 def reading_from_json(value: dict[str, Any]) -> Reading:
     """The reading :func:`reading_to_json` wrote."""
-    lines = [OcrLine([OcrWord(str(t), int(x0), int(top), int(x1), int(bottom), float(c))
-                      for t, x0, top, x1, bottom, c in line["words"]],
+    lines = [OcrLine([_word(w) for w in line["words"]],
                      float(line["baseline"]), float(line["size"]), int(line["x0"]),
                      int(line["x1"]))
              for line in value["lines"]]

@@ -44,6 +44,7 @@ from PIL import Image
 
 from render_pool.engine import config as engine_config
 from render_pool.engine.ocr.clean import Segment, bullet_left_of, clean_page, sideways, skew_angle
+from render_pool.engine.ocr.style import ink_of, raised_mark, read_mark, slant, stroke_width
 from render_pool.errors import ConversionError, TooLarge
 
 TESSERACT = "tesseract"
@@ -75,6 +76,9 @@ class OcrWord:
     x1: int
     bottom: int
     confidence: float
+    stroke: float = 0.0  # mean stem width in pixels (style.stroke_width)
+    slant: float = 0.0  # shear of the letters: about 0.2 for italic (style.slant)
+    raised: bool = False  # a raised note mark cut from the end of the word before it
 
 
 @dataclass(slots=True)
@@ -370,6 +374,8 @@ def _read(image: Image.Image, langs: str, timeout: float, rotation: int) -> OcrP
         image = image.rotate(skew, resample=Image.Resampling.BILINEAR, fillcolor=255)
     cleaned, rules = clean_page(image)
     lines = _parse_hocr(_hocr(cleaned, langs, timeout))
+    _read_bars(lines)
+    _measure_words(np.asarray(cleaned), lines, langs)
     pixels = np.asarray(image)  # before the clean-up, which may thin a bullet away
     for line in lines:
         first = line.words[0]
@@ -383,6 +389,93 @@ def _read(image: Image.Image, langs: str, timeout: float, rotation: int) -> OcrP
                                              line.size * 0.9) + side, int(line.baseline), 50.0))
             line.x0 = min(line.x0, line.words[0].x0)
     return OcrPage(lines, *image.size, rotation=rotation, skew=skew, rules=rules)
+
+
+# what the engine makes of a raised note number glued to its word (quotes, marks, digits)
+_NOT_WORD_TAIL = "\u2019\u2018'`\"\u201d\u201c!?\u00ae\u00a9\u00b0*^1234567890"
+
+
+def _measure_words(pixels: np.ndarray, lines: list[OcrLine], langs: str) -> None:
+    """Stroke and slant of every word, and raised note marks cut from word ends into
+    words of their own (``raised``), read again as digits (see :mod:`.style`)."""
+    for line in lines:
+        out: list[OcrWord] = []
+        for word in line.words:
+            crop = ink_of(pixels[max(0, word.top):word.bottom + 1,
+                                 max(0, word.x0):word.x1 + 1])
+            base = line.baseline - word.top
+            word.stroke = stroke_width(crop, line.size)
+            word.slant = slant(crop, base)
+            out.append(word)
+            mark = raised_mark(crop, base, line.size) if len(word.text) >= 2 else None
+            if mark is None:
+                continue
+            number = read_mark(pixels, mark, word.x0, word.top, _digits)
+            if not number:
+                continue
+            text, top = word.text, word.top
+            stop = text[-1] if text[-1] in ".,;:" and len(text) > 1 else ""
+            core = text[:-1] if stop else text
+            core = core.rstrip(_NOT_WORD_TAIL) or core
+            if core.endswith(number) and len(core) > len(number):
+                core = core[: -len(number)]
+            word.text = core
+            rows = np.nonzero(crop[:, :mark.x0].any(axis=1))[0]
+            if rows.size:  # the word's own box, without the mark that rose above it
+                word.top, word.bottom = word.top + int(rows[0]), word.top + int(rows[-1]) + 1
+            word.x1 = word.x0 + mark.x0 - 1
+            out.append(OcrWord(number, word.x0 + mark.x0, top + mark.top,
+                               word.x0 + mark.x1 + 1, top + mark.bottom + 1,
+                               word.confidence, word.stroke, 0.0, True))
+            if stop:
+                out.append(OcrWord(stop, out[-1].x1, int(line.baseline) - 3, out[-1].x1 + 4,
+                                   int(line.baseline), word.confidence, word.stroke))
+        line.words = out
+
+
+def _read_bars(lines: list[OcrLine]) -> None:
+    """Vertical bars the engine read, in place: a bar before a lower-case word (``| saw``,
+    ``|t``) is the capital I it so often takes for one; a lone bar at either end of a line
+    is the edge of a table rule or a frame, left out; a line of nothing else goes."""
+    for line in lines:
+        words = line.words
+        keep: list[OcrWord] = []
+        for n, word in enumerate(words):
+            text = word.text
+            after = words[n + 1].text if n + 1 < len(words) else ""
+            if text and set(text) == {"|"}:
+                if len(text) == 1 and after[:1].isalpha() and after[:1].islower():
+                    word.text = "I"
+                elif n == 0 or n == len(words) - 1:
+                    continue
+            elif text[:1] == "|" and text[1:2].isalpha() and text[1:].rstrip(".,;:").islower():
+                word.text = "I" + text[1:]
+            keep.append(word)
+        line.words = keep
+    lines[:] = [line for line in lines if line.words]
+
+
+def _digits(cut: np.ndarray) -> str:
+    """The digits in a small cut-out (a raised note number), read on their own."""
+    image = Image.fromarray(cut.astype(np.uint8))
+    scale = max(1, round(36 / max(1, cut.shape[0])))
+    if scale > 1:
+        image = image.resize((image.width * scale, image.height * scale),
+                             Image.Resampling.BICUBIC)
+    image = Image.fromarray(np.pad(np.asarray(image), 12, constant_values=255))
+    tesserocr = _api()
+    if tesserocr is not None:
+        api = _take(tesserocr, "eng", tesserocr.PSM.SINGLE_WORD)
+        try:
+            api.SetVariable("tessedit_char_whitelist", "0123456789")
+            api.SetImage(image)
+            text = str(api.GetUTF8Text() or "")
+        finally:
+            _give_back("eng", tesserocr.PSM.SINGLE_WORD, api)
+        return "".join(text.split())
+    out = _run(image, ["-l", "eng", "--psm", "8", "-c", "tessedit_char_whitelist=0123456789"],
+               10.0)
+    return "".join(out.split())
 
 
 def recognise(image: Image.Image, languages: str = "eng", timeout: float = 60.0) -> OcrPage:

@@ -37,7 +37,8 @@ from render_pool.engine.ocr import OcrPage, OcrWord, recognise
 from render_pool.engine.pdf.chars import Char, segments_of
 from render_pool.engine.pdf.graphics import Rule
 from render_pool.engine.pdf.layout import Block as FlowBlock
-from render_pool.engine.pdf.layout import Item, order_page
+from render_pool.engine.pdf.layout import Item, Line, order_page
+from render_pool.engine.pdf.ocr_faces import line_sizes, word_faces
 from render_pool.engine.pdf.tables import build_grid_table, find_grids
 
 MODES = ("auto", "force", "off")
@@ -47,6 +48,8 @@ MAX_PIXELS = 12_000_000  # about A4 at 300 dpi plus margin; bigger pages render 
 PAGE_TIMEOUT = 60.0  # seconds of recognition per page
 SIZE_TOLERANCE = 0.05  # line size estimates closer than this are one font size
 MIN_TEXT_CHARS = 10  # fewer visible characters than this is "no text layer"
+RAISED_SIZE = 0.6  # a raised note mark's size and rise, as shares of its line's size
+RAISED_RISE = 0.35
 BULLET_MAX = 0.45  # a bullet is smaller than this share of the line size both ways
 _HOLLOW = set("°oO◦○")
 _LEADERS = "•◦·*¢«»°©®.,"  # characters an engine makes of a bullet glued to the word
@@ -139,24 +142,50 @@ def render_page(pdf: pdfium.PdfDocument, index: int) -> tuple[Image.Image, float
         page.close()
 
 
-def snap_sizes(sizes: list[float], tolerance: float = SIZE_TOLERANCE) -> list[float]:
-    """Sizes measured with noise, each replaced by the median of its cluster (sizes within
-    ``tolerance`` of their neighbour) rounded to half a point.
+def snap_sizes(sizes: list[float], tolerance: float = SIZE_TOLERANCE,
+               weights: list[int] | None = None) -> list[float]:
+    """Sizes measured with noise, each replaced by the (weighted) median of its cluster
+    (sizes within ``tolerance`` of their neighbour) rounded to half a point.
 
     The layout reader ranks headings by distinct sizes; without this a 13.0 pt and a
     13.2 pt estimate of the same heading style would become two heading levels."""
+    weight = weights or [1] * len(sizes)
     order = sorted(range(len(sizes)), key=sizes.__getitem__)
     out = list(sizes)
     group: list[int] = []
     for i in [*order, -1]:
         if group and (i < 0 or sizes[i] > sizes[group[-1]] * (1 + tolerance)):
-            median = sorted(sizes[j] for j in group)[len(group) // 2]
+            half, seen, median = sum(weight[j] for j in group) / 2, 0, sizes[group[-1]]
+            for j in group:  # sorted by size
+                seen += weight[j]
+                if seen > half:
+                    median = sizes[j]
+                    break
             for j in group:
                 out[j] = round(median * 2) / 2
             group = []
         if i >= 0:
             group.append(i)
     return out
+
+
+def snap_document(pages: list[OcrResult]) -> None:
+    """The character sizes of all recognised pages of a document snapped together, in
+    place (:func:`snap_sizes` over every line's size): one heading style measured 14.7 pt
+    on one page and 15.4 pt on another is one size, so the layout reader, which ranks
+    heading styles over the whole document, gives both one level."""
+    chars = [c for page in pages for it in page.items if isinstance(it, Line)
+             for c in it.chars]
+    sizes = sorted({c.size for c in chars})
+    if len(sizes) < 2:
+        return
+    weights: dict[float, int] = {}
+    for c in chars:
+        weights[c.size] = weights.get(c.size, 0) + 1
+    snapped = dict(zip(sizes, snap_sizes(sizes, weights=[weights[s] for s in sizes]),
+                       strict=True))
+    for c in chars:
+        c.size = snapped[c.size]
 
 
 def _bullet(word: OcrWord, size: float) -> tuple[str, str]:
@@ -178,19 +207,27 @@ def ocr_chars(ocr: OcrPage, scale: float) -> list[Char | None]:
     """The recognised words as characters in points, a line break (None) after each line.
 
     A word's letters share its box evenly; every word of a line sits on the line's baseline
-    with a box from the line's size, so a skewed line stays one line.
+    with a box from the line's size, so a skewed line stays one line. Its style comes from
+    its image (:func:`word_faces`); a raised note mark is set small and raised, glued to
+    the word before it, as a text layer sets it.
     """
     out: list[Char | None] = []
-    sizes = snap_sizes([max(line.size / scale, 1.0) for line in ocr.lines])
-    for line, size in zip(ocr.lines, sizes, strict=True):
+    measured = line_sizes(ocr)
+    sizes = snap_sizes([max(measured[id(line)] / scale, 1.0) for line in ocr.lines])
+    # the boxes keep the engine's line height (where the words sit), the size is the type's
+    heights = snap_sizes([max(line.size / scale, 1.0) for line in ocr.lines])
+    faces = word_faces(ocr, measured)
+    for line, size, height in zip(ocr.lines, sizes, heights, strict=True):
         base = line.baseline / scale
-        top, bottom = base - 0.8 * size, base + 0.2 * size
+        top, bottom = base - 0.8 * height, base + 0.2 * height
+        after_mark = False
         for n, word in enumerate(line.words):
             x0, x1 = word.x0 / scale, word.x1 / scale
+            bold, italic, mono = faces[id(word)]
             if n == 0:
                 mark, rest = _bullet(word, line.size)
                 if mark:  # the bullet as a word of its own, then the rest of the word
-                    side = min(x1 - x0, 0.35 * size)
+                    side = min(x1 - x0, 0.35 * height)
                     for i, ch in enumerate((mark, " ")):
                         out.append(Char(ch, x0 + i * side, x0 + (i + 1) * side, top, bottom,
                                         base, size, False, False))
@@ -200,14 +237,22 @@ def ocr_chars(ocr: OcrPage, scale: float) -> list[Char | None]:
                     word = OcrWord(rest, word.x0, word.top, word.x1, word.bottom,
                                    word.confidence)
             text = word.text
-            if n:
+            w_size, w_base, w_top, w_bottom = size, base, top, bottom
+            glued = word.raised or (after_mark and all(c in ".,;:" for c in text))
+            if word.raised:
+                w_size, w_base = RAISED_SIZE * size, base - RAISED_RISE * size
+                w_top, w_bottom = w_base - 0.8 * w_size, w_base + 0.2 * w_size
+            after_mark = word.raised
+            if n and not glued:
                 prev = out[-1]
                 assert prev is not None
-                out.append(Char(" ", prev.x1, prev.x1, top, bottom, base, size, False, False))
+                out.append(Char(" ", prev.x1, prev.x1, top, bottom, base, size,
+                                bold and prev.bold, italic and prev.italic,
+                                mono=mono and prev.mono))
             step = (x1 - x0) / len(text)
             for i, ch in enumerate(text):
-                out.append(Char(ch, x0 + i * step, x0 + (i + 1) * step, top, bottom, base,
-                                size, False, False))
+                out.append(Char(ch, x0 + i * step, x0 + (i + 1) * step, w_top, w_bottom, w_base,
+                                w_size, bold, italic, mono=mono))
         out.append(None)
     return out
 
@@ -319,4 +364,5 @@ class PageOcr:
         finally:
             if self._pool is not None:
                 self._pool.shutdown(wait=True, cancel_futures=True)
+        snap_document([r for r in out.values() if isinstance(r, OcrResult)])
         return out
