@@ -123,3 +123,44 @@ def test_a_bar_before_a_lower_case_word_reads_as_capital_i() -> None:
         "I saw the river.",
         "It was late",
     ]
+
+
+def _table_scan() -> bytes:
+    """A sentence, then a table without any rules whose cells wrap (a header on two lines,
+    two place names on two lines: the common report table), then a closing sentence."""
+    width, height = round(8.27 * DPI), round(11.69 * DPI)
+    page = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(page)
+    body, bold = _font("DejaVuSans.ttf", 11), _font("DejaVuSans-Bold.ttf", 11)
+    left, y = 220, 300
+    line, row_gap = round(11 * 1.25 * DPI / 72), round(11 * 0.9 * DPI / 72)
+    draw.text((left, y), "The counts of each station are listed below.", font=body, fill=0)
+    y += 3 * line
+    columns = (left, left + 600, left + 1000)
+    rows = [(("Station",), ("Birds", "counted"), ("Share",)),
+            (("Northern", "Marsh"), ("1204",), ("41%",)),
+            (("Gravel Bank",), ("822",), ("28%",)),
+            (("Willow Creek", "East"), ("517",), ("18%",)),
+            (("Old Harbour",), ("381",), ("13%",))]
+    for number, row in enumerate(rows):
+        for x, lines in zip(columns, row, strict=True):
+            for k, text in enumerate(lines):
+                draw.text((x, y + k * line), text, font=bold if number == 0 else body, fill=0)
+        y += max(len(lines) for lines in row) * line + row_gap
+    y += 2 * line
+    draw.text((left, y), "Every station was counted twice in the same week.", font=body, fill=0)
+    out = io.BytesIO()
+    page.save(out, format="PDF", resolution=DPI)
+    return out.getvalue()
+
+
+def test_a_table_of_wrapped_cells_in_a_scan_has_one_row_per_entry() -> None:
+    doc = read_pdf(_table_scan(), ocr_languages="eng")
+    markdown = write_markdown(doc, data_uri_resolver(doc))
+    rows = [line for line in markdown.splitlines() if line.startswith("|")]
+    assert len(rows) == 6, markdown  # header, separator and four rows
+    cells = [[cell.strip().strip("*") for cell in row.strip("|").split("|")] for row in rows]
+    assert cells[0] == ["Station", "Birds counted", "Share"], markdown
+    assert cells[2] == ["Northern Marsh", "1204", "41%"], markdown
+    assert cells[4] == ["Willow Creek East", "517", "18%"], markdown
+    assert "listed below." in markdown and "counted twice" in markdown

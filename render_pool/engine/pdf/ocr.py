@@ -34,6 +34,7 @@ import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from render_pool.engine.ocr import OcrPage, OcrWord, recognise
+from render_pool.engine.pdf.borderless import find_text_tables
 from render_pool.engine.pdf.chars import Char, segments_of
 from render_pool.engine.pdf.graphics import Rule
 from render_pool.engine.pdf.layout import Block as FlowBlock
@@ -273,6 +274,11 @@ def page_from_ocr(ocr: OcrPage, scale: float, index: int) -> OcrResult:
         chars = [c for c in chars if c is None or not grid.contains(c)]
         x0, x1, top, bottom = grid.box
         blocks.append(FlowBlock(x0, x1, top, bottom, table))
+    found = find_text_tables(segments_of(chars))  # tables without rules, as on a text layer
+    if found:
+        used = set().union(*(t.used for t in found))
+        chars = [c for c in chars if c is None or id(c) not in used]
+        blocks.extend(FlowBlock(t.x0, t.x1, t.top, t.bottom, t.table) for t in found)
     items = order_page(segments_of(chars), blocks, index, height)
     return OcrResult(items, width, height, visible, ocr)
 
