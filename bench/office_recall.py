@@ -353,19 +353,23 @@ def _known() -> set[str]:
     }
 
 
-def read_one(kind: str, path: Path, known: set[str]) -> Result:
-    """Our reading of one file scored against its reference."""
+def read_one(kind: str, path: Path, known: set[str],
+             references: dict[str, Callable[[bytes], str]] | None = None
+             ) -> tuple[Result, Counter[str]]:
+    """Our reading of one file scored against its reference (``references``, by kind:
+    :data:`REFERENCES` unless given), and the reference's words our reading lacks."""
     from render_pool.engine.jobs import convert_document
     from render_pool.errors import ConversionError
 
     data = path.read_bytes()
     rel = f"{kind}/{path.name}"
     try:
-        theirs = words(REFERENCES[kind](data))
+        theirs = words((references or REFERENCES)[kind](data))
     except Exception:  # no reference: the file is not scored
         theirs = Counter()
     result = Result(kind, path.name, sum(theirs.values()), None, known=rel in known)
     t0 = time.perf_counter()
+    ours: Counter[str] | None
     try:
         converted = convert_document(data, "markdown")
         ours = markdown_words(converted.content)
@@ -382,7 +386,7 @@ def read_one(kind: str, path: Path, known: set[str]) -> Result:
     refused_as_known = result.known and result.error[:1] == "4"
     if result.ref_words and not refused_as_known:  # a clear refusal of a KNOWN file is fine
         result.recall = recall(ours, theirs) if ours is not None else 0.0
-    return result
+    return result, theirs - (ours or Counter())
 
 
 def _mean(values: list[float]) -> str:
@@ -400,7 +404,7 @@ def run(quick: bool = False, kinds: tuple[str, ...] = KINDS) -> list[Result]:
         paths = sorted((CORPUS / kind).glob("*")) if (CORPUS / kind).exists() else []
         if quick:
             paths = paths[::3]
-        results.extend(read_one(kind, p, known) for p in paths)
+        results.extend(read_one(kind, p, known)[0] for p in paths)
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     rows: list[list[object]] = []
     for kind in kinds:

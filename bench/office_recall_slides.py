@@ -26,7 +26,6 @@ import io
 import shutil
 import subprocess
 import tempfile
-import time
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -34,7 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import table
-from bench.office_recall import CACHE, CORPUS, Result, _known, _mean, held_out, recall, words
+from bench.office_recall import (
+    CACHE,
+    CORPUS,
+    Result,
+    _known,
+    _mean,
+    held_out,
+    read_one,
+)
 
 KINDS = ("ppt", "pptx", "odp")
 _TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
@@ -146,37 +153,6 @@ REFERENCES: dict[str, Callable[[bytes], str]] = {
 }
 
 
-def read_one(kind: str, path: Path, known: set[str]) -> tuple[Result, Counter[str]]:
-    """Our reading of one file scored against its reference; with the words it lacks."""
-    from render_pool.engine.jobs import convert_document
-    from render_pool.errors import ConversionError
-
-    data = path.read_bytes()
-    try:
-        theirs = words(REFERENCES[kind](data))
-    except Exception:  # no reference: the file is not scored
-        theirs = Counter()
-    result = Result(
-        kind, path.name, sum(theirs.values()), None, known=f"{kind}/{path.name}" in known
-    )
-    t0 = time.perf_counter()
-    ours: Counter[str] | None
-    try:
-        ours = words(convert_document(data, "markdown").content)
-    except ConversionError as exc:
-        result.error = f"{exc.code} {exc.message}"[:160]
-        result.server_error = exc.code >= 50000
-        ours = None
-    except Exception as exc:  # a crash is a data point
-        result.error = f"crash {type(exc).__name__}: {exc}"[:160]
-        result.server_error = True
-        ours = None
-    result.seconds = time.perf_counter() - t0
-    if result.ref_words:
-        result.recall = recall(ours, theirs) if ours is not None else 0.0
-    return result, theirs - (ours or Counter())
-
-
 def run(kinds: tuple[str, ...] = KINDS, show_words: bool = False) -> list[Result]:
     """Read every slide file, print recall per format (tuning, held-out) and the problems."""
     if not CORPUS.exists():
@@ -187,7 +163,7 @@ def run(kinds: tuple[str, ...] = KINDS, show_words: bool = False) -> list[Result
     lacking: dict[str, Counter[str]] = {}
     for kind in kinds:
         for path in sorted((CORPUS / kind).glob("*")) if (CORPUS / kind).exists() else []:
-            result, missing = read_one(kind, path, known)
+            result, missing = read_one(kind, path, known, REFERENCES)
             results.append(result)
             lacking[f"{kind}/{path.name}"] = missing
     load = Path("/proc/loadavg").read_text().split()[:3]
