@@ -156,13 +156,14 @@ def held_out(name: str) -> bool:
 
 
 # ------------------------------------------------------------------ reference extractions
-def _libreoffice(data: bytes, suffix: str, filter_name: str) -> str:
-    """LibreOffice's export of ``data`` through ``filter_name``, all output files joined;
-    cached by content. A private profile, so it never meets another instance's."""
+def libreoffice_outputs(data: bytes, suffix: str, filter_name: str) -> list[bytes]:
+    """The files LibreOffice writes converting ``data`` (an ``.suffix`` file) through
+    ``filter_name``, in name order; cached by content. A private profile, so it never meets
+    another instance's."""
     key = hashlib.sha256(data + filter_name.encode()).hexdigest()
-    cached = CACHE / f"{key}.txt"
-    if cached.exists():
-        return cached.read_text(encoding="utf-8")
+    cached = CACHE / key
+    if cached.is_dir():
+        return [p.read_bytes() for p in sorted(cached.iterdir())]
     soffice = shutil.which("soffice") or shutil.which("libreoffice")
     if soffice is None:
         raise RuntimeError("LibreOffice is not installed")
@@ -188,10 +189,16 @@ def _libreoffice(data: bytes, suffix: str, filter_name: str) -> str:
             check=False,
         )
         parts = sorted(out.glob("*")) if out.exists() else []
-        text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in parts)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    cached.write_text(text, encoding="utf-8")
-    return text
+        cached.mkdir(parents=True, exist_ok=True)
+        for number, part in enumerate(parts):
+            shutil.copyfile(part, cached / f"{number:04d}")
+        return [part.read_bytes() for part in parts]
+
+
+def _libreoffice(data: bytes, suffix: str, filter_name: str) -> str:
+    """LibreOffice's text export of ``data`` through ``filter_name``, every output joined."""
+    return "\n".join(part.decode("utf-8", "replace")
+                     for part in libreoffice_outputs(data, suffix, filter_name))
 
 
 def _ref_xlsx(data: bytes) -> str:

@@ -21,11 +21,9 @@ A failure scores 0; a refusal of a file listed in ``KNOWN.tsv`` is not a failure
 
 from __future__ import annotations
 
-import hashlib
 import io
 import shutil
 import subprocess
-import tempfile
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -34,12 +32,12 @@ from typing import Any
 
 from bench.common import table
 from bench.office_recall import (
-    CACHE,
     CORPUS,
     Result,
     _known,
     _mean,
     held_out,
+    libreoffice_outputs,
     read_one,
 )
 
@@ -86,38 +84,8 @@ def _ref_ppt(data: bytes) -> str:
 
 
 def _libreoffice_odp(data: bytes) -> bytes:
-    """LibreOffice's ODP of a PPT (cached by content; a private profile)."""
-    key = hashlib.sha1(data + b"odp", usedforsecurity=False).hexdigest()
-    cached = CACHE / f"{key}.odp"
-    if cached.exists():
-        return cached.read_bytes()
-    soffice = shutil.which("soffice") or shutil.which("libreoffice")
-    if soffice is None:
-        raise RuntimeError("LibreOffice is not installed")
-    with tempfile.TemporaryDirectory(prefix="office-recall-slides-") as tmp:
-        source = Path(tmp) / "input.ppt"
-        source.write_bytes(data)
-        subprocess.run(
-            [
-                soffice,
-                "--headless",
-                "--norestore",
-                "--nolockcheck",
-                f"-env:UserInstallation=file://{tmp}/profile",
-                "--convert-to",
-                "odp",
-                "--outdir",
-                tmp,
-                str(source),
-            ],
-            capture_output=True,
-            timeout=180,
-            check=False,
-        )
-        out = (Path(tmp) / "input.odp").read_bytes()
-    CACHE.mkdir(parents=True, exist_ok=True)
-    cached.write_bytes(out)
-    return out
+    """LibreOffice's ODP of a PPT (cached by content; empty when it wrote none)."""
+    return next(iter(libreoffice_outputs(data, "ppt", "odp")), b"")
 
 
 def _paragraph_text(el: Any) -> Iterator[str]:
