@@ -47,6 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from render_pool.engine.model import Paragraph, Table, TableCell, TableRow
+from render_pool.engine.pdf.cell_words import join_broken_words
 from render_pool.engine.pdf.chars import Char, Segment
 from render_pool.engine.pdf.inlines import join_lines, to_inlines
 from render_pool.engine.pdf.layout import group_lines
@@ -371,6 +372,7 @@ def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> 
         nhead += i < header
         vis = [c for seg in row.segs for c in seg.chars if c.text.strip()]
         bold.append(bool(vis) and sum(c.bold for c in vis) >= 0.8 * len(vis))
+    join_broken_words(grid, row_spans)
     table_rows: list[TableRow] = []
     for cells, spans in zip(grid, row_spans, strict=True):
         out: list[TableCell] = []

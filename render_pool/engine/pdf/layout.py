@@ -264,11 +264,16 @@ def _is_column(segs: list[Segment], lo: float, hi: float, width: float, em: floa
 
 
 def order_page(segs: list[Segment], blocks: list[Block], page: int,
-               height: float = 0.0) -> list[Item]:
-    """Lines and blocks of one page in reading order (bands, then columns, then top-down)."""
+               height: float = 0.0,
+               gutters: list[tuple[float, float]] | None = None) -> list[Item]:
+    """Lines and blocks of one page in reading order (bands, then columns, then top-down).
+
+    ``gutters`` are the page's column gutters when the caller knows them (columns.py);
+    else they are found here."""
     if not segs and not blocks:
         return []
-    gutters = find_gutters(segs, height)
+    if gutters is None:
+        gutters = find_gutters(segs, height)
     xs = [s.x0 for s in segs] + [b.x0 for b in blocks]
     xe = [s.x1 for s in segs] + [b.x1 for b in blocks]
     xmin, xmax = min(xs), max(xe)

@@ -44,7 +44,6 @@ from render_pool.engine.model import (
 from render_pool.engine.page_ranges import PageRanges, pages_in
 from render_pool.engine.pdf.blocks import build_blocks
 from render_pool.engine.pdf.bombs import check_pdf_streams
-from render_pool.engine.pdf.borderless import find_text_tables
 from render_pool.engine.pdf.chars import (
     ARTIFACT,
     Char,
@@ -53,6 +52,7 @@ from render_pool.engine.pdf.chars import (
     segments_of,
     take_turned,
 )
+from render_pool.engine.pdf.columns import ColumnMemory, gutter_left_of, text_tables
 from render_pool.engine.pdf.flow_bullets import drawn_bullets
 from render_pool.engine.pdf.furniture import remove_furniture
 from render_pool.engine.pdf.graphics import PageImage, page_images, page_rules
@@ -220,12 +220,15 @@ def _interleave(tagged: list[Item], leftover: list[Item]) -> list[Item]:
 
 
 def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[int],
-               ocr: str = "off") -> _PageResult:
+               ocr: str = "off", columns: ColumnMemory | None = None) -> _PageResult:
     """Ordered items (lines, tables, images) of one page; the page is closed afterwards.
 
     A page to be read by OCR under ``ocr`` (``wants_ocr``) keeps no images: its picture is
     the scan itself, and extracting it (decoding and re-encoding a page-sized image) cost
-    about 0.5 s of CPU a page. Should its OCR fail, the page is read again without OCR."""
+    about 0.5 s of CPU a page. Should its OCR fail, the page is read again without OCR.
+    ``columns`` carries the gutters of the pages before (columns.py)."""
+    if columns is None:
+        columns = ColumnMemory()
     res = _PageResult(index)
     page = pdf[index]
     tree: list[StructNode] | None = None
@@ -285,8 +288,9 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
         res.frame = dataclasses.replace(res.frame or PageFrame(width, height), width=width,
                                         height=height, unturn=(360 - sideways.turn) % 360)
     blocks: list[FlowBlock] = []
+    before = columns.peek(segments_of(chars), height)
     for grid in find_grids(rules, width, height):
-        grid = widen_grid(grid, chars)
+        grid = widen_grid(grid, chars, gutter_left_of(grid.box[0], before))
         inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
         held = [r for r in runs if all(grid.contains(c) for c in r.flat())]
         table = build_grid_table(grid, _with_runs(inside, held), fills)
@@ -296,7 +300,7 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
         runs = [r for r in runs if all(r is not h for h in held)]
         x0, x1, top, bottom = grid.box
         blocks.append(FlowBlock(x0, x1, top, bottom, table))
-    found = find_text_tables(segments_of(chars))
+    found = text_tables(segments_of(chars), columns, height)
     if found:
         used = set().union(*(t.used for t in found))
         chars = [c for c in chars if c is None or id(c) not in used]
@@ -309,7 +313,8 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
         for b in turned:
             b.margin = b.x1 <= left or b.x0 >= right
     blocks.extend(b for b in turned if not b.margin)
-    res.items = order_page(segs, blocks, index, height)
+    res.items = order_page(segs, blocks, index, height,
+                           columns.after_tables(segs, height, before))
     for b in turned:
         if b.margin:
             b.page = index
@@ -429,11 +434,12 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
         results: list[_PageResult] = []
         runner = PageOcr(ocr_languages)
         targets: dict[int, _PageResult] = {}
+        columns = ColumnMemory()
         later = ocr_fanout or ocr_pages is not None  # no rendering while reading the layer
         try:
             for index in wanted:
                 try:
-                    results.append(_read_page(pdf, index, doc, budget, ocr))
+                    results.append(_read_page(pdf, index, doc, budget, ocr, columns))
                     if results[-1].wants_ocr:
                         targets[index] = results[-1]
                         if not later:

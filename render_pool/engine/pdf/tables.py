@@ -15,6 +15,7 @@ import itertools
 from dataclasses import dataclass
 
 from render_pool.engine.model import Block, Paragraph, Table, TableCell, TableRow
+from render_pool.engine.pdf.cell_words import join_broken_cells
 from render_pool.engine.pdf.chars import Char, Segment, segments_of
 from render_pool.engine.pdf.graphics import FillRect, Rule
 from render_pool.engine.pdf.inlines import join_lines, to_inlines
@@ -101,13 +102,14 @@ def find_grids(rules: list[Rule], page_w: float, page_h: float) -> list[Grid]:
     return grids
 
 
-def widen_grid(grid: Grid, chars: list[Char | None]) -> Grid:
+def widen_grid(grid: Grid, chars: list[Char | None], floor: float = float("-inf")) -> Grid:
     """The grid with an unruled label column on its left added, when text stands there
     on most of its rows, ending close to its first rule (a stub column drawn without
-    rules: the row names of a ruled block of numbers). Its rows are the grid's rows."""
+    rules: the row names of a ruled block of numbers). Its rows are the grid's rows.
+    Text left of ``floor`` (a column gutter) is another column's, never labels."""
     x0, _, top, bottom = grid.box
     left = [c for c in chars if c is not None and c.text.strip() and c.x1 <= x0 + 1
-            and top <= (c.top + c.bottom) / 2 <= bottom]
+            and c.x0 >= floor and top <= (c.top + c.bottom) / 2 <= bottom]
     if not left:
         return grid
     em = max(1.0, sorted(c.size for c in left)[len(left) // 2])
@@ -142,14 +144,20 @@ def _has_h(grid: Grid, y: float, x: float) -> bool:
     return any(abs(r.a - y) <= TOL and r.b0 - TOL <= x <= r.b1 + TOL for r in grid.h)
 
 
+def cell_lines(chars: list[Char | None]) -> list[list[Char]]:
+    """The lines of one cell's characters, top to bottom."""
+    return [Line(g).chars for g in group_lines(segments_of(chars))]
+
+
+def lines_blocks(lines: list[list[Char]]) -> list[Block]:
+    """Paragraph of the lines of one cell (lines joined, hyphens resolved)."""
+    inl = to_inlines(join_lines(lines)) if lines else []
+    return [Paragraph(inl)] if inl else []
+
+
 def cell_blocks(chars: list[Char | None]) -> list[Block]:
     """Paragraph of the characters of one cell (lines joined, hyphens resolved)."""
-    segs = segments_of(chars)
-    if not segs:
-        return []
-    lines = [Line(g) for g in group_lines(segs)]
-    inl = to_inlines(join_lines([ln.chars for ln in lines]))
-    return [Paragraph(inl)] if inl else []
+    return lines_blocks(cell_lines(chars))
 
 
 def _prose_grid(buckets: dict[tuple[int, int], list[Char | None]]) -> bool:
@@ -231,6 +239,8 @@ def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]
         col = next((i for i in range(ncols) if cx <= grid.xs[i + 1]), ncols - 1)
         row = next((i for i in range(nrows) if cy <= grid.ys[i + 1]), nrows - 1)
         buckets.setdefault(owner.get((row, col), (row, col)), []).append(ch)
+    lines = {key: cell_lines(chars) for key, chars in buckets.items()}
+    join_broken_cells(lines, {key for key, (_, cs) in spans.items() if cs > 1}, grid.xs)
     rows: list[TableRow] = []
     texts = 0
     for r in range(nrows):
@@ -239,7 +249,7 @@ def build_grid_table(grid: Grid, chars: list[Char | None], fills: list[FillRect]
             if (r, c) not in spans:
                 continue
             rs, cs = spans[(r, c)]
-            blocks = cell_blocks(buckets.get((r, c), []))
+            blocks = lines_blocks(lines.get((r, c), []))
             texts += bool(blocks)
             cells.append(TableCell(blocks, rowspan=rs, colspan=cs))
         rows.append(TableRow(cells))

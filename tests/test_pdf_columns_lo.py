@@ -1,0 +1,104 @@
+"""Issue 32: multi-column prints as LibreOffice makes them (section columns, tables in a
+column, words cut inside narrow cells).
+
+Every document is hand-written here (base-14 Helvetica, no tools needed).
+"""
+
+from __future__ import annotations
+
+from render_pool.engine.model import Paragraph, Table, Text
+from render_pool.engine.pdf.reader import read_pdf
+from tests.pdf_fixtures import _pdf, _stream
+
+WORDS = ("the station reported its figures for the year and the figures were checked by "
+         "the board before they were printed here in the annual report of the society").split()
+
+
+def _page_pdf(ops: bytes) -> bytes:
+    """A one-page US Letter PDF drawing ``ops`` (F1 Helvetica, F2 Courier)."""
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> /Contents 4 0 R >>",
+            _stream(b"", ops),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
+        ]
+    )
+
+
+def _at(x: float, y: float, text: str, font: bytes = b"F1") -> bytes:
+    return b"BT /%s 10 Tf 1 0 0 1 %.1f %.1f Tm (%s) Tj ET\n" % (
+        font, x, y, text.encode("latin-1"))
+
+
+def _rule(x0: float, y0: float, x1: float, y1: float) -> bytes:
+    return b"%.1f %.1f m %.1f %.1f l S\n" % (x0, y0, x1, y1)
+
+
+def _text(node: object) -> str:
+    if isinstance(node, Text):
+        return node.text
+    return "".join(_text(k) for k in getattr(node, "children", None) or [])
+
+
+def _tables(data: bytes) -> list[list[list[str]]]:
+    return [
+        [[" ".join(" ".join(_text(b) for b in c.blocks if isinstance(b, Paragraph)).split())
+          for c in row.cells]
+         for row in block.rows]
+        for block in read_pdf(data).blocks if isinstance(block, Table)
+    ]
+
+
+def _grid(x0: float, xs: list[float], top: float, rows: list[float]) -> bytes:
+    """Rules of a grid: column rules at ``x0`` and ``xs``, row rules at ``top`` and
+    ``rows``."""
+    ops = b"".join(_rule(x, rows[-1], x, top) for x in [x0, *xs])
+    return ops + b"".join(_rule(x0, y, xs[-1], y) for y in [top, *rows])
+
+
+def test_a_word_cut_inside_a_narrow_cell_is_one_word() -> None:
+    # a column 25 pt wide inside its padding: "Square" does not fit, LibreOffice prints
+    # "Squa" on one line and "re" on the next; "Lot east" wraps at its space, "Lot" far
+    # from filling the cell, and stays two words
+    ops = bytearray()
+    ops += _grid(72, [103, 300], 732, [712, 680, 650])
+    for y, first, second in ((720, "Kind", "Note"), (700, "Squa", "Area of the plot"),
+                             (688, "re", ""), (670, "Lot", "Twelve acres"),
+                             (658, "east", "")):
+        ops += _at(75, y, first)
+        if second:
+            ops += _at(106, y, second)
+    tables = _tables(_page_pdf(bytes(ops)))
+    assert tables == [[["Kind", "Note"], ["Square", "Area of the plot"],
+                       ["Lot east", "Twelve acres"]]]
+
+
+def _prose_lines(x: float, y: float, count: int, chars: int) -> bytes:
+    """``count`` lines of prose set in Courier (6 pt a character), each ``chars`` long:
+    a justified column's lines end at its right edge."""
+    ops = bytearray()
+    text = " ".join(WORDS * 20)
+    for i in range(count):
+        line = text[i * 7:i * 7 + chars].replace(" ", "x", 1).ljust(chars, "x")
+        ops += _at(x, y - 12 * i, line, b"F2")
+    return bytes(ops)
+
+
+def test_a_ruled_table_in_the_right_column_takes_no_lines_of_the_left_column() -> None:
+    # two section columns (72-276 and 290-530); a ruled table in the right column below
+    # its prose; the left column's lines beside the table end close to the table's left
+    # rule but are another column's text, not the table's row labels
+    ops = bytearray(_prose_lines(72, 720, 40, 34))
+    ops += _prose_lines(290, 720, 14, 40)
+    rows = [548.0, 530.0, 512.0, 494.0, 476.0]
+    ops += _grid(290, [380, 460, 540], 566, rows)
+    cells = [("Item", "Count", "Price"), ("Apples", "12", "3.10"), ("Pears", "7", "2.45"),
+             ("Plums", "30", "0.80"), ("Figs", "4", "5.20")]
+    for (item, count, price), y in zip(cells, [554, 536, 518, 500, 482], strict=True):
+        ops += _at(293, y, item) + _at(383, y, count) + _at(463, y, price)
+    tables = _tables(_page_pdf(bytes(ops)))
+    assert tables == [[list(row) for row in cells]]
