@@ -102,3 +102,83 @@ def test_a_ruled_table_in_the_right_column_takes_no_lines_of_the_left_column() -
         ops += _at(293, y, item) + _at(383, y, count) + _at(463, y, price)
     tables = _tables(_page_pdf(bytes(ops)))
     assert tables == [[list(row) for row in cells]]
+
+
+
+def test_a_column_cut_letter_by_letter_keeps_its_rows_and_words() -> None:
+    # a table whose columns are a letter or two wide: LibreOffice sets "Net" as "Ne" / "t",
+    # "Overdue" as "Ov" / "er" / "du" / "e" and 4849 as 4 / 8 / 4 / 9, one piece a line,
+    # so every column has text on every line of a row; the rows stand a cell padding apart
+    # (16 pt) while a cell's lines follow at 12 pt
+    ops = bytearray()
+    rows = [
+        (["No"], ["Description"], ["Q"], ["Pr"]),
+        (["Ne", "t"], ["Item monthly", "gross licence"], ["4", "8"], ["3,", "18"]),
+        (["Ov", "er", "du", "e"], ["Net charge", "gross item", "net charge", "item"],
+         ["3", "4", "3", "5"], ["5,", "80", "6.", "94"]),
+        (["Du", "e"], ["Charge gross", "service item"], ["1", "7"], ["1,", "98"]),
+    ]
+    y = 720.0
+    for row in rows:
+        for x, lines in zip((72, 92, 170, 182), row, strict=True):
+            for k, line in enumerate(lines):
+                ops += _at(x, y - 12 * k, line)
+        y -= 12 * max(len(lines) for lines in row) + 4
+    ops += _prose_lines(72, y - 20, 6, 40)
+    tables = _tables(_page_pdf(bytes(ops)))
+    assert [row[0] for row in tables[0]] == ["No", "Net", "Overdue", "Due"]
+    assert [row[2] for row in tables[0][1:]] == ["48", "3435", "17"]
+
+
+def _two_pages(first: bytes, second: bytes) -> bytes:
+    """A two-page US Letter PDF drawing ``first`` and ``second`` (F1 Helvetica, F2 Courier)."""
+    def page(contents: int) -> bytes:
+        return (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                b"/Resources << /Font << /F1 6 0 R /F2 7 0 R >> >> /Contents %d 0 R >>"
+                % contents)
+    return _pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+                 b"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>",
+                 page(5), page(8), _stream(b"", first),
+                 b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+                 b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
+                 _stream(b"", second)])
+
+
+def test_a_first_page_column_all_table_keeps_the_gutter_of_the_next_page() -> None:
+    # two section columns (72-276 and 290-530); on page 1 the right column holds nothing
+    # but a table whose first column is cut letter by letter ("Ov" / "er" / "du" / "e"),
+    # so page 1 alone shows no gutter; page 2 is prose in both columns
+    ops = bytearray()
+    rows = [(["No"], ["Description"], ["Q"], ["Pr"])]
+    rows += [(["Ov", "er", "du", "e"], ["Net charge", "gross item", "net charge", "item"],
+              ["3", "4", "3", "5"], ["5,", "80", "6.", "94"])] * 6
+    y = 720.0
+    for row in rows:
+        for x, lines in zip((290, 310, 388, 400), row, strict=True):
+            for k, line in enumerate(lines):
+                ops += _at(x, y - 12 * k, line)
+        y -= 12 * max(len(lines) for lines in row) + 4
+    first = _prose_lines(72, 720, 40, 34) + bytes(ops)
+    second = _prose_lines(72, 720, 40, 34) + _prose_lines(290, 720, 40, 40)
+    tables = _tables(_two_pages(first, second))
+    assert [[row[0] for row in table] for table in tables] == [["No"] + ["Overdue"] * 6]
+
+
+def test_a_last_page_filling_its_first_columns_keeps_their_gutters() -> None:
+    # three section columns (72-228, 245-401, 418-574); the last page fills only the first
+    # two, the first with a table cut letter by letter, the second with prose: the first
+    # gutter stands though the third column is empty
+    first = b"".join(_prose_lines(x, 720, 40, 26) for x in (72, 245, 418))
+    ops = bytearray()
+    rows = [(["No"], ["Charge"], ["Q"], ["Pr"])]
+    rows += [(["Ov", "er", "du", "e"], ["Net", "gross", "net", "item"],
+              ["3", "4", "3", "5"], ["5,", "80", "6.", "94"])] * 6
+    y = 720.0
+    for row in rows:
+        for x, lines in zip((72, 92, 150, 162), row, strict=True):
+            for k, line in enumerate(lines):
+                ops += _at(x, y - 12 * k, line)
+        y -= 12 * max(len(lines) for lines in row) + 4
+    second = bytes(ops) + _prose_lines(245, 720, 30, 26)
+    tables = _tables(_two_pages(first, second))
+    assert [[row[0] for row in table][1:] for table in tables] == [["Overdue"] * 6]

@@ -62,6 +62,10 @@ from render_pool.engine.pdf.table_edges import (
 from render_pool.engine.pdf.table_rows import continuation_pitch, row_starts, shared_baselines
 from render_pool.engine.pdf.tables import white_bands
 
+# a letter stack (see _letter_stack): on this share of the body's lines at least, of this
+# many lines at least
+STACK_SHARE = 0.6
+STACK_LINES = 4
 MAX_SEGMENTS = 6000  # pages with more segments are left to the text flow (time bound)
 MAX_COLUMNS = 30
 # rows a run may hold: a run that is no table is tried again from each of its rows, so
@@ -347,6 +351,25 @@ def _fits(row: _Row, bounds: list[float], x0: float, x1: float, em: float) -> bo
     return _words(row.segs[0]) <= 5 and row.segs[0].x1 - row.segs[0].x0 < 0.5 * (x1 - x0)
 
 
+def _letter_stack(lines: list[list[list[list[Char]]]]) -> bool:
+    """True when a column of the body holds, on most lines, pieces of one to three
+    letters, mostly lower case: words cut letter by letter in a cell narrower than a word
+    ("It" / "e" / "m"). Codes and figures (upper case, digits) do not count."""
+    if len(lines) < STACK_LINES:
+        return False
+    for col in range(max(len(cells) for cells in lines)):
+        texts = ["".join(c.text for line in cells[col] for c in line if c.text.strip())
+                 for cells in lines if col < len(cells)]
+        pieces = [t for t in texts if t]
+        if len(pieces) < STACK_SHARE * len(lines):
+            continue
+        short = sum(len(t) <= 3 for t in pieces)
+        lower = sum(t[:1].islower() for t in pieces)
+        if short >= 0.9 * len(pieces) and lower >= 0.5 * len(pieces):
+            return True
+    return False
+
+
 def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> Table:
     lines: list[list[list[list[Char]]]] = []
     line_spans: list[dict[int, int]] = []
@@ -357,7 +380,8 @@ def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> 
     starts: list[bool | None] = [None] * len(rows)
     if shared_baselines([r.bases for r in rows], em):
         starts = row_starts([r.baseline for r in rows],
-                            [[bool(c) for c in cells] for cells in lines], header, em)
+                            [[bool(c) for c in cells] for cells in lines], header, em,
+                            cut=_letter_stack(lines[header:]))
     grid: list[list[list[list[Char]]]] = []
     bold: list[bool] = []
     row_spans: list[dict[int, int]] = []

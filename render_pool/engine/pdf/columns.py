@@ -33,8 +33,8 @@ LEAST_BESIDE = 6
 class ColumnMemory:
     """The gutters of the last page that had columns, for the pages after it."""
 
-    def __init__(self) -> None:
-        self.gutters: list[Gutter] = []
+    def __init__(self, gutters: list[Gutter] | None = None) -> None:
+        self.gutters: list[Gutter] = gutters or []
 
     def peek(self, segs: list[Segment], height: float) -> list[Gutter]:
         """The gutters of all the page's text (tables too): the kept ones when the text
@@ -44,10 +44,24 @@ class ColumnMemory:
         The kept gutters come first: a page with a table or a list at a column's edge may
         show a wider white band elsewhere, or too few lines of prose beside one gutter."""
         found = find_gutters(segs, height)
-        if self.gutters and len(self.gutters) >= len(found) \
-                and gutters_hold(segs, self.gutters, height):
-            return self.gutters
+        kept = self.holding(segs, height)
+        if kept and len(self.gutters) >= len(found):
+            return kept
         return found
+
+    def holding(self, segs: list[Segment], height: float) -> list[Gutter]:
+        """The kept gutters when the page's text leaves them empty; the last page of a
+        section may fill only its first columns, so gutters with no text right of them are
+        left off first. None when nothing holds."""
+        kept = list(self.gutters)
+        while kept:
+            if gutters_hold(segs, kept, height):
+                return kept
+            mid = (kept[-1][0] + kept[-1][1]) / 2
+            if any(s.x0 >= mid - 2 for s in _body(segs, height)):
+                return []
+            kept.pop()
+        return []
 
     def after_tables(self, segs: list[Segment], height: float,
                      fallback: list[Gutter]) -> list[Gutter]:
@@ -55,9 +69,9 @@ class ColumnMemory:
         leaves them empty and shows no more columns of its own (see :meth:`peek`), else its
         own (remembered for the next page), else ``fallback``; none when nothing holds."""
         found = find_gutters(segs, height)
-        if self.gutters and len(self.gutters) >= len(found) \
-                and gutters_hold(segs, self.gutters, height):
-            return self.gutters
+        kept = self.holding(segs, height)
+        if kept and len(self.gutters) >= len(found):
+            return kept
         if found:
             self.gutters = found
             return found
@@ -88,8 +102,7 @@ def gutters_hold(segs: list[Segment], gutters: list[Gutter], height: float,
     none across it.
 
     Running headers and page numbers (top and bottom 7% of the page) are not counted."""
-    if height:
-        segs = [s for s in segs if s.bottom > 0.07 * height and s.top < 0.93 * height]
+    segs = _body(segs, height)
     for g0, g1 in gutters:
         mid = (g0 + g1) / 2
         left = right = crossing = 0
@@ -103,6 +116,13 @@ def gutters_hold(segs: list[Segment], gutters: list[Gutter], height: float,
         if min(left, right) < least or crossing > CROSSING_SHARE * (left + right):
             return False
     return True
+
+
+def _body(segs: list[Segment], height: float) -> list[Segment]:
+    """The segments off the top and bottom 7% of the page (running headers, page numbers)."""
+    if not height:
+        return segs
+    return [s for s in segs if s.bottom > 0.07 * height and s.top < 0.93 * height]
 
 
 def column_of(seg: Segment, gutters: list[Gutter]) -> int:

@@ -52,7 +52,7 @@ from render_pool.engine.pdf.chars import (
     segments_of,
     take_turned,
 )
-from render_pool.engine.pdf.columns import ColumnMemory, gutter_left_of, text_tables
+from render_pool.engine.pdf.columns import ColumnMemory, Gutter, gutter_left_of, text_tables
 from render_pool.engine.pdf.flow_bullets import drawn_bullets
 from render_pool.engine.pdf.furniture import remove_furniture
 from render_pool.engine.pdf.graphics import PageImage, page_images, page_rules
@@ -217,6 +217,21 @@ def _interleave(tagged: list[Item], leftover: list[Item]) -> list[Item]:
                    and id(t) in ids), len(out))
         out.insert(at, it)
     return out
+
+
+def _first_page_again(pdf: pdfium.PdfDocument, results: list[_PageResult],
+                      first: tuple[int, list[Gutter]], doc: Document, budget: list[int],
+                      ocr: str, columns: ColumnMemory) -> None:
+    """Read the first page again with the second page's gutters when the second page found
+    more columns: a first page whose column is all table (short cells, no prose) hides that
+    column's gutter from :func:`layout.find_gutters`. The gutters stand only where the first
+    page's text leaves them empty (columns.py); its images are counted once."""
+    spent, gutters = first
+    if results[0].wants_ocr or len(columns.gutters) <= len(gutters):
+        return
+    budget[0] += spent
+    results[0] = _read_page(pdf, results[0].index, doc, budget, ocr,
+                            ColumnMemory(list(columns.gutters)))
 
 
 def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[int],
@@ -439,7 +454,13 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
         try:
             for index in wanted:
                 try:
+                    spent = budget[0]
                     results.append(_read_page(pdf, index, doc, budget, ocr, columns))
+                    spent -= budget[0]
+                    if len(results) == 1:
+                        first = (spent, list(columns.gutters))
+                    elif len(results) == 2:
+                        _first_page_again(pdf, results, first, doc, budget, ocr, columns)
                     if results[-1].wants_ocr:
                         targets[index] = results[-1]
                         if not later:

@@ -87,16 +87,19 @@ def _has_key_column(starts: Sequence[bool], filled: Sequence[Sequence[bool]]) ->
 
 
 def row_starts(
-    baselines: Sequence[float], filled: Sequence[Sequence[bool]], header: int, em: float
+    baselines: Sequence[float], filled: Sequence[Sequence[bool]], header: int, em: float,
+    cut: bool = False,
 ) -> list[bool | None]:
     """For each line of a table (``header`` head lines, then the body): True where it
     starts a new row, False where it continues the row above, None where the pitches do
-    not tell (the caller's own rules then decide)."""
+    not tell (the caller's own rules then decide). ``cut``: a column's words are cut into
+    pieces of a letter or two, one a line (a cell narrower than a word), so its rows wrap
+    whenever the pitches show rows."""
     starts: list[bool | None] = [None] * len(baselines)
     if len(baselines) != len(filled) or not filled:
         return starts
     body = _starts_by_pitch(baselines[header:], em)
-    body_wraps = body is not None and _has_key_column(body, filled[header:])
+    body_wraps = body is not None and (cut or _has_key_column(body, filled[header:]))
     if body_wraps and body is not None:
         starts[header:] = body
     if header >= 2 and len(baselines) > header:
