@@ -303,7 +303,9 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
         res.frame = dataclasses.replace(res.frame or PageFrame(width, height), width=width,
                                         height=height, unturn=(360 - sideways.turn) % 360)
     blocks: list[FlowBlock] = []
-    before = columns.peek(segments_of(chars), height)
+    segs = segments_of(chars)  # made again only when a table takes characters
+    before = columns.peek(segs, height)
+    gridded = False
     for grid in find_grids(rules, width, height):
         grid = widen_grid(grid, chars, gutter_left_of(grid.box[0], before))
         inside: list[Char | None] = [c for c in chars if c is None or grid.contains(c)]
@@ -312,16 +314,19 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, doc: Document, budget: list[
         if table is None:
             continue
         chars = [c for c in chars if c is None or not grid.contains(c)]
+        gridded = True
         runs = [r for r in runs if all(r is not h for h in held)]
         x0, x1, top, bottom = grid.box
         blocks.append(FlowBlock(x0, x1, top, bottom, table))
-    found = text_tables(segments_of(chars), columns, height)
+    if gridded:
+        segs = segments_of(chars)
+    found = text_tables(segs, columns, height)
     if found:
         used = set().union(*(t.used for t in found))
         chars = [c for c in chars if c is None or id(c) not in used]
         blocks.extend(FlowBlock(t.x0, t.x1, t.top, t.bottom, t.table) for t in found)
+        segs = segments_of(chars)
     blocks.extend(_image_block(img, name) for name, img in zip(names, images, strict=True))
-    segs = segments_of(chars)
     turned = _turned_blocks(runs)
     if segs:  # turned text beside all the upright text is a margin note: it ends the page
         left, right = min(s.x0 for s in segs), max(s.x1 for s in segs)
