@@ -164,3 +164,35 @@ def test_a_table_of_wrapped_cells_in_a_scan_has_one_row_per_entry() -> None:
     assert cells[2] == ["Northern Marsh", "1204", "41%"], markdown
     assert cells[4] == ["Willow Creek East", "517", "18%"], markdown
     assert "listed below." in markdown and "counted twice" in markdown
+
+
+def _glued_note_scan() -> bytes:
+    """A paragraph with a raised note mark, and at the page foot the note whose raised
+    number touches its first word, as a word processor sets a footnote ("²Observers")."""
+    width, height = round(8.27 * DPI), round(11.69 * DPI)
+    page = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(page)
+    body, small = _font("DejaVuSans.ttf", 11), _font("DejaVuSans.ttf", 7)
+    left, y = 220, 300
+    text = "Every count was made at dawn by two observers"
+    draw.text((left, y), text, font=body, fill=0)
+    end = left + round(draw.textlength(text, font=body))
+    draw.text((end + 2, y - 6), "2", font=small, fill=0)
+    draw.text((end + 14, y), " in the same week.", font=body, fill=0)
+    foot = height - 395
+    draw.line((left, foot - 25, left + 500, foot - 25), fill=0, width=2)
+    rise = round(11 * DPI / 72 / 3)  # a third of an em above the baseline
+    draw.text((left, foot + body.getmetrics()[0] - rise - small.getmetrics()[0]), "2",
+              font=small, fill=0)
+    mark = round(draw.textlength("2", font=small))
+    draw.text((left + mark + 2, foot), "Observers were trained volunteers.", font=body, fill=0)
+    out = io.BytesIO()
+    page.save(out, format="PDF", resolution=DPI)
+    return out.getvalue()
+
+
+def test_a_note_whose_raised_number_touches_its_text_is_a_note() -> None:
+    doc = read_pdf(_glued_note_scan(), ocr_languages="eng")
+    markdown = write_markdown(doc, data_uri_resolver(doc))
+    assert "observers[^1] in the same week" in markdown
+    assert "[^1]: Observers were trained volunteers." in markdown

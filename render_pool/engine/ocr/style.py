@@ -10,7 +10,8 @@ page image the words were read from, a few numpy operations per word:
   column profile sharpest: upright stems line up at 0, italic ones at about 0.2.
 - **raised marks**: a small glyph group at a word's end whose ink stops well above the
   baseline (a footnote reference, ``checked¹``), which Tesseract reads as a quote, ``!`` or
-  drops. It is cut out of the word and read again on its own, digits only.
+  drops. It is cut out of the word and read again on its own, digits only; so is one
+  starting a line's first word (a footnote's number at the page foot, ``¹This``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ _SHEARS = (-0.1, 0.0, 0.1, 0.2, 0.3)
 MARK_MAX = 0.9
 MARK_MIN = 0.4  # a closing quote is flatter
 MARK_RISE = 0.35
+LEAD_TOP = 0.8  # a mark starting a word reaches about the capitals' height
 
 
 @dataclass(slots=True)
@@ -131,6 +133,31 @@ def raised_mark(ink: np.ndarray, baseline: float, size: float) -> RaisedMark | N
     if groups[first][0] - groups[first - 1][1] > 0.6 * size:
         return None  # standing apart: not attached to the word
     return RaisedMark(groups[first][0], top, groups[end][1], bottom)
+
+
+def leading_mark(ink: np.ndarray, baseline: float, rising: float) -> RaisedMark | None:
+    """The raised glyph group (up to three digits) starting the word ``ink`` (its crop;
+    ``baseline`` in crop rows), as a footnote's number starts its note at the page foot
+    ("¹This", which Tesseract reads as a quote or an asterisk), or None. ``rising`` is the
+    ascender height of the words after it on the line; the mark may be the whole word."""
+    groups = _groups(np.asarray(ink.any(axis=0)))
+    if not groups or rising < 4:
+        return None
+    above = max(1, int(baseline - 0.04 * rising))
+    box: RaisedMark | None = None
+    for n, (a, b) in enumerate(groups[:4]):
+        rows = np.nonzero(ink[:, a : b + 1].any(axis=1))[0]
+        if not rows.size:
+            return None
+        top, bottom = int(rows[0]), int(rows[-1])
+        raised = (bottom < above and baseline - bottom >= MARK_RISE * rising
+                  and baseline - top >= LEAD_TOP * rising  # a bullet is lower
+                  and MARK_MIN * rising <= bottom - top + 1 <= MARK_MAX * rising)
+        if not raised or n == 3 or (box is not None and a - box.x1 > 0.3 * rising):
+            break
+        box = (RaisedMark(a, top, b, bottom) if box is None
+               else RaisedMark(box.x0, min(box.top, top), b, max(box.bottom, bottom)))
+    return box
 
 
 def read_mark(

@@ -44,7 +44,14 @@ from PIL import Image
 
 from render_pool.engine import config as engine_config
 from render_pool.engine.ocr.clean import Segment, bullet_left_of, clean_page, sideways, skew_angle
-from render_pool.engine.ocr.style import ink_of, raised_mark, read_mark, slant, stroke_width
+from render_pool.engine.ocr.style import (
+    ink_of,
+    leading_mark,
+    raised_mark,
+    read_mark,
+    slant,
+    stroke_width,
+)
 from render_pool.errors import ConversionError, TooLarge
 
 TESSERACT = "tesseract"
@@ -431,6 +438,43 @@ def _measure_words(pixels: np.ndarray, lines: list[OcrLine], langs: str) -> None
                 out.append(OcrWord(stop, out[-1].x1, int(line.baseline) - 3, out[-1].x1 + 4,
                                    int(line.baseline), word.confidence, word.stroke))
         line.words = out
+        _lead_mark(pixels, line)
+
+
+# what the engine makes of a raised note number starting a word
+_NOT_WORD_HEAD = "\u2019\u2018'`\"\u201d\u201c*^\u00b0\u00b9\u00b2\u00b3"
+
+
+def _lead_mark(pixels: np.ndarray, line: OcrLine) -> None:
+    """A raised note number starting the line (a footnote's, at the page foot) split off
+    its first word, in place, into a word of its own (``raised``) read again as digits."""
+    if len(line.words) < 2:
+        return
+    word = line.words[0]
+    rest = line.words[1:4]
+    rising = line.baseline - min(w.top for w in rest)
+    crop = ink_of(pixels[max(0, word.top):word.bottom + 1, max(0, word.x0):word.x1 + 1])
+    mark = leading_mark(crop, line.baseline - word.top, rising)
+    if mark is None:
+        return
+    number = read_mark(pixels, mark, word.x0, word.top, _digits)
+    if not number:
+        return
+    raised = OcrWord(number, word.x0 + mark.x0, word.top + mark.top, word.x0 + mark.x1 + 1,
+                     word.top + mark.bottom + 1, word.confidence, word.stroke, 0.0, True)
+    tail = crop[:, mark.x1 + 1:]
+    cols = np.nonzero(tail.any(axis=0))[0]
+    text = word.text.lstrip(_NOT_WORD_HEAD)
+    if text == word.text and text.startswith(number) and len(text) > len(number):
+        text = text[len(number):]  # read as the digits it is, glued to the word
+    if not cols.size:  # the mark was the whole word
+        line.words[0] = raised
+        return
+    if not text:
+        return
+    word.x0 = word.x0 + mark.x1 + 1 + int(cols[0])
+    word.text = text
+    line.words.insert(0, raised)
 
 
 def _read_bars(lines: list[OcrLine]) -> None:
