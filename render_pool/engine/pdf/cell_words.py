@@ -4,13 +4,15 @@ A cell narrower than a word gets the word cut without a hyphen where the next le
 longer fits ("Squa" / "re", "4,455" / ".20"). Such a piece is one word with the next when
 both sit in the same cell on consecutive lines (one line pitch apart), the first piece is a
 single word fragment, and it fills the column's width: the next piece's first glyph would
-not have fitted beside it. No dictionary is asked; a line ending in a space or hyphen, or a
-next line starting with a capital, is left as it is.
+not have fitted beside it. No dictionary is asked; a line ending in a space or hyphen, a
+next line starting with a capital, or a number with decimals over a line starting with a
+digit (two values stacked in one cell, as papers print them) is left as it is.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 
 from render_pool.engine.pdf.chars import Char
 
@@ -21,6 +23,7 @@ SLACK = 0.05
 # a column's text within this many font sizes of the next column's: cells filled to their
 # padding, as when words are cut
 TIGHT = 1.0
+_DECIMALS = re.compile(r"\d[.,]\d+%?$")  # a number that ends with its decimals
 
 
 def _visible(line: list[Char]) -> list[Char]:
@@ -42,6 +45,8 @@ def _broken(above: list[Char], below: list[Char], column_width: float) -> bool:
         return False
     if first.text[:1].isupper() or not (first.text[:1].isalnum() or first.text in ".,"):
         return False
+    if first.text[:1].isdigit() and _DECIMALS.search("".join(c.text for c in top)):
+        return False  # "0.955" over "0.955": two values in one cell, not one cut number
     size = max(last.size, first.size, 1.0)
     pitch = first.baseline - last.baseline
     if not 0.6 * size <= pitch <= 1.8 * size:
