@@ -400,6 +400,23 @@ def _mean(values: list[float]) -> str:
     return f"{statistics.fmean(values):.3f}" if values else "-"
 
 
+def recall_table(title: str, results: list[Result], kinds: tuple[str, ...]) -> None:
+    """Print recall per kind over the tuning and held-out files, failures and 5xx answers."""
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    rows: list[list[object]] = []
+    for kind in kinds:
+        mine = [r for r in results if r.kind == kind]
+        tune = [r.recall for r in mine if r.recall is not None and not held_out(r.name)]
+        held = [r.recall for r in mine if r.recall is not None and held_out(r.name)]
+        rows.append([kind.upper(), len(mine), len(tune) + len(held), _mean(tune + held),
+                     _mean(tune), _mean(held), sum(1 for r in mine if r.error and not r.known),
+                     sum(1 for r in mine if r.error and r.known),
+                     sum(1 for r in mine if r.server_error)])
+    table(f"{title}, realworld-office (failures count 0; load {' '.join(load)})",
+          ["kind", "files", "scored", "recall", "tuning", "held-out", "failed", "known", "5xx"],
+          rows)
+
+
 def run(quick: bool = False, kinds: tuple[str, ...] = KINDS) -> list[Result]:
     """Read every file (``quick``: every third), print recall per format and the failures."""
     if not CORPUS.exists():
@@ -412,33 +429,7 @@ def run(quick: bool = False, kinds: tuple[str, ...] = KINDS) -> list[Result]:
         if quick:
             paths = paths[::3]
         results.extend(read_one(kind, p, known)[0] for p in paths)
-    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
-    rows: list[list[object]] = []
-    for kind in kinds:
-        mine = [r for r in results if r.kind == kind]
-        scored = [r for r in mine if r.recall is not None]
-        tune = [r.recall for r in scored if r.recall is not None and not held_out(r.name)]
-        held = [r.recall for r in scored if r.recall is not None and held_out(r.name)]
-        failed = sum(1 for r in mine if r.error and not r.known)
-        refused_known = sum(1 for r in mine if r.error and r.known)
-        rows.append(
-            [
-                kind.upper(),
-                len(mine),
-                len(scored),
-                _mean(tune + held),
-                _mean(tune),
-                _mean(held),
-                failed,
-                refused_known,
-                sum(1 for r in mine if r.server_error),
-            ]
-        )
-    table(
-        f"Office word recall, realworld-office (failures count 0; load {' '.join(load)})",
-        ["kind", "files", "scored", "recall", "tuning", "held-out", "failed", "known", "5xx"],
-        rows,
-    )
+    recall_table("Office word recall", results, kinds)
     problems: list[list[object]] = [
         [
             f"{r.kind}/{r.name}"[:70],

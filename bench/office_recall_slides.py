@@ -27,7 +27,6 @@ import subprocess
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from bench.common import table
@@ -35,10 +34,10 @@ from bench.office_recall import (
     CORPUS,
     Result,
     _known,
-    _mean,
     held_out,
     libreoffice_outputs,
     read_one,
+    recall_table,
 )
 
 KINDS = ("ppt", "pptx", "odp")
@@ -134,30 +133,7 @@ def run(kinds: tuple[str, ...] = KINDS, show_words: bool = False) -> list[Result
             result, missing = read_one(kind, path, known, REFERENCES)
             results.append(result)
             lacking[f"{kind}/{path.name}"] = missing
-    load = Path("/proc/loadavg").read_text().split()[:3]
-    rows: list[list[object]] = []
-    for kind in kinds:
-        mine = [r for r in results if r.kind == kind]
-        scored = [r for r in mine if r.recall is not None]
-        tune = [r.recall for r in scored if r.recall is not None and not held_out(r.name)]
-        held = [r.recall for r in scored if r.recall is not None and held_out(r.name)]
-        rows.append(
-            [
-                kind.upper(),
-                len(mine),
-                len(scored),
-                _mean(tune + held),
-                _mean(tune),
-                _mean(held),
-                sum(1 for r in mine if r.error and not r.known),
-                sum(1 for r in mine if r.server_error),
-            ]
-        )
-    table(
-        f"Slide word recall, realworld-office (failures count 0; load {' '.join(load)})",
-        ["kind", "files", "scored", "recall", "tuning", "held-out", "failed", "5xx"],
-        rows,
-    )
+    recall_table("Slide word recall", results, kinds)
     problems = [
         r
         for r in results
