@@ -74,7 +74,12 @@ def test_an_image_runs_as_a_job_and_its_result_shows_as_before(page: Any, base_u
     newest = jobs["data"]["items"][0]
     assert newest["kind"] == "convert" and newest["state"] == "done", newest
     assert (newest["done"], newest["total"]) == (1, 1)
-    page.frame_locator(".result-card iframe.md-preview").locator(
-        "h1", has_text="Chapter 4").wait_for()
+    # the preview is a sandboxed (cross-origin) frame: a busy Chromium may not lay it out
+    # until it is on screen, so bring it there before asking whether the heading shows
+    heading = page.frame_locator(".result-card iframe.md-preview").locator(
+        "h1", has_text="Chapter 4")
+    heading.wait_for(state="attached", timeout=30000)
+    result.locator("iframe.md-preview").scroll_into_view_if_needed()
+    heading.wait_for(timeout=30000)
     result.get_by_role("tab", name="Markdown source").click()
     assert "# Chapter 4" in result.locator("pre.code-view").inner_text()
