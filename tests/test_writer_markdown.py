@@ -363,3 +363,18 @@ def test_random_inline_text_round_trips():
         got = re.sub(r"\s+", " ", root.text_content()).strip()
         want = re.sub(r"\s+", " ", plain_text(nodes)).strip()
         assert got == want, f"{nodes!r}\n{md}"
+
+
+def test_repeated_headings_keep_their_text_free_of_anchors_a_renderer_would_give():
+    # readers number a repeated heading's id the way GitHub does (intro, intro-1): those ids
+    # come with the heading, so no <a id> goes into its text; an id of another shape still does
+    doc = Document(blocks=[
+        Heading(level=2, children=[Text("Results")], anchor="results"),
+        Heading(level=2, children=[Text("Results")], anchor="results-1"),
+        Heading(level=2, children=[Text("Results")], anchor="results-2"),
+        Heading(level=2, children=[Text("Results")], anchor="results-summary"),
+    ])
+    md = write_markdown(doc)
+    assert md.split("\n\n")[:3] == ["## Results"] * 3
+    assert '## <a id="results-summary"></a>Results' in md
+    assert md.count("<a id=") == 1

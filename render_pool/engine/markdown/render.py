@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from render_pool.engine.common.image_links import ImageResolver
-from render_pool.engine.common.slugs import slugify
+from render_pool.engine.common.slugs import Slugger, slugify
 from render_pool.engine.common.writing import (
     NoteNumbering,
     is_tight_list,
@@ -309,6 +309,9 @@ class MarkdownRenderer:
         self.resolve_image = resolve_image
         self.notes = NoteNumbering(doc)
         self.emitted_anchors: set[str] = set()
+        # the ids a GitHub-like renderer gives the headings by itself (``intro``, ``intro-1``):
+        # a heading whose anchor is one of them needs no ``<a id>`` in its text
+        self.heading_ids = Slugger()
 
     @functools.cached_property
     def html(self) -> HtmlRenderer:
@@ -431,9 +434,10 @@ class MarkdownRenderer:
             if body.endswith("#"):
                 body = body[:-1] + "\\#"
             anchor = ""
+            automatic = self.heading_ids.unique(slugify(plain_text(node.children)))
             if node.anchor and node.anchor not in self.emitted_anchors:
                 self.emitted_anchors.add(node.anchor)
-                if node.anchor != slugify(plain_text(node.children)):
+                if node.anchor != automatic:
                     anchor = f'<a id="{_attr(node.anchor)}"></a>'
             return ("#" * level + " " + anchor + body).rstrip()
         if isinstance(node, ListBlock):
