@@ -45,14 +45,22 @@ class Seg:
 def merge_texts(nodes: list[Inline]) -> list[Inline]:
     """Join adjacent Text (and adjacent Code) nodes."""
     out: list[Inline] = []
+    prev: Inline | None = None  # out[-1]
+    empty = False  # whether an empty text went in (a join of two is empty only if both are)
     for n in nodes:  # type() rather than isinstance: Text and Code have no subclasses
-        prev = out[-1] if out else None
-        if type(n) is Text and type(prev) is Text:
-            out[-1] = Text(prev.text + n.text)
+        if type(n) is Text:
+            if type(prev) is Text:
+                out[-1] = prev = Text(prev.text + n.text)
+                continue
+            if not n.text:
+                empty = True
         elif type(n) is Code and type(prev) is Code:
-            out[-1] = Code(prev.text + n.text)
-        else:
-            out.append(n)
+            out[-1] = prev = Code(prev.text + n.text)
+            continue
+        out.append(n)
+        prev = n
+    if not empty:
+        return out
     return [n for n in out if not (type(n) is Text and n.text == "")]
 
 
@@ -100,8 +108,14 @@ def _build(segs: list[Seg], k: int, present: frozenset[str]) -> list[Inline]:
         return merge_texts(leaves) if k > start else leaves
     f = ORDER[k]
     out: list[Inline] = []
-    for has, group in groupby(segs, key=lambda s: f in s.fmt):
-        inner = _build(list(group), k + 1, present)
+    i, end = 0, len(segs)
+    while i < end:  # the runs of segments with and without f (groupby, without a key call
+        has = f in segs[i].fmt  # per segment)
+        j = i + 1
+        while j < end and (f in segs[j].fmt) is has:
+            j += 1
+        inner = _build(segs[i:j] if i or j < end else segs, k + 1, present)
+        i = j
         if has:
             lead, inner, trail = _peel(inner)
             out += lead
@@ -115,12 +129,15 @@ def _build(segs: list[Seg], k: int, present: frozenset[str]) -> list[Inline]:
 
 def build_inlines(segs: list[Seg]) -> list[Inline]:
     """Nested inline nodes for a paragraph's segments (links outermost)."""
+    for s in segs:
+        if s.link is not None:
+            break
+    else:
+        if segs:
+            # no link: the tree is the result (its texts are joined already: a last
+            # merge_texts would change nothing)
+            return _build(segs, 0, frozenset().union(*[s.fmt for s in segs]))
     groups = [(link, list(group)) for link, group in groupby(segs, key=lambda s: s.link)]
-    if len(groups) == 1 and groups[0][0] is None:
-        # no link: the tree is the result (its texts are joined already: a last
-        # merge_texts would change nothing)
-        members = groups[0][1]
-        return _build(members, 0, frozenset().union(*[s.fmt for s in members]))
     out: list[Inline] = []
     for link, members in groups:
         present = frozenset().union(*[s.fmt for s in members])
@@ -160,7 +177,7 @@ class ParaState:
     fields: list[dict[str, Any]] = field(default_factory=list)
     pending: list[Block] = field(default_factory=list)
     bookmarks: list[str] = field(default_factory=list)
-    fonts: list[str | None] = field(default_factory=list)
+    fonts: set[str | None] = field(default_factory=set)  # of the texts that show
     in_delete: bool = False
 
     def add(self, node: Inline, fmt: frozenset[str] = frozenset(), font: str | None = "") -> None:
@@ -173,7 +190,7 @@ class ParaState:
             fmt = fmt | frozenset(self.extra)
         self.segs.append(Seg(node, fmt, link))
         if type(node) is Text and node.text.strip():
-            self.fonts.append(font)
+            self.fonts.add(font)
 
     @property
     def hidden(self) -> bool:

@@ -113,6 +113,13 @@ def table_grid(table: Table) -> list[list[tuple[int, int, TableCell] | None]]:
     Each position holds ``(origin_row, origin_col, cell)`` for the cell covering it, or
     ``None`` where a ragged row leaves a hole.
     """
+    rows = table.rows
+    if all(cell.rowspan <= 1 and cell.colspan <= 1 for row in rows for cell in row.cells):
+        # no spans (most tables): each cell stands at its index in its row, as
+        # place_cells would put it, without the set of taken positions it keeps
+        width = max((len(row.cells) for row in rows), default=0)
+        return [[(r, c, cell) for c, cell in enumerate(row.cells)]
+                + [None] * (width - len(row.cells)) for r, row in enumerate(rows)]
     taken: dict[tuple[int, int], tuple[int, int, TableCell]] = {}
     for p in place_cells(table):
         for dr in range(p.rowspan):

@@ -24,21 +24,21 @@ from render_pool.engine.model import (
 from render_pool.engine.provenance import locate, merged
 
 
-@dataclass
+@dataclass(slots=True)
 class BlockEntry:
     """A block that stands as it is."""
 
     block: Block
 
 
-@dataclass
+@dataclass(slots=True)
 class AnchorEntry:
     """A bookmark between blocks: it names the next block."""
 
     name: str
 
 
-@dataclass
+@dataclass(slots=True)
 class CodeEntry:
     """One line (paragraph) of a code block; consecutive lines join."""
 
@@ -46,14 +46,14 @@ class CodeEntry:
     prov: list[Location] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class QuoteEntry:
     """A paragraph in a quote style; consecutive ones share a block quote."""
 
     paragraph: Paragraph
 
 
-@dataclass
+@dataclass(slots=True)
 class ItemEntry:
     """A list paragraph: its level, the list it belongs to (``key``), whether it is ordered,
     its start value, its blocks and its checkbox state (None when it has none)."""

@@ -102,7 +102,13 @@ def _local(el: Any) -> str:
 def _first(el: etree._Element, tag: str) -> etree._Element | None:
     """``el.find(tag)`` for one plain tag: the first such child. A loop over the children
     costs a fraction of ``find``, which goes through lxml's path machinery on every call
-    (the properties it looks for are the first child by the schema's order)."""
+    (the properties it looks for are the first child by the schema's order, so that child
+    is tried alone first: ``el[0]`` makes one element, an iterator more work)."""
+    if not len(el):
+        return None
+    first = el[0]
+    if first.tag == tag:
+        return first
     for child in el:
         if child.tag == tag:
             return child
@@ -116,7 +122,7 @@ def _para_props(ppr: etree._Element) -> dict[object, etree._Element]:
     """The first ``w:pStyle``, ``w:outlineLvl`` and ``w:numPr`` of a paragraph's properties,
     by tag (what the reader asks of them), in one pass."""
     found: dict[object, etree._Element] = {}
-    for child in ppr:
+    for child in ppr[:]:
         tag = child.tag
         if tag in _PARA_PROPS and tag not in found:
             found[tag] = child
@@ -129,7 +135,7 @@ def _props_key(el: etree._Element) -> tuple[object, ...]:
     costs a fraction of ``etree.tostring``, which writes every namespace the document
     declares into each string."""
     out: list[object] = []
-    for child in el:
+    for child in el[:]:
         out.append(child.tag)
         out.append(tuple(child.items()))
         if len(child):
@@ -197,6 +203,26 @@ def _add_joined(out: list[Inline], texts: list[str]) -> None:
     text = "".join(texts)
     if text:
         out.append(Text(text.replace("\t", " ") if "\t" in text else text))
+
+
+def _add_text(state: ParaState, text: str, fmt: frozenset[str], font: str | None) -> None:
+    """A run's text as a segment (what ``ParaState.add`` does, outside fields): joined to the
+    segment before it when that one is a text with the same formats and link (pandoc writes
+    the space between two words of different formats as a run of its own; build_inlines
+    would join them anyway). A segment's text is this reader's own, made in this
+    paragraph, so it is extended in place. The font counts when the text shows."""
+    segs = state.segs
+    links = state.links
+    sfmt = fmt | frozenset(state.extra) if state.extra else fmt
+    link = _innermost(links) if links else None
+    last = segs[-1] if segs else None
+    if last is not None and type(last.node) is Text and last.link == link and (
+            last.fmt is sfmt or last.fmt == sfmt):
+        last.node.text += text
+    else:
+        segs.append(Seg(Text(text), sfmt, link))
+    if text.strip():
+        state.fonts.add(font)
 
 
 def _innermost(links: list[tuple[str, str] | None]) -> tuple[str, str] | None:
@@ -322,17 +348,24 @@ class DocxReader:
         the child's position (``PartRef``: the main part, the child's index from 0)."""
         top = container is self.body
         if not top:
-            for el in container:
+            for el in container[:]:
                 tag = el.tag
                 if tag == _WP_:  # most children: what _collect_one would do first
                     self._paragraph(el, entries)
                 elif tag not in _NOT_CONTENT:
                     self._collect_one(el, entries)
             return
-        for pos, el in enumerate(container):
+        for pos, el in enumerate(container[:]):
             before = len(entries)
-            self._collect_one(el, entries)
-            if len(entries) > before:
+            if el.tag == _WP_:  # most children: what _collect_one would do first
+                self._paragraph(el, entries)
+            else:
+                self._collect_one(el, entries)
+            added = len(entries) - before
+            if added == 1 and type(entry := entries[before]) is BlockEntry:
+                if not entry.block.prov:  # most children: one block, as locate_entries does
+                    entry.block.prov = [PartRef(self.part, pos)]
+            elif added:
                 locate_entries(entries[before:], PartRef(self.part, pos))
 
     def _collect_one(self, el: etree._Element, entries: list[Entry]) -> None:
@@ -391,11 +424,12 @@ class DocxReader:
         return found
 
     def _paragraph(self, p: etree._Element, entries: list[Entry]) -> None:
-        ppr = _first(p, _WPPR)
+        kids = p[:]  # the children, once: the properties and the inline walk both need them
+        ppr = kids[0] if kids and kids[0].tag == _WPPR else _first(p, _WPPR)
         pkids = _para_props(ppr) if ppr is not None else _NO_KIDS
         style = self._para_style(pkids)
         state = ParaState()
-        self._inlines(p, state, style)
+        self._inlines(p, state, style, kids)
         # heading level: direct outline level > style
         level: int | None = None
         title = False
@@ -561,7 +595,7 @@ class DocxReader:
             return True
         # the font test first: it settles most paragraphs (both tests must pass)
         para_font = (style.font if style else None) or self.styles.default_font
-        for font in set(state.fonts):  # a paragraph has few fonts, repeated run by run
+        for font in state.fonts:  # a paragraph has few fonts, repeated run by run
             if not is_mono_font(font if font else para_font):
                 return False
         if any(not isinstance(s.node, Text | LineBreak) for s in state.segs
@@ -590,11 +624,19 @@ class DocxReader:
         return checked
 
     # ------------------------------------------------------------ inlines
-    def _inlines(self, el: etree._Element, state: ParaState, pstyle: Style | None) -> None:
-        for c in el:
+    def _inlines(self, el: etree._Element, state: ParaState, pstyle: Style | None,
+                 kids: list[etree._Element] | None = None) -> None:
+        """The segments of ``el``'s inline content (``kids``: its children, when the caller
+        has them)."""
+        for c in el[:] if kids is None else kids:  # lxml's list: cheaper than its iterator
             tag = c.tag
             if tag == _WR:  # most children are runs
-                self._run(c, state, pstyle)
+                kids = c[:]
+                if len(kids) == 1 and kids[0].tag == _WT and not state.fields:
+                    # a text alone, without properties (most runs): what _run does of it
+                    _add_text(state, kids[0].text or "", _NO_FMT, None)
+                else:
+                    self._run(c, state, pstyle, kids)
                 continue
             if tag == _WPPR or not isinstance(tag, str):
                 continue  # a paragraph's properties: read by _paragraph
@@ -770,15 +812,21 @@ class DocxReader:
             fmt.add("code")
         return frozenset(fmt), font
 
-    def _run(self, r: etree._Element, state: ParaState, pstyle: Style | None) -> None:
-        kids = list(r)
+    def _run(self, r: etree._Element, state: ParaState, pstyle: Style | None,
+             kids: list[etree._Element] | None = None) -> None:
+        """The segments of run ``r`` (``kids``: its children, when the caller has them)."""
+        if kids is None:
+            kids = r[:]  # lxml's list: a fraction of list(r) or a Python loop's iterator
         rpr = None
-        for c in kids:  # r.find(_WRPR), without lxml's path machinery
-            if c.tag == _WRPR:
-                rpr = c
-                break
+        if kids:
+            if kids[0].tag == _WRPR:  # where the schema puts it
+                rpr = kids[0]
+            else:
+                for c in kids:  # r.find(_WRPR), without lxml's path machinery
+                    if c.tag == _WRPR:
+                        rpr = c
+                        break
         fmt, font = (_NO_FMT, None) if rpr is None else self._run_fmt(rpr)
-        segs = state.segs
         for c in kids:
             tag = c.tag
             if tag == _WT:  # text, most of a run's children
@@ -786,13 +834,7 @@ class DocxReader:
                     if not state.hidden:
                         state.add(Text(c.text or ""), fmt, font)
                     continue
-                # ParaState.add, inline: a text's segment, and its font if it shows
-                node = Text(c.text or "")
-                links = state.links
-                segs.append(Seg(node, fmt | frozenset(state.extra) if state.extra else fmt,
-                                _innermost(links) if links else None))
-                if node.text.strip():
-                    state.fonts.append(font)
+                _add_text(state, c.text or "", fmt, font)
                 continue
             if tag == _WRPR or not isinstance(tag, str):
                 continue  # the properties: read above

@@ -35,7 +35,7 @@ _VAL = _W + "val"
 
 def _children(el: etree._Element, tag: str) -> Iterator[etree._Element]:
     """Direct children with ``tag``, looking through content controls and custom XML."""
-    for c in el:
+    for c in el[:]:  # lxml's list of the children: cheaper than its iterator
         ctag = c.tag
         if ctag == tag:
             yield c
@@ -46,7 +46,13 @@ def _children(el: etree._Element, tag: str) -> Iterator[etree._Element]:
 
 
 def _first(el: etree._Element, tag: str) -> etree._Element | None:
-    """The first child with ``tag`` (a table's, row's or cell's properties come first)."""
+    """The first child with ``tag`` (a table's, row's or cell's properties come first, so
+    that child is tried alone before a loop over them all)."""
+    if not len(el):
+        return None
+    first = el[0]
+    if first.tag == tag:
+        return first
     for child in el:
         if child.tag == tag:
             return child
@@ -58,7 +64,7 @@ def _first_of(el: etree._Element | None, *tags: str) -> list[etree._Element | No
     over the children instead of a ``find`` (lxml's path machinery) per tag."""
     found: list[etree._Element | None] = [None] * len(tags)
     if el is not None:
-        for child in el:
+        for child in el[:]:
             ctag = child.tag
             for i, tag in enumerate(tags):
                 if ctag == tag and found[i] is None:

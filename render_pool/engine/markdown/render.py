@@ -164,8 +164,8 @@ def _strip_breaks(nodes: list[Inline]) -> list[Inline]:
     if not nodes:
         return nodes
     first, last = nodes[0], nodes[-1]
-    if (type(first) is Text and first.text[:1].isalnum()
-            and type(last) is Text and last.text[-1:].isalnum()):
+    if (type(first) is Text and first.text[:1].strip()
+            and type(last) is Text and last.text[-1:].strip()):
         return nodes  # most paragraphs: text at both ends, not blank
     start, end = 0, len(nodes)
     while start < end and _blank_edge(nodes[start]):
@@ -351,6 +351,8 @@ class MarkdownRenderer:
         if isinstance(node, _FORMATS):
             mark, tag = _DELIMS[type(node)]
             return _Delim(mark, tag, self.inlines(node.children, ctx))
+        if isinstance(node, NoteRef):  # before the rarer kinds (no kind subclasses another)
+            return f"[^{self.notes.number(node.note_id)}]"
         if isinstance(node, Underline):
             return f"<u>{self.inlines(node.children, ctx)}</u>"
         if isinstance(node, Subscript):
@@ -387,8 +389,6 @@ class MarkdownRenderer:
             if ctx.in_table:
                 tex = tex.replace("|", "\\|")
             return f"$${tex}$$" if node.display else f"${tex}$"
-        if isinstance(node, NoteRef):
-            return f"[^{self.notes.number(node.note_id)}]"
         if isinstance(node, Anchor):
             if not node.name or node.name in self.emitted_anchors:
                 return ""
@@ -473,7 +473,11 @@ class MarkdownRenderer:
 
     def list_item(self, item: ListItem, marker: str, tight: bool) -> str:
         task = "" if item.checked is None else ("[x] " if item.checked else "[ ] ")
-        body = self.blocks(item.blocks, tight=tight)
+        blocks = item.blocks
+        if len(blocks) == 1 and type(blocks[0]) is Paragraph:
+            body = self.block(blocks[0])  # most items: what blocks() makes of one paragraph
+        else:
+            body = self.blocks(blocks, tight=tight)
         if not body:
             return (marker + " " + task).rstrip()
         lines = body.split("\n")
