@@ -12,7 +12,9 @@ our own):
    two runs of prose side by side, is a *row candidate*.
 2. Row candidates close above one another (a few line pitches) make a run; short
    one-segment lines may sit between them (group labels such as "Caste/tribe", a label on
-   the line above its numbers, a cell that wraps).
+   the line above its numbers, a cell that wraps: any number of lines a pitch apart, each
+   inside one cell). A line led by a bullet or a number under rows that had none starts a
+   list: the run ends.
 3. A run of three row candidates or more is a table when its columns are real: bands of
    white in the projection of the data rows' segments (the rows with most cells; header
    rows above them span columns) that at most a tenth of them cross, text in every
@@ -27,8 +29,10 @@ our own):
 6. Cells that wrap (report tables): where the lines' baseline pitches show two values, the
    short one inside a cell and the long one between rows, the pitches decide the rows
    (table_rows); then a column of running text is allowed, the last row's last lines are
-   kept (table_edges), and a caption right above ("Table 3: ...") becomes the table's
-   caption while a heading set larger stays out. A line set smaller than the table, or
+   kept (table_edges), and a caption right above ("Table 3: ...", over a few lines in its
+   own style) becomes the table's caption while a heading set larger stays out. Words cut
+   letter by letter in narrow cells are joined again (cell_words, with the page's words
+   as a lexicon where the cell's width leaves the break open). A line set smaller than the table, or
    with a raised note mark, ends it (the page's footnotes); so does a caption below it.
    Lines whose cells sit at unrelated heights (running text in columns beside one
    another) are no table.
@@ -42,6 +46,7 @@ forms' fill-in lines.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -234,7 +239,8 @@ def _is_table(body: list[_Row], bounds: list[float], wrap_pitch: float | None = 
     """The columns are real: every column holds text on a good share of the row
     candidates, most rows fill at least half the columns, and cells are short. With a
     ``wrap_pitch`` (the run's rows wrap, see table_rows), one column may hold running
-    text: a description column of a report table."""
+    text (a description column of a report table), and single lower-case words on the
+    rows are the pieces of wrapped or cut cells, not words spread by justification."""
     cands = [r for r in body if r.multi]
     ncols = len(bounds)
     edges = [*bounds[1:], float("inf")]
@@ -263,7 +269,7 @@ def _is_table(body: list[_Row], bounds: list[float], wrap_pitch: float | None = 
     if not _aligned(cands, bounds):
         return False
     texts = [s.text.strip() for r in cands for s in r.segs]
-    if 2 * sum(bool(_LOWER_WORD.match(t)) for t in texts) >= len(texts):
+    if not wrapped and 2 * sum(bool(_LOWER_WORD.match(t)) for t in texts) >= len(texts):
         return False  # single lower-case words spread by justification: a paragraph
     if 2 * sum(any(ch.isalnum() for ch in t) for t in texts) < len(texts):
         return False  # a chart's markers or symbols, not cells
@@ -363,14 +369,15 @@ def _letter_stack(lines: list[list[list[list[Char]]]]) -> bool:
         pieces = [t for t in texts if t]
         if len(pieces) < STACK_SHARE * len(lines):
             continue
-        short = sum(len(t) <= 3 for t in pieces)
+        short = sum(len(t) <= 4 for t in pieces)
         lower = sum(t[:1].islower() for t in pieces)
-        if short >= 0.9 * len(pieces) and lower >= 0.5 * len(pieces):
+        if short >= 0.8 * len(pieces) and lower >= 0.5 * len(pieces):
             return True
     return False
 
 
-def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> Table:
+def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int,
+              lexicon: frozenset[str] = frozenset()) -> Table:
     lines: list[list[list[list[Char]]]] = []
     line_spans: list[dict[int, int]] = []
     for i, row in enumerate(rows):
@@ -396,7 +403,7 @@ def _assemble(rows: list[_Row], bounds: list[float], em: float, header: int) -> 
         nhead += i < header
         vis = [c for seg in row.segs for c in seg.chars if c.text.strip()]
         bold.append(bool(vis) and sum(c.bold for c in vis) >= 0.8 * len(vis))
-    join_broken_words(grid, row_spans)
+    join_broken_words(grid, row_spans, lexicon)
     table_rows: list[TableRow] = []
     for cells, spans in zip(grid, row_spans, strict=True):
         out: list[TableCell] = []
@@ -436,11 +443,14 @@ def _continues(cells: list[list[list[Char]]], above: list[list[list[Char]]], bod
                               or 2 * sum(filled) < sum(prev))
 
 
-def find_text_tables(segs: list[Segment]) -> list[TextTable]:
+def find_text_tables(segs: list[Segment], lexicon: frozenset[str] = frozenset()
+                     ) -> list[TextTable]:
     """Tables without rules on one page, top to bottom; the segments they use are
     reported by their characters' ids so the caller can take them out of the text.
     Row rules without column rules need nothing here: a grid of one column is no table
-    (tables.build_grid_table), so its lines come here and each line is a row."""
+    (tables.build_grid_table), so its lines come here and each line is a row. The
+    ``lexicon`` (the words of the page's text, cell_words.words_of) tells where a word cut
+    inside a narrow cell ends."""
     if len(segs) < 9 or len(segs) > MAX_SEGMENTS:
         return []
     rows = _rows(segs)
@@ -466,7 +476,8 @@ def find_text_tables(segs: list[Segment]) -> list[TextTable]:
         if len(data) < 3:
             data = cands
         bounds = _gap_bounds(data, em) if len(data) >= 3 else None
-        if bounds is None or not _is_table(data, bounds, _wrap_pitch(body, bounds, em)):
+        cut = bounds is not None and _letter_stack([_cells_of(r, bounds, em) for r in body])
+        if bounds is None or not _is_table(data, bounds, _wrap_pitch(body, bounds, em, cut)):
             i += 1
             continue
         x0 = min(s.x0 for r in cands for s in r.segs)
@@ -479,7 +490,7 @@ def find_text_tables(segs: list[Segment]) -> list[TextTable]:
         # end a wrapped last row
         while body_idx and not rows[body_idx[-1]].multi:
             body_idx.pop()
-        body_idx += _tail(rows, body_idx, bounds, em, taken)
+        body_idx += _tail(rows, body_idx, bounds, em, taken, cut)
         table_size = sorted(r.size for r in data)[len(data) // 2]
         head_idx: list[int] = []
         k = body_idx[0] - 1
@@ -490,13 +501,17 @@ def find_text_tables(segs: list[Segment]) -> list[TextTable]:
                 and not is_heading_over(_box(rows[k]), table_size):
             head_idx.insert(0, k)
             k -= 1
+        # a caption over several lines: its last lines are no header rows
+        cap = _caption_above(rows, body_idx[0], taken, em) \
+            or _caption_above(rows, (head_idx or body_idx)[0], taken, em)
+        head_idx = [h for h in head_idx if h not in cap]
         all_idx = head_idx + body_idx
         first_data = next(n for n, k in enumerate(all_idx) if any(rows[k] is r for r in data))
-        table = _assemble([rows[k] for k in all_idx], bounds, em, first_data)
-        if k >= 0 and k not in taken and is_caption(_box(rows[k])) \
-                and rows[k + 1].top - rows[k].bottom <= pitch:
-            table.caption = to_inlines(join_lines([caption_chars(rows[k].segs[0].chars)]))
-            all_idx.insert(0, k)
+        table = _assemble([rows[k] for k in all_idx], bounds, em, first_data, lexicon)
+        if cap:
+            table.caption = to_inlines(join_lines([caption_chars(rows[c].segs[0].chars)
+                                                   for c in cap]))
+            all_idx[:0] = cap
         used = {id(c) for k in all_idx for s in rows[k].segs for c in s.chars}
         top = min(rows[k].top for k in all_idx)
         bottom = max(rows[k].bottom for k in all_idx)
@@ -508,16 +523,59 @@ def find_text_tables(segs: list[Segment]) -> list[TextTable]:
     return found
 
 
+def _caption_above(rows: list[_Row], top: int, taken: set[int], em: float) -> list[int]:
+    """Indices (top down) of a caption right above ``rows[top]``: a line starting "Table
+    3" and the lines that continue it (see :func:`_caption_lines`), one segment each.
+    Empty when there is none."""
+    k = top - 1
+    while k >= 0 and k not in taken and top - k <= 4 and not rows[k].multi \
+            and rows[k + 1].top - rows[k].bottom <= 2.2 * em:
+        if is_caption(_box(rows[k])):
+            return _caption_lines(rows, k, top)
+        k -= 1
+    return []
+
+
+def _caption_lines(rows: list[_Row], first: int, top: int) -> list[int]:
+    """The caption starting at ``rows[first]`` (lines up to ``top``, the table's): the
+    lines after its first set in its style and size at a line's pitch, no further apart
+    than the caption's last line is from what follows it (a header row of the table
+    stands apart, or in another style)."""
+
+    def style(row: _Row) -> tuple[bool, bool]:
+        vis = [c for s in row.segs for c in s.chars if c.text.strip()]
+        return (2 * sum(c.italic for c in vis) > len(vis), 2 * sum(c.bold for c in vis) > len(vis))
+
+    lead = rows[first]
+    lines = [first]
+    for k in range(first + 1, top):
+        row = rows[k]
+        pitch = row.baseline - rows[k - 1].baseline
+        if style(row) != style(lead) or abs(row.size - lead.size) > 0.1 * lead.size \
+                or pitch > 1.6 * lead.size:
+            break
+        lines.append(k)
+    # the caption ends where the pitch grows: its lines are closer than it is to the table
+    while len(lines) > 1:
+        inner = max(rows[b].baseline - rows[a].baseline
+                    for a, b in itertools.pairwise(lines))
+        after = rows[lines[-1] + 1].baseline - rows[lines[-1]].baseline
+        if inner <= after + 0.1 * lead.size:
+            break
+        lines.pop()
+    return lines
+
+
 def _box(row: _Row) -> LineBox:
     return LineBox(row.baseline, row.segs[0].x0, row.segs[-1].x1, row.size, len(row.segs),
                    row.segs[0].text)
 
 
 def _tail(rows: list[_Row], body_idx: list[int], bounds: list[float], em: float,
-          taken: set[int]) -> list[int]:
+          taken: set[int], cut: bool = False) -> list[int]:
     """Indices of the one-segment lines after ``body_idx`` that end its wrapped last row
     (see table_edges.wrapped_tail); none when its rows do not wrap."""
-    pitch = _wrap_pitch([rows[k] for k in body_idx], bounds, em)
+    pitch = _wrap_pitch([rows[k] for k in body_idx], bounds, em, cut)
     if pitch is None:
         return []
     after = body_idx[-1] + 1
@@ -526,13 +584,15 @@ def _tail(rows: list[_Row], body_idx: list[int], bounds: list[float], em: float,
     return [k for k in range(after, after + count) if k not in taken]
 
 
-def _wrap_pitch(body: list[_Row], bounds: list[float], em: float) -> float | None:
+def _wrap_pitch(body: list[_Row], bounds: list[float], em: float, cut: bool = False
+                ) -> float | None:
     """The pitch of the wrapped cells' lines when the rows of ``body`` wrap, else None
-    (see table_rows.continuation_pitch)."""
+    (see table_rows.continuation_pitch; ``cut``: a column's words are cut letter by
+    letter, see _letter_stack)."""
     if not shared_baselines([r.bases for r in body], em):
         return None
     filled = [[bool(c) for c in _cells_of(r, bounds, em)] for r in body]
-    return continuation_pitch([r.baseline for r in body], filled, em)
+    return continuation_pitch([r.baseline for r in body], filled, em, cut)
 
 
 def _seg_baselines(segs: list[Segment]) -> list[float]:
@@ -557,10 +617,14 @@ def _note_line(row: _Row) -> bool:
 
 def _grow(rows: list[_Row], start: int, em: float) -> list[int]:
     """Indices of a run of row candidates from ``start``: each within a few line pitches
-    of the last, with at most three one-segment lines in between and no caption; at most
-    ``MAX_RUN`` rows."""
+    of the last, with at most three one-segment lines in between (the wrapped lines of one
+    cell aside, see _in_cell) and no caption, up to a list (a line led by a bullet or a
+    number under rows that had none); at most ``MAX_RUN`` rows."""
     run = [start]
     singles: list[int] = []
+    loose = 0  # singles that are not the wrapped lines of one cell
+    marked = bool(_MARKER.match(rows[start].segs[0].text.strip()))  # a row led by a bullet
+    starts = sorted(s.x0 for s in rows[start].segs)  # the cells' left edges so far
     gaps: list[float] = []  # kept sorted: the median is read at every step
     k = start + 1
     while k < len(rows) and len(run) + len(singles) < MAX_RUN:
@@ -571,13 +635,45 @@ def _grow(rows: list[_Row], start: int, em: float) -> list[int]:
                 or (row.multi and row.ends):
             break  # far below, or a footnote under the table (set smaller, or a raised mark)
         bisect.insort(gaps, gap)
-        if _candidate(row):
+        cand = _candidate(row)
+        led = cand and bool(_MARKER.match(row.segs[0].text.strip()))
+        if led and len(run) >= 3 and not marked:
+            break  # a list after the table: its rows had no bullets or numbers
+        if cand:
+            marked = marked or led
             run.extend(singles)
             singles = []
+            loose = 0
             run.append(k)
-        elif row.multi or len(singles) >= 3 or row.ends:
+            for seg in row.segs:
+                _add_start(starts, seg.x0, em)
+        elif row.multi or loose >= 3 or row.ends:
             break  # prose, a gap of text, or a caption: the table has ended
         else:
+            loose += not _in_cell(row, starts, gap, em)
             singles.append(k)
         k += 1
     return run
+
+
+def _add_start(starts: list[float], x: float, em: float) -> None:
+    """Add a cell's left edge to the sorted ``starts`` unless one is within half an em
+    (at most MAX_COLUMNS kept: the search stays linear)."""
+    at = bisect.bisect_left(starts, x)
+    near = starts[max(0, at - 1):at + 1]
+    if len(starts) < MAX_COLUMNS and not any(abs(x - s) <= 0.5 * em for s in near):
+        starts.insert(at, x)
+
+
+def _in_cell(row: _Row, starts: list[float], gap: float, em: float) -> bool:
+    """True when a one-segment line is the next line of a wrapped cell: close under the
+    line above (a line pitch), starting at a cell's left edge and ending before the next
+    cell's. A cell narrower than its words wraps over many such lines; a paragraph after
+    the table runs across the cells."""
+    seg = row.segs[0]
+    if gap > 0.8 * em:
+        return False
+    at = next((i for i, x in enumerate(starts) if abs(seg.x0 - x) <= 0.5 * em), None)
+    if at is None:
+        return False
+    return at + 1 == len(starts) or seg.x1 < starts[at + 1] - 0.2 * em

@@ -115,12 +115,13 @@ def row_starts(
 
 
 def continuation_pitch(
-    baselines: Sequence[float], filled: Sequence[Sequence[bool]], em: float
+    baselines: Sequence[float], filled: Sequence[Sequence[bool]], em: float,
+    cut: bool = False,
 ) -> float | None:
     """The pitch of a wrapped cell's lines in a table body whose rows wrap (see
-    ``row_starts``), None when its rows do not wrap: a line that follows the table at this
-    pitch, inside one of its columns, is the end of its last cell."""
+    ``row_starts``; ``cut`` as there), None when its rows do not wrap: a line that follows
+    the table at this pitch, inside one of its columns, is the end of its last cell."""
     body = _starts_by_pitch(baselines, em)
-    if body is None or not _has_key_column(body, filled):
+    if body is None or not (cut or _has_key_column(body, filled)):
         return None
     return min(b - a for a, b in itertools.pairwise(baselines))
