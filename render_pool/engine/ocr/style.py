@@ -66,17 +66,26 @@ def stroke_width(ink: np.ndarray, size: float) -> float:
 
 def slant(ink: np.ndarray, baseline: float) -> float:
     """The shear among ``_SHEARS`` whose column profile of ``ink`` is sharpest (the variance
-    of its column sums): about 0 for upright type, 0.2 for italic."""
+    of its column sums): about 0 for upright type, 0.2 for italic.
+
+    The profiles of all the shears are counted in one pass (side by side in one histogram),
+    a few hundred words a page each paying one numpy call instead of five."""
     rows, cols = np.nonzero(ink)
     if rows.size < 20 or ink.shape[0] < 8:
         return 0.0
-    width = ink.shape[1]
+    shears = np.asarray(_SHEARS)
+    moved = np.rint(cols[None, :] - shears[:, None] * (baseline - rows)[None, :]).astype(
+        np.int64)
+    moved -= np.minimum(0, moved.min(axis=1, keepdims=True))
+    lengths = np.maximum(ink.shape[1], moved.max(axis=1) + 1)  # each profile's columns
+    span = int(lengths.max())
+    offsets = np.arange(len(_SHEARS))[:, None] * span
+    counts = np.bincount((moved + offsets).ravel(), minlength=span * len(_SHEARS))
+    squares = (counts.reshape(len(_SHEARS), span) ** 2).sum(axis=1)
     best, best_var = 0.0, -1.0
-    for shear in _SHEARS:
-        moved = np.rint(cols - shear * (baseline - rows)).astype(np.int64)
-        moved -= min(0, int(moved.min()))
-        profile = np.bincount(moved, minlength=width)
-        var = float(profile.astype(np.float64).var())
+    for shear, columns, square in zip(_SHEARS, lengths.tolist(), squares.tolist(), strict=True):
+        mean = rows.size / columns
+        var = square / columns - mean * mean  # the profile's variance, zeros included
         if var > best_var * 1.02 or (shear == 0.0 and var >= best_var * 0.98):
             best, best_var = shear, var
     return best

@@ -125,22 +125,43 @@ def needs_ocr(page: pdfium.PdfPage, text_chars: int, image_count: int, mode: str
     return _invisible_poor_layer(page, text)
 
 
-def render_page(pdf: pdfium.PdfDocument, index: int) -> tuple[Image.Image, float]:
-    """The page as a greyscale image at about ``DPI`` (fewer when above ``MAX_PIXELS``) and
-    its scale in pixels per point."""
+def render_page(pdf: pdfium.PdfDocument, index: int) -> tuple[Image.Image, float, float]:
+    """The page as a greyscale image at about ``DPI`` (fewer when above ``MAX_PIXELS``), its
+    scale in pixels per point and the share of those pixels its content fills with detail
+    (:func:`content_detail`)."""
     page = pdf[index]
     try:
         width, height = page.get_size()
         scale = DPI / 72.0  # a 200 dpi scan too: upscaled, Tesseract reads it much better
         if width * height * scale * scale > MAX_PIXELS:
             scale = math.sqrt(MAX_PIXELS / max(width * height, 1.0))
+        detail = content_detail(page, scale)
         bitmap = page.render(scale=scale, grayscale=True)
         try:
-            return bitmap.to_pil().convert("L"), scale
+            return bitmap.to_pil().convert("L"), scale, detail
         finally:
             bitmap.close()
     finally:
         page.close()
+
+
+def content_detail(page: pdfium.PdfPage, scale: float) -> float:
+    """The resolution of the finest image ``page`` draws as a share of a rendering at
+    ``scale`` pixels per point (a 100 dpi scan rendered at 300 dpi: 1/3), at most 1; 1 when
+    the page draws anything else (text, vector graphics: sharp at every resolution) or no
+    image. Recognition reads a page coarser when this says the pixels hold nothing finer."""
+    finest = 0.0
+    try:
+        for obj in page.get_objects(max_depth=4):
+            if obj.type == pdfium_c.FPDF_PAGEOBJ_FORM:
+                continue  # its contents are listed after it
+            if obj.type != pdfium_c.FPDF_PAGEOBJ_IMAGE:
+                return 1.0
+            meta = obj.get_metadata()
+            finest = max(finest, float(meta.horizontal_dpi), float(meta.vertical_dpi))
+    except pdfium.PdfiumError:
+        return 1.0
+    return min(1.0, finest / (72.0 * scale)) if finest > 0 else 1.0
 
 
 def snap_sizes(sizes: list[float], tolerance: float = SIZE_TOLERANCE,
@@ -283,9 +304,9 @@ def page_from_ocr(ocr: OcrPage, scale: float, index: int) -> OcrResult:
     return OcrResult(items, width, height, visible, ocr)
 
 
-def _recognise_page(image: Image.Image, scale: float, index: int, languages: str
-                    ) -> OcrResult:
-    return page_from_ocr(recognise(image, languages, PAGE_TIMEOUT), scale, index)
+def _recognise_page(image: Image.Image, scale: float, detail: float, index: int,
+                    languages: str) -> OcrResult:
+    return page_from_ocr(recognise(image, languages, PAGE_TIMEOUT, detail), scale, index)
 
 
 def recognise_pdf_page(data: bytes, index: int, languages: str = DEFAULT_LANGUAGES
@@ -295,10 +316,10 @@ def recognise_pdf_page(data: bytes, index: int, languages: str = DEFAULT_LANGUAG
     checked (bombs, page count) by the reading job that asked for it."""
     pdf = pdfium.PdfDocument(data)
     try:
-        image, scale = render_page(pdf, index)
+        image, scale, detail = render_page(pdf, index)
     finally:
         pdf.close()
-    return recognise(image, languages or DEFAULT_LANGUAGES, PAGE_TIMEOUT), scale
+    return recognise(image, languages or DEFAULT_LANGUAGES, PAGE_TIMEOUT, detail), scale
 
 
 def pages_alone(pdf: pdfium.PdfDocument, indexes: list[int], budget: int) -> dict[int, bytes]:
@@ -354,8 +375,8 @@ class PageOcr:
         pending = [f for f in self._futures.values() if not f.done()]
         if len(pending) >= 2 * self.workers:  # bound the rendered images held in memory
             wait(pending, return_when=FIRST_COMPLETED)  # a page's failure stays its own
-        image, scale = render_page(pdf, index)
-        self._futures[index] = self._pool.submit(_recognise_page, image, scale, index,
+        image, scale, detail = render_page(pdf, index)
+        self._futures[index] = self._pool.submit(_recognise_page, image, scale, detail, index,
                                                  self.languages)
 
     def results(self) -> dict[int, OcrResult | Exception]:
