@@ -34,6 +34,7 @@ from render_pool.engine.pdf.layout import Block as FlowBlock
 from render_pool.engine.pdf.layout import Item, Line
 from render_pool.engine.pdf.prov import items_prov
 from render_pool.engine.pdf.quotes import gather_quotes
+from render_pool.engine.pdf.table_edges import caption_chars
 from render_pool.engine.pdf.tables import aligned_table
 from render_pool.engine.provenance import merged, roll_up
 
@@ -45,6 +46,10 @@ _NUMBER = re.compile(r"^\(?(\d{1,3}|[a-z]|[ivx]{1,5})[.)]\s+(?=\S)|^\(?([A-Z])\)
 _ROMAN = {"i": 1, "v": 5, "x": 10}
 _END = (".", "!", "?", ":", "\u3002", "\uff01", "\uff1f", "\"", "\u201d")
 MAX_HEADING_WORDS = 20
+# a caption's opening ("Table 2: ..."): such a line set apart in bold or italics at body size
+# is a caption, never a heading; a caption set wholly in italics or bold has no emphasis
+_CAPTION = re.compile(r"^(figure|fig\.|table|tab\.|listing|chart|exhibit)\s*\d{1,3}[.:]\s",
+                      re.IGNORECASE)
 
 
 @dataclass
@@ -133,6 +138,21 @@ def _strip_marker(line: Line, marker: str) -> tuple[list[Char], float]:
     return rest, (rest[0].x0 if rest else line.x1)
 
 
+def _bold_start(line: Line) -> bool:
+    """True when the line's first word with letters is bold: a heading is bold from its
+    start, while "Note **bold words**" ending a line is a bold phrase in a sentence."""
+    word: list[Char] = []
+    for c in line.chars:
+        if c.text.isspace():
+            if any(ch.text.isalpha() for ch in word):
+                break
+            word = []
+        else:
+            word.append(c)
+    letters = [c for c in word if c.text.isalpha()]
+    return not letters or all(c.bold for c in letters)
+
+
 def _first_word_width(line: Line) -> float:
     vis = line.chars
     start = next((c for c in vis if c.text.strip()), None)
@@ -206,6 +226,7 @@ class _Builder:
         self.front = {id(items[p]) for p in front_matter(items, self.keys)}
         self.keys = [None if id(it) in self.front else k
                      for it, k in zip(items, self.keys, strict=True)]
+        self._number_tails()
         self.levels = self._heading_levels()
         self.blocks: list[Block] = []
         self.para: list[Line] = []
@@ -239,13 +260,32 @@ class _Builder:
         if size < self.body * 0.95 or len(words) > 14 or _marker(line) is not None \
                 or text.endswith((".", ",", ";", ":")):
             return None
+        if _CAPTION.match(text):
+            return None  # "Table 2: ..." at body size, set apart in bold or italics
         if line.bold:
-            if self.bold_body or self._in_sentence(pos):
+            if self.bold_body or self._in_sentence(pos) or not _bold_start(line):
                 return None  # bold as the body's face, or a bold phrase filling a line
             return None if self._bold_prose(pos) else (size, True)
         if line.italic and self._isolated(pos):
             return size, False
         return None
+
+    def _number_tails(self) -> None:
+        """Give a heading's wrapped last line that holds only a number ("Delivery Plan" /
+        "2010" in a narrow column) the heading's key: a line without letters is never a
+        heading by itself, but it can end one."""
+        for pos in range(1, len(self.items)):
+            line, prev, key = self.items[pos], self.items[pos - 1], self.keys[pos - 1]
+            if self.keys[pos] is not None or key is None or not isinstance(line, Line) \
+                    or not isinstance(prev, Line):
+                continue
+            text = line.text
+            if any(ch.isalpha() for ch in text) or not any(ch.isdigit() for ch in text) \
+                    or len(text.split()) > 3:
+                continue
+            if (round(line.size * 2) / 2, line.bold) == key and self._same_flow(prev, line) \
+                    and not self._gap_break(prev, line):
+                self.keys[pos] = key
 
     def _isolated(self, pos: int) -> bool:
         """True when the line stands apart: a gap (or nothing) above, a new style below."""
@@ -350,8 +390,11 @@ class _Builder:
     # ------------------------------------------------------------ emitters
     def flush_para(self) -> None:
         if self.para:
+            parts = [ln.chars for ln in self.para]
+            if _CAPTION.match(self.para[0].text) and len(parts) <= 3:
+                parts = [caption_chars(part) for part in parts]  # its style, not emphasis
             inl = (front_inlines(self.para) if all(id(ln) in self.front for ln in self.para)
-                   else to_inlines(join_lines([ln.chars for ln in self.para])))
+                   else to_inlines(join_lines(parts)))
             if inl:
                 para = Paragraph(inl, prov=items_prov(self.para))
                 self.blocks.append(para)

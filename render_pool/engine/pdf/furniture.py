@@ -2,7 +2,8 @@
 
 A line is furniture when it sits in the top or bottom band of its page, is among the first
 or last lines there, and the same text (digits ignored, so "Page 3 of 9" matches
-"Page 4 of 9") appears in that band on at least half of the pages (two pages at least).
+"Page 4 of 9") appears in that band on at least half of the pages (two pages at least); a
+single word must also stand in the same place (the last word of a column may end two pages).
 Bare page numbers ("7", "- 7 -", "Page 7", "7 / 12", "vii") in those bands always go, and so
 does one that is the page's lowest (or highest) line in its bottom (top) quarter, set apart
 from the text by a blank line's height (LaTeX puts it well above the bottom band).
@@ -65,6 +66,17 @@ def _edge_lines(items: list[Item], height: float) -> list[tuple[str, Item]]:
     return out
 
 
+def _keys(zone: str, ln: Item) -> list[tuple[str, str]]:
+    """The keys a line is counted under from page to page: its zone and text (digits
+    ignored). A single word also needs the same place, its left or its right edge (a
+    running header stands where it stood): one word ending a column's last line, or a
+    footnote's, may fall at the foot of two pages by chance."""
+    key = _key(_text(ln))
+    if " " in key:
+        return [(zone, key)]
+    return [(zone, f"{key}@<{round(ln.x0 / 2)}"), (zone, f"{key}@>{round(ln.x1 / 2)}")]
+
+
 def remove_furniture(pages: list[list[Item]], heights: list[float]) -> int:
     """Drop running headers/footers and page numbers in place; returns lines removed.
 
@@ -75,7 +87,7 @@ def remove_furniture(pages: list[list[Item]], heights: list[float]) -> int:
                                       if isinstance(it, Block) and it.margin]
              for items, h in zip(pages, heights, strict=True)]
     for found in edges:
-        for key in {(zone, _key(_text(ln))) for zone, ln in found}:
+        for key in {k for zone, ln in found for k in _keys(zone, ln)}:
             counts[key] = counts.get(key, 0) + 1
     need = max(2, (len(pages) + 1) // 2)
     removed = 0
@@ -84,7 +96,7 @@ def remove_furniture(pages: list[list[Item]], heights: list[float]) -> int:
         for zone, ln in found:
             text = _text(ln)
             if (_PAGE_NO.match(text) and zone != "side") \
-                    or counts.get((zone, _key(text)), 0) >= need:
+                    or max(counts.get(k, 0) for k in _keys(zone, ln)) >= need:
                 drop.add(id(ln))
         if drop:
             removed += len(drop)

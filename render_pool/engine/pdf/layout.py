@@ -2,8 +2,10 @@
 
 Columns are found from the x-distribution of text segments: a vertical band that (almost)
 no narrow segment covers, with enough text of a column-like width on both sides, is a
-gutter. Segments crossing a gutter (titles, full-width figures) split the page into bands;
-inside a band the columns are read left to right, each top to bottom.
+gutter; a run that repeats the columns' pitch opens the next column even when that column
+holds a table's short cells, or only a table. Segments crossing a gutter (titles,
+full-width figures) split the page into bands; inside a band the columns are read left to
+right, each top to bottom.
 """
 
 from __future__ import annotations
@@ -179,6 +181,11 @@ def find_gutters(segs: list[Segment], height: float = 0.0) -> list[tuple[float, 
     gutters: list[tuple[float, float]] = []
     lo = xmin
     for g0, g1 in runs:
+        if gutters and _repeats(gutters, xmin, lo, (g0, g1), em) \
+                and _clear_beside(segs, (g0, g1), lo, em):
+            gutters.append((g0, g1))  # the section's next column, whatever it holds
+            lo = g1
+            continue
         if not _is_column(narrow, lo, g0, width, em):
             continue
         # the column on the right ends at a later low-coverage run or at the text's edge
@@ -207,6 +214,47 @@ def find_gutters(segs: list[Segment], height: float = 0.0) -> list[tuple[float, 
                 gutters.append((g0, g1))
                 lo = g1
     return gutters
+
+
+def _repeats(gutters: list[tuple[float, float]], xmin: float, lo: float,
+             run: tuple[float, float], em: float) -> bool:
+    """True when ``run`` repeats the columns' pitch: the column right of it starts as far
+    from the last column's start (``lo``) as that one from the column before it, and the
+    run is about as wide as the last gutter. A word processor's section columns are of one
+    width, so the next column stands there even when it holds a table of short cells
+    rather than prose. (Left edges are measured: the text's right edges are ragged.)"""
+    p0, p1 = gutters[-1]
+    before = gutters[-2][1] if len(gutters) > 1 else xmin
+    return abs((run[1] - lo) - (p1 - before)) <= em and run[1] - run[0] >= 0.5 * (p1 - p0)
+
+
+def _block_column(gutters: list[tuple[float, float]], segs: list[Segment],
+                  blocks: list[Block], xmin: float) -> list[tuple[float, float]]:
+    """``gutters`` and, when a table or image stands where the next column of the same
+    pitch starts with no text across the gutter before it, that gutter too: a column that
+    holds only a table (its text was taken out) is still read after the column before."""
+    if not gutters or not blocks:
+        return gutters
+    em = _median([s.size for s in segs]) or 10.0
+    p0, p1 = gutters[-1]
+    start = p1 + p1 - (gutters[-2][1] if len(gutters) > 1 else xmin)
+    if not any(abs(b.x0 - start) <= em for b in blocks):
+        return gutters
+    g0 = start - (p1 - p0)
+    if any(s.x0 < start - 1 and s.x1 > g0 + 1 and s.x1 > p1 for s in segs) \
+            or any(b.x0 < start - em and b.x1 > g0 for b in blocks if b.x0 >= p1 - 1):
+        return gutters
+    return [*gutters, (g0, start)]
+
+
+def _clear_beside(segs: list[Segment], run: tuple[float, float], lo: float, em: float) -> bool:
+    """True when (almost) no segment crosses ``run`` and text of a column's width stands
+    right of it (the column it opens holds something)."""
+    g0, g1 = run
+    col_w = g0 - lo
+    crossing = sum(1 for s in segs if s.x0 < g0 - 1 and s.x1 > g1 + 1)
+    right = sum(1 for s in segs if s.x0 >= g1 - 1 and s.x1 <= g1 + col_w + em)
+    return crossing <= max(2, 0.03 * len(segs)) and right >= 6
 
 
 def _low_runs(cov: list[int], limit: int, xmin: float,
@@ -277,6 +325,7 @@ def order_page(segs: list[Segment], blocks: list[Block], page: int,
     xs = [s.x0 for s in segs] + [b.x0 for b in blocks]
     xe = [s.x1 for s in segs] + [b.x1 for b in blocks]
     xmin, xmax = min(xs), max(xe)
+    gutters = _block_column(gutters, segs, blocks, xmin)
     bounds = [xmin, *[v for g in gutters for v in g], xmax]
     cols = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
 

@@ -2,11 +2,13 @@
 
 A marker is one to three digits set clearly smaller than the character before it and raised
 above its baseline ("thousand.¹"). A note is a line in the lower part of the same page that
-starts with the same number, below every marker line; the lines under it (until the next
-note or the page end) continue it. Only a marker with its note is taken: a lone small digit
-(a chemical formula, an exponent) stays text. The marker becomes a stand-in character that
-:func:`place_notes` turns into a NoteRef once the blocks are built; the note lines leave the
-page flow and become ``Document.notes``.
+starts with the same number, below every marker line of its column (LibreOffice sets a
+column's notes at that column's foot, and the next column's text may run lower); the lines
+under it (until the next note or the page end) continue it. Only a marker with its note is
+taken: a lone small digit (a chemical formula, an exponent) stays text. The marker becomes a
+stand-in character that :func:`place_notes` turns into a NoteRef once the blocks are built;
+the note lines leave the page flow and become ``Document.notes``, without the link back to
+their marker.
 
 Endnotes (:func:`take_endnotes`): a numbered list that ends the document (pandoc's notes
 section as a browser prints it: "1. Text.↩"), numbered 1, 2, 3... in order, whose numbers
@@ -17,6 +19,7 @@ markers stand.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -24,6 +27,7 @@ from render_pool.engine.model import Block, Inline, NoteRef, Paragraph, Text, ma
 from render_pool.engine.pdf.chars import Char
 from render_pool.engine.pdf.inlines import join_lines, to_inlines
 from render_pool.engine.pdf.layout import Item, Line
+from render_pool.engine.pdf.links import INTERNAL
 
 MARK = "\ue000"  # stands for a footnote reference inside a character stream
 _NOTE_START = re.compile(r"^(\d{1,3})[.)]?\s+\S")
@@ -81,6 +85,56 @@ def _listed(line: Line) -> bool:
     return m is not None and line.text[len(m.group(1)):][:1] in ".)"
 
 
+def _lowest_marker_above(note: Line, found: list[tuple[Line, tuple[int, int, str]]]) -> float:
+    """The bottom of the lowest marker line that shares ``note``'s column span: a note sits
+    below the markers of its own column (a column's notes stand at that column's foot, as
+    LibreOffice sets them, while the next column's text may run lower); a note across the
+    page sits below every marker."""
+    return max((ln.bottom for ln, _ in found
+                if ln.col_x0 < note.col_x1 - 1 and note.col_x0 < ln.col_x1 - 1), default=0.0)
+
+
+def _unlinked_back(chars: list[Char], page: int) -> list[Char]:
+    """The note's characters without the link back to its marker: an internal link to the
+    note's own page (LibreOffice links a note's text to its marker), which would otherwise
+    be read as a link to the heading nearest the marker."""
+    back = f"{INTERNAL}{page}:"
+    return [dataclasses.replace(c, link="") if c.link.startswith(back) else c for c in chars]
+
+
+def _run_on(note: list[Line], items: list[Item], taken: set[int], foot: float) -> list[Line]:
+    """The lines at the foot of the next column that go on with ``note`` when it breaks
+    off mid-sentence at its own column's foot (LibreOffice runs a long note on there): a
+    run of lines set apart from that column's text above, going on in lower case and ending
+    level with the note or right above that column's own notes. None when there is no such
+    run."""
+    last = note[-1]
+    page, band, column = last.region
+    if column < 0 or last.text.rstrip().endswith((".", "!", "?", "\u3002")):
+        return []
+    col = sorted((it for it in items if it.region == (page, band, column + 1)),
+                 key=lambda it: it.top)
+    size = max(last.size, 1.0)
+    end = next((i for i, it in enumerate(col) if id(it) in taken), len(col)) - 1
+    below = col[end] if end >= 0 else None
+    if not isinstance(below, Line) or (
+            end == len(col) - 1 and abs(below.bottom - last.bottom) > size):
+        return []
+    run: list[Line] = [below]
+    at = end - 1
+    while at >= 0:
+        above = col[at]
+        if not isinstance(above, Line) or run[0].top - above.bottom >= 0.6 * size:
+            break  # the gap before the notes, or the column's text
+        run.insert(0, above)
+        at -= 1
+    first = next((c for c in run[0].text if c.isalpha()), "")
+    if at < 0 or run[0].top < foot or not first.islower() \
+            or any(id(ln) in taken for ln in run) or _NOTE_START.match(run[0].text):
+        return []
+    return run
+
+
 def take_notes(items: list[Item], height: float, page: int,
                notes: dict[str, list[Block]]) -> None:
     """Tie the page's markers to its notes, in place (see the module docstring)."""
@@ -88,12 +142,14 @@ def take_notes(items: list[Item], height: float, page: int,
     found = [(ln, m) for ln in lines for m in _markers(ln)]
     if not found:
         return
-    lowest_marker = max(ln.bottom for ln, _ in found)
     wanted = {m[2] for _, m in found}
+    lowest = max(ln.bottom for ln, _ in found)
     starts: dict[str, Line] = {}
     for ln in lines:
-        if ln.top < max(lowest_marker, FOOT_ZONE * height):
+        if ln.top < max(_lowest_marker_above(ln, found), FOOT_ZONE * height):
             continue
+        if ln.top < lowest and _listed(ln):
+            continue  # beside a lower marker, only a note's own "2 Text" opens a note
         m = _NOTE_START.match(ln.text)
         if m and m.group(1) in wanted and (m.group(1) not in starts or (
                 _listed(starts[m.group(1)]) and not _listed(ln))):
@@ -111,6 +167,11 @@ def take_notes(items: list[Item], height: float, page: int,
         if owner is not None and not any(s is ln for s in starts.values()):
             number = next(n for n, s in starts.items() if s is owner)
             body[number].append(ln)
+    taken = {id(ln) for note_lines in body.values() for ln in note_lines}
+    for note_lines in body.values():
+        more = _run_on(note_lines, items, taken, FOOT_ZONE * height)
+        note_lines.extend(more)
+        taken.update(id(ln) for ln in more)
     drop: set[int] = set()
     for number, note_lines in body.items():
         first = note_lines[0]
@@ -119,7 +180,8 @@ def take_notes(items: list[Item], height: float, page: int,
             chars.pop(0)
         while chars and (chars[0].text.isdigit() or chars[0].text in ".) "):
             chars.pop(0)
-        inl = to_inlines(join_lines([chars, *(ln.chars for ln in note_lines[1:])]))
+        parts = [chars, *(ln.chars for ln in note_lines[1:])]
+        inl = to_inlines(join_lines([_unlinked_back(part, page) for part in parts]))
         notes[f"p{page + 1}-{number}"] = [Paragraph(inl)] if inl else []
         drop.update(id(ln) for ln in note_lines)
     for ln, (begin, end, number) in sorted(found, key=lambda f: -f[1][0]):
