@@ -46,6 +46,7 @@ _ACCENTS = {"\u02d8": "\u0306", "\u00b4": "\u0301", "\u0060": "\u0300", "\u02c6"
             "\u02dc": "\u0303", "\u00a8": "\u0308", "\u02c7": "\u030c", "\u02d9": "\u0307",
             "\u02da": "\u030a", "\u00af": "\u0304", "\u02c9": "\u0304", "\u02dd": "\u030b",
             "\u00b8": "\u0327", "\u02db": "\u0328"}
+_RTL_CLASSES = ("R", "AL")  # bidirectional classes of right-to-left letters
 _ACCENT_REACH = 12  # how many glyphs away in content order an accent's letter may be
 _PUA_BULLETS = {0xF0B7: "\u2022", 0xF0A7: "\u25aa", 0xF0A8: "\u25e6", 0xF076: "\u2756",
                 0xF0D8: "\u27a2", 0xF0FC: "\u2714", 0xF06F: "\u25e6", 0xF0A1: "\u25cb",
@@ -86,24 +87,28 @@ class Segment:
     def add(self, ch: Char) -> None:
         """Append a character and grow the box (spaces do not grow it)."""
         self.chars.append(ch)
-        if ch.text.strip():
-            self.x0 = min(self.x0, ch.x0)
-            self.x1 = max(self.x1, ch.x1)
-            self.top = min(self.top, ch.top)
-            self.bottom = max(self.bottom, ch.bottom)
+        if ch.text.strip():  # comparisons, not min/max: this runs once per character
+            if ch.x0 < self.x0:
+                self.x0 = ch.x0
+            if ch.x1 > self.x1:
+                self.x1 = ch.x1
+            if ch.top < self.top:
+                self.top = ch.top
+            if ch.bottom > self.bottom:
+                self.bottom = ch.bottom
 
     @property
     def text(self) -> str:
-        return "".join(c.text for c in self.chars)
+        return "".join([c.text for c in self.chars])
 
     @property
     def size(self) -> float:
-        sizes = sorted(c.size for c in self.chars if c.text.strip())
+        sizes = sorted([c.size for c in self.chars if c.text.strip()])
         return sizes[len(sizes) // 2] if sizes else 0.0
 
     @property
     def baseline(self) -> float:
-        base = sorted(c.baseline for c in self.chars if c.text.strip())
+        base = sorted([c.baseline for c in self.chars if c.text.strip()])
         return base[len(base) // 2] if base else self.bottom
 
     @property
@@ -163,6 +168,24 @@ def _style_of(textpage: pdfium.PdfTextPage, raw_textpage: int | None, index: int
     return style
 
 
+# what page_chars reads once per text object: (font size times the matrix's scale, the
+# matrix's y offset (the baseline), set at right angles or mirrored, style). pdfium gives
+# every character of a text object that object's matrix and font size, so two calls per
+# character are saved (they were a third of the reading time of a text page).
+_ObjectInfo = tuple[float, float, bool, Style]
+
+
+def _object_info(raw: Any, textpage: pdfium.PdfTextPage, raw_tp: int | None, index: int,
+                 mat: Any, buf: ctypes.Array[ctypes.c_char],
+                 cache: dict[int, Style]) -> _ObjectInfo:
+    """The :data:`_ObjectInfo` of the text object of character ``index``."""
+    pdfium_c.FPDFText_GetMatrix(raw, index, mat)
+    scale = math.sqrt(abs(mat.a * mat.d - mat.b * mat.c)) or 1.0
+    size = pdfium_c.FPDFText_GetFontSize(raw, index) * scale
+    turned = abs(mat.b) > abs(mat.a) + 1e-6 or mat.a < 0
+    return size, mat.f, turned, _style_of(textpage, raw_tp, index, buf, cache)
+
+
 def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | None]:
     """All characters of a page in content order; ``None`` marks a generated line break.
 
@@ -176,57 +199,74 @@ def page_chars(textpage: pdfium.PdfTextPage, page_height: float) -> list[Char | 
     rotated: list[int] = []
     buf = ctypes.create_string_buffer(256)
     cache: dict[int, Style] = {}
-    raw_tp = ctypes.cast(textpage.raw, ctypes.c_void_p).value
+    per_object: dict[int, _ObjectInfo] = {}
+    # the raw handle and the C functions bound to locals: the wrapper's ``_as_parameter_``
+    # property and the module look-ups cost as much as the calls on a text page
+    raw = textpage.raw
+    raw_tp = ctypes.cast(raw, ctypes.c_void_p).value
     rect = pdfium_c.FS_RECTF()
     mat = pdfium_c.FS_MATRIX()
+    get_unicode = pdfium_c.FPDFText_GetUnicode
+    is_generated = pdfium_c.FPDFText_IsGenerated
+    loose_box = pdfium_c.FPDFText_GetLooseCharBox
+    object_addr = _TEXT_OBJECT_ADDR
+    pua = _PUA_BULLETS
     for i in range(count):
-        code = pdfium_c.FPDFText_GetUnicode(textpage, i)
+        code = get_unicode(raw, i)
         if code in (0xFFFE, 0xFFFF):
             continue
         if code == 3:
             # a font without a Unicode map whose codes are glyph ids: glyph 3 is the space
             # in TrueType fonts (pdftotext reads it so too); dropped, words ran together
             code = 0x20
-        ch = _PUA_BULLETS.get(code) or (chr(code) if code < 0x110000 else "\ufffd")
+        ch = pua.get(code) or (chr(code) if code < 0x110000 else "\ufffd")
         if ch in "\r\n":
             if not out or out[-1] is not None:
                 out.append(None)
             continue
         if ch == "\x02":  # pdfium marks a hyphen it removed at a line end with STX
             ch = "-"
-        if ch != " " and not ch.isprintable():
+        if ch == " ":
+            if is_generated(raw, i) == 1:
+                # a space pdfium inferred from a gap: keep it as a word separator
+                if out and out[-1] is not None and out[-1].text != " ":
+                    before = out[-1]
+                    out.append(Char(" ", before.x1, before.x1, before.top, before.bottom,
+                                    before.baseline, before.size, before.bold, before.italic,
+                                    before.mcid, before.mono, generated=True,
+                                    turned=before.turned))
+                continue
+        elif not ch.isprintable():
             continue
-        generated = pdfium_c.FPDFText_IsGenerated(textpage, i) == 1
-        if generated and ch == " ":
-            # a space pdfium inferred from a gap: keep it as a word separator
-            if out and out[-1] is not None and out[-1].text != " ":
-                before = out[-1]
-                out.append(Char(" ", before.x1, before.x1, before.top, before.bottom,
-                                before.baseline, before.size, before.bold, before.italic,
-                                before.mcid, before.mono, generated=True, turned=before.turned))
+        if not loose_box(raw, i, rect):
             continue
-        if not pdfium_c.FPDFText_GetLooseCharBox(textpage, i, rect):
-            continue
-        pdfium_c.FPDFText_GetMatrix(textpage, i, mat)
-        scale = math.sqrt(abs(mat.a * mat.d - mat.b * mat.c)) or 1.0
-        size = pdfium_c.FPDFText_GetFontSize(textpage, i) * scale
-        if size <= 0:
-            size = max(1.0, (rect.top - rect.bottom) / 1.2)
         if "\ufb00" <= ch <= "\ufb06":  # a ligature code point: its letters
             ch = unicodedata.normalize("NFKC", ch)
+        left = rect.left
+        right = rect.right
+        top = page_height - rect.top
         prev = out[-1] if out else None
-        if prev is not None and prev.text.strip() and abs(prev.x0 - rect.left) < 0.05 \
-                and abs(prev.x1 - rect.right) < 0.05 and ch.strip() \
-                and abs(prev.top - (page_height - rect.top)) < 0.05:
+        if prev is not None and abs(prev.x0 - left) < 0.05 and abs(prev.x1 - right) < 0.05 \
+                and abs(prev.top - top) < 0.05 and prev.text.strip() and ch.strip():
             # one glyph, several characters (pdfium expands "fi" into two chars with the
             # same box): keep them together so the line is not cut between them (the same
             # box, not only the same x range: the glyphs of sideways text share that)
             prev.text += ch
             continue
-        bold, italic, mcid, mono = _style_of(textpage, raw_tp, i, buf, cache)
-        c = Char(ch, rect.left, rect.right, page_height - rect.top, page_height - rect.bottom,
-                 page_height - mat.f, size, bold, italic, mcid, mono)
-        if abs(mat.b) > abs(mat.a) + 1e-6 or mat.a < 0:
+        # a space can carry a matrix of its own (pdfium gives one inserted into a
+        # right-to-left run the identity matrix): read afresh, not from its object
+        key = (object_addr(raw_tp, i) or 0) if ch != " " else 0
+        got = per_object.get(key) if key else None
+        if got is None:
+            got = _object_info(raw, textpage, raw_tp, i, mat, buf, cache)
+            if key:
+                per_object[key] = got
+        size, baseline_y, turned, style = got
+        if size <= 0:
+            size = max(1.0, (rect.top - rect.bottom) / 1.2)
+        c = Char(ch, left, right, top, page_height - rect.bottom, page_height - baseline_y,
+                 size, style[0], style[1], style[2], style[3])
+        if turned:
             rotated.append(len(out))
             c.turned = True
         out.append(c)
@@ -357,7 +397,7 @@ def take_turned(chars: list[Char | None]) -> tuple[list[Char | None], list[Turne
 
 def is_rtl(text: str) -> bool:
     """True for a right-to-left letter (Arabic, Hebrew...)."""
-    return unicodedata.bidirectional(text[:1]) in ("R", "AL") if text else False
+    return unicodedata.bidirectional(text[:1]) in _RTL_CLASSES if text else False
 
 
 _CODE_SYMBOLS = set("{}[]();=<>+*/\\|&#$_~^`@%")
@@ -458,6 +498,7 @@ def segments_of(chars: list[Char | None]) -> list[Segment]:
     cur = Segment()
     last: Char | None = None
     rtl = False
+    bidirectional = unicodedata.bidirectional
 
     def flush() -> None:
         nonlocal cur, last, rtl
@@ -479,16 +520,18 @@ def segments_of(chars: list[Char | None]) -> list[Segment]:
             if cur.chars and cur.chars[-1].text != " ":
                 cur.chars.append(ch)
             continue
+        # is_rtl inlined (once per character): it is read before and after a flush
+        ch_rtl = bidirectional(ch.text[:1]) in _RTL_CLASSES if ch.text else False
         if last is not None:
             em = max(last.size, ch.size, 1.0)
             jump = abs(ch.baseline - last.baseline) > 0.5 * em and not (
                 ch.top >= last.top - 0.2 * em and ch.bottom <= last.bottom + 0.2 * em)
-            rtl = rtl or is_rtl(ch.text)
+            rtl = rtl or ch_rtl
             backwards = ch.x0 < last.x1 - 0.6 * em and not rtl
             gap = ch.x0 - last.x1 > 1.0 * em and not rtl
             if jump or backwards or gap:
                 flush()
-        rtl = rtl or is_rtl(ch.text)
+        rtl = rtl or ch_rtl
         if len(cur.chars) >= 2 and cur.chars[-1].text == " " and _glued(cur.chars[-2], ch):
             cur.chars.pop()  # a space set between CJK characters is not a word break
         cur.add(ch)
@@ -501,23 +544,28 @@ def _drop_overprint(segs: list[Segment]) -> list[Segment]:
     """Leave out segments printed again over another one (fake bold by overprinting, a
     shadow): on the same baseline and ending where the other ends (within a fifth of an
     em), with the same text at the same start or the other's closing text."""
+    # each segment's baseline, size and text without spaces, read once (not per pair)
+    base = {id(sg): sg.baseline for sg in segs}
+    compact = {id(sg): "".join(sg.text.split()) for sg in segs}
     by_line: dict[int, list[Segment]] = {}
     for sg in segs:
-        by_line.setdefault(round(sg.baseline), []).append(sg)
+        by_line.setdefault(round(base[id(sg)]), []).append(sg)
     drop: set[int] = set()
     for sg in segs:
         if id(sg) in drop:
             continue
-        tol = 0.2 * max(sg.size, 1.0)
-        text = "".join(sg.text.split())
-        if len(text) < 2 or sg.bottom - sg.top > 2 * max(sg.size, 1.0):
+        size = sg.size
+        tol = 0.2 * max(size, 1.0)
+        text = compact[id(sg)]
+        if len(text) < 2 or sg.bottom - sg.top > 2 * max(size, 1.0):
             continue  # a lone glyph, or a box taller than a line (rotated text)
-        key = round(sg.baseline)
+        baseline = base[id(sg)]
+        key = round(baseline)
         for other in by_line.get(key, []) + by_line.get(key - 1, []) + by_line.get(key + 1, []):
             if other is sg or id(other) in drop:
                 continue
-            full = "".join(other.text.split())
-            if abs(other.baseline - sg.baseline) > tol or abs(sg.x1 - other.x1) > tol \
+            full = compact[id(other)]
+            if abs(base[id(other)] - baseline) > tol or abs(sg.x1 - other.x1) > tol \
                     or abs(sg.top - other.top) > tol or abs(sg.bottom - other.bottom) > tol \
                     or not full.endswith(text):
                 continue

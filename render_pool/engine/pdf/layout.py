@@ -34,15 +34,15 @@ class Line:
     chars: list[Char] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        rtl = sum(is_rtl(c.text) for s in self.segs for c in s.chars) * 2 > sum(
-            1 for s in self.segs for c in s.chars if c.text.isalpha())
+        n_rtl = sum(is_rtl(c.text) for s in self.segs for c in s.chars)
+        rtl = n_rtl * 2 > sum(1 for s in self.segs for c in s.chars if c.text.isalpha())
         self.segs.sort(key=lambda s: -s.x1 if rtl else s.x0)
         self.x0 = min(s.x0 for s in self.segs)
         self.x1 = max(s.x1 for s in self.segs)
         self.top = min(s.top for s in self.segs)
         self.bottom = max(s.bottom for s in self.segs)
         chars: list[Char] = []
-        if any(is_rtl(c.text) for s in self.segs for c in s.chars):
+        if n_rtl:
             joined: list[Char] = []  # segments are words apart, as in a left-to-right line
             for s in self.segs:
                 if joined:
@@ -64,7 +64,7 @@ class Line:
 
     @property
     def text(self) -> str:
-        return " ".join("".join(c.text for c in self.chars).split())
+        return " ".join("".join([c.text for c in self.chars]).split())
 
     @property
     def visible(self) -> list[Char]:
@@ -74,14 +74,13 @@ class Line:
     def size(self) -> float:
         """The median size of the line's glyphs; of its prose glyphs when it has both: inline
         code set smaller (``Set x_2 first.``) does not make the line a smaller one."""
-        vis = self.visible
-        prose = [c for c in vis if not c.mono]
-        sizes = sorted(c.size for c in (prose or vis))
+        sizes = sorted([c.size for c in self.chars if not c.mono and c.text.strip()]) or sorted(
+            [c.size for c in self.chars if c.text.strip()])
         return sizes[len(sizes) // 2] if sizes else 0.0
 
     @property
     def baseline(self) -> float:
-        base = sorted(c.baseline for c in self.visible)
+        base = sorted([c.baseline for c in self.chars if c.text.strip()])
         return base[len(base) // 2] if base else self.bottom
 
     @property

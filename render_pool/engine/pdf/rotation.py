@@ -31,12 +31,13 @@ def text_direction(textpage: pdfium.PdfTextPage) -> int:
     step = max(1, count // SAMPLE)
     votes = {0: 0, 90: 0, 180: 0, 270: 0}
     mat = pdfium_c.FS_MATRIX()
+    raw = textpage.raw  # the handle itself: the wrapper converts through a property per call
     for i in range(0, count, step):
-        code = pdfium_c.FPDFText_GetUnicode(textpage, i)
+        code = pdfium_c.FPDFText_GetUnicode(raw, i)
         if code <= 32 or code in (0xFFFE, 0xFFFF) or pdfium_c.FPDFText_IsGenerated(
-                textpage, i) == 1:
+                raw, i) == 1:
             continue
-        if not pdfium_c.FPDFText_GetMatrix(textpage, i, mat):
+        if not pdfium_c.FPDFText_GetMatrix(raw, i, mat):
             continue
         if abs(mat.a) >= abs(mat.b):
             votes[0 if mat.a > 0 else 180] += 1
