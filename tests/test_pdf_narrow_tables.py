@@ -14,6 +14,8 @@ import textwrap
 from collections.abc import Sequence
 
 from render_pool.engine.model import Paragraph, Table, Text
+from render_pool.engine.pdf.cell_words import _joined
+from render_pool.engine.pdf.chars import Char
 from render_pool.engine.pdf.reader import read_pdf
 from tests.pdf_fixtures import _pdf, _stream
 
@@ -218,3 +220,25 @@ def test_a_column_of_prose_beside_a_table_on_its_baselines_is_no_part_of_it() ->
     assert tables == [[list(row) for row in body]]
     text = " ".join(_text(b) for b in read_pdf(data).blocks if isinstance(b, Paragraph))
     assert "Our smoked pepper simmer this garlic for our fresh flour" in text
+
+
+def _line(text: str, x: float, baseline: float, size: float = 10.0) -> list[Char]:
+    step = size * 0.56
+    return [Char(ch, x + i * step, x + (i + 1) * step, baseline - size, baseline, baseline,
+                 size, False, False) for i, ch in enumerate(text)]
+
+
+def test_whole_numbers_of_one_width_stacked_in_a_narrow_cell_stay_two_numbers() -> None:
+    # a margin column of line numbers (a printer's proof: "16" over "17") is as narrow as its
+    # numbers, so the next number's first digit "would not have fitted": yet they are two
+    stacked = [_line("16", 10, 100), _line("17", 10, 112)]
+    assert [_text_of(line) for line in _joined(stacked, 11.3)] == ["16", "17"]
+    # a word cut for want of room is still joined, and so is a number cut unevenly
+    cut = [_line("Squa", 10, 100), _line("re", 10, 112)]
+    assert [_text_of(line) for line in _joined(cut, 22.5)] == ["Square"]
+    number = [_line("4455", 10, 100), _line("20", 10, 112)]
+    assert [_text_of(line) for line in _joined(number, 22.5)] == ["445520"]
+
+
+def _text_of(line: list[Char]) -> str:
+    return "".join(c.text for c in line)

@@ -5,8 +5,9 @@ longer fits ("Squa" / "re", "4,455" / ".20"). Such a piece is one word with the 
 both sit in the same cell on consecutive lines (one line pitch apart), the first piece is a
 single word fragment, and it fills the column's width: the next piece's first glyph would
 not have fitted beside it. No dictionary is asked; a line ending in a space or hyphen, a
-next line starting with a capital, or a number with decimals over a line starting with a
-digit (two values stacked in one cell, as papers print them) is left as it is.
+next line starting with a capital, a number with decimals over a line starting with a
+digit, or a whole number of two digits or more over one of as many (two values stacked in
+one cell, as papers and margins print them) is left as it is.
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ def _broken(above: list[Char], below: list[Char], column_width: float) -> bool:
         return False
     if first.text[:1].isdigit() and _DECIMALS.search("".join(c.text for c in top)):
         return False  # "0.955" over "0.955": two values in one cell, not one cut number
+    upper, lower = "".join(c.text for c in top), "".join(c.text for c in bottom)
+    # "16" over "17": numbers of one width stacked (line numbers, years); single digits in a
+    # one-glyph column are a number cut digit by digit
+    if upper.isdigit() and lower.isdigit() and len(upper) == len(lower) >= 2:
+        return False
     size = max(last.size, first.size, 1.0)
     pitch = first.baseline - last.baseline
     if not 0.6 * size <= pitch <= 1.8 * size:
