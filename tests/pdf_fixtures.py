@@ -17,6 +17,9 @@ import tempfile
 import zlib
 from pathlib import Path
 
+from render_pool.engine.model import Paragraph, Table, Text
+from render_pool.engine.pdf.reader import read_pdf
+
 DATA = Path(__file__).resolve().parent / "data" / "pdf"
 GENERATED = DATA / "generated"
 CHROMIUM = "/usr/bin/chromium"
@@ -379,3 +382,21 @@ def huge_image_pdf(width: int = 40_000, height: int = 40_000,
                 zlib.compress(b"\x00" * 1024)),
     ]
     return _pdf(objects)
+
+
+def plain_text(node: object) -> str:
+    """The text of a model node and everything under it, joined without separators."""
+    if isinstance(node, Text):
+        return node.text
+    return "".join(plain_text(k) for k in getattr(node, "children", None) or [])
+
+
+def table_texts(data: bytes) -> list[list[list[str]]]:
+    """Every table the PDF reader finds in ``data``: rows of cells, each cell's paragraphs
+    as one line of single-spaced text."""
+    return [
+        [[" ".join(" ".join(plain_text(b) for b in c.blocks if isinstance(b, Paragraph)).split())
+          for c in row.cells]
+         for row in block.rows]
+        for block in read_pdf(data).blocks if isinstance(block, Table)
+    ]

@@ -6,9 +6,7 @@ Every document is hand-written here (base-14 Helvetica, no tools needed).
 
 from __future__ import annotations
 
-from render_pool.engine.model import Paragraph, Table, Text
-from render_pool.engine.pdf.reader import read_pdf
-from tests.pdf_fixtures import _pdf, _stream
+from tests.pdf_fixtures import _pdf, _stream, table_texts
 
 WORDS = ("the station reported its figures for the year and the figures were checked by "
          "the board before they were printed here in the annual report of the society").split()
@@ -38,21 +36,6 @@ def _rule(x0: float, y0: float, x1: float, y1: float) -> bytes:
     return b"%.1f %.1f m %.1f %.1f l S\n" % (x0, y0, x1, y1)
 
 
-def _text(node: object) -> str:
-    if isinstance(node, Text):
-        return node.text
-    return "".join(_text(k) for k in getattr(node, "children", None) or [])
-
-
-def _tables(data: bytes) -> list[list[list[str]]]:
-    return [
-        [[" ".join(" ".join(_text(b) for b in c.blocks if isinstance(b, Paragraph)).split())
-          for c in row.cells]
-         for row in block.rows]
-        for block in read_pdf(data).blocks if isinstance(block, Table)
-    ]
-
-
 def _grid(x0: float, xs: list[float], top: float, rows: list[float]) -> bytes:
     """Rules of a grid: column rules at ``x0`` and ``xs``, row rules at ``top`` and
     ``rows``."""
@@ -72,7 +55,7 @@ def test_a_word_cut_inside_a_narrow_cell_is_one_word() -> None:
         ops += _at(75, y, first)
         if second:
             ops += _at(106, y, second)
-    tables = _tables(_page_pdf(bytes(ops)))
+    tables = table_texts(_page_pdf(bytes(ops)))
     assert tables == [[["Kind", "Note"], ["Square", "Area of the plot"],
                        ["Lot east", "Twelve acres"]]]
 
@@ -100,9 +83,8 @@ def test_a_ruled_table_in_the_right_column_takes_no_lines_of_the_left_column() -
              ("Plums", "30", "0.80"), ("Figs", "4", "5.20")]
     for (item, count, price), y in zip(cells, [554, 536, 518, 500, 482], strict=True):
         ops += _at(293, y, item) + _at(383, y, count) + _at(463, y, price)
-    tables = _tables(_page_pdf(bytes(ops)))
+    tables = table_texts(_page_pdf(bytes(ops)))
     assert tables == [[list(row) for row in cells]]
-
 
 
 def test_a_column_cut_letter_by_letter_keeps_its_rows_and_words() -> None:
@@ -125,7 +107,7 @@ def test_a_column_cut_letter_by_letter_keeps_its_rows_and_words() -> None:
                 ops += _at(x, y - 12 * k, line)
         y -= 12 * max(len(lines) for lines in row) + 4
     ops += _prose_lines(72, y - 20, 6, 40)
-    tables = _tables(_page_pdf(bytes(ops)))
+    tables = table_texts(_page_pdf(bytes(ops)))
     assert [row[0] for row in tables[0]] == ["No", "Net", "Overdue", "Due"]
     assert [row[2] for row in tables[0][1:]] == ["48", "3435", "17"]
 
@@ -160,7 +142,7 @@ def test_a_first_page_column_all_table_keeps_the_gutter_of_the_next_page() -> No
         y -= 12 * max(len(lines) for lines in row) + 4
     first = _prose_lines(72, 720, 40, 34) + bytes(ops)
     second = _prose_lines(72, 720, 40, 34) + _prose_lines(290, 720, 40, 40)
-    tables = _tables(_two_pages(first, second))
+    tables = table_texts(_two_pages(first, second))
     assert [[row[0] for row in table] for table in tables] == [["No"] + ["Overdue"] * 6]
 
 
@@ -180,5 +162,5 @@ def test_a_last_page_filling_its_first_columns_keeps_their_gutters() -> None:
                 ops += _at(x, y - 12 * k, line)
         y -= 12 * max(len(lines) for lines in row) + 4
     second = bytes(ops) + _prose_lines(245, 720, 30, 26)
-    tables = _tables(_two_pages(first, second))
+    tables = table_texts(_two_pages(first, second))
     assert [[row[0] for row in table][1:] for table in tables] == [["Overdue"] * 6]

@@ -13,11 +13,11 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from render_pool.engine.model import Paragraph, Table, Text
+from render_pool.engine.model import Paragraph
 from render_pool.engine.pdf.cell_words import _joined
 from render_pool.engine.pdf.chars import Char
 from render_pool.engine.pdf.reader import read_pdf
-from tests.pdf_fixtures import _pdf, _stream
+from tests.pdf_fixtures import _pdf, _stream, plain_text, table_texts
 
 # Helvetica's advance widths (per 1000 units of the font size) of the letters used here
 WIDTHS = {**dict.fromkeys("abdeghnopqu", 556), **dict.fromkeys("ijl", 222),
@@ -97,21 +97,6 @@ def _prose(x: float, y: float, count: int) -> tuple[bytes, float]:
     return bytes(ops), y
 
 
-def _text(node: object) -> str:
-    if isinstance(node, Text):
-        return node.text
-    return "".join(_text(k) for k in getattr(node, "children", None) or [])
-
-
-def _tables(data: bytes) -> list[list[list[str]]]:
-    return [
-        [[" ".join(" ".join(_text(b) for b in c.blocks if isinstance(b, Paragraph)).split())
-          for c in row.cells]
-         for row in block.rows]
-        for block in read_pdf(data).blocks if isinstance(block, Table)
-    ]
-
-
 def _rows(x: float, y: float, rows: Sequence[tuple[str, ...]], widths: tuple[float, ...],
           gap: float = 6.0) -> tuple[bytes, float]:
     """Table rows from ``y`` down at ``x``: each cell's text cut to its column's width
@@ -168,7 +153,7 @@ def test_a_table_cut_letter_by_letter_in_a_third_of_the_page_is_one_table() -> N
     ops += rest
     ops += _prose(398, y - 20, 12)[0]
     assert len(cut) > 4  # the words are cut as the issue shows
-    tables = _tables(_page_pdf(bytes(ops)))
+    tables = table_texts(_page_pdf(bytes(ops)))
     assert tables == [[
         ["Name", "Year", "Comment"],
         ["Liability", "12", BODY[0][2]],
@@ -191,7 +176,7 @@ def test_columns_holding_only_tables_keep_the_gutter_between_them() -> None:
     second = [("Item", "Rate", "Note"), ("Revenue", "4", "Deferred asset of the year."),
               ("Equity", "30", "Current revenue printed.")]
     ops += _rows(235, y - 10, first, WIDTHS_3)[0] + _rows(398, 700, second, WIDTHS_3)[0]
-    tables = _tables(_page_pdf(bytes(ops)))
+    tables = table_texts(_page_pdf(bytes(ops)))
     assert tables == [[list(row) for row in first], [list(row) for row in second]]
 
 
@@ -216,9 +201,9 @@ def test_a_column_of_prose_beside_a_table_on_its_baselines_is_no_part_of_it() ->
     right = b"".join(_at(317, 720 - PITCH * k, line) for k, line in enumerate(
         textwrap.wrap(" ".join([PROSE] * 6), 40)[:50]))
     data = _two_pages(left + right, table + b"".join(prose))
-    tables = _tables(data)
+    tables = table_texts(data)
     assert tables == [[list(row) for row in body]]
-    text = " ".join(_text(b) for b in read_pdf(data).blocks if isinstance(b, Paragraph))
+    text = " ".join(plain_text(b) for b in read_pdf(data).blocks if isinstance(b, Paragraph))
     assert "Our smoked pepper simmer this garlic for our fresh flour" in text
 
 
