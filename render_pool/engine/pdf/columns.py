@@ -189,14 +189,16 @@ def join_continued(found: list[TextTable], gutters: list[Gutter], segs: list[Seg
 
     def at_top(t: TextTable) -> bool:
         return not any(reach < t.top for reach, top in tops.get(column(t), ()) if top < t.top)
+    highest: dict[int, float] = {}  # per column, the top of its highest table
+    for t in order:
+        highest.setdefault(column(t), t.top)  # ``order`` runs top-down in each column
     out: list[TextTable] = []
     reached = -1  # the column the last table of ``out`` ends in
     for t in order:
         last = out[-1] if out else None
         head = _repeats_head(last, t) if last is not None else 0
         if last is not None and column(t) == reached + 1 and head and not t.table.caption \
-                and at_top(t) \
-                and not any(column(o) == column(t) and o.top < t.top for o in order):
+                and at_top(t) and highest[column(t)] >= t.top:
             _append_rows(last.table, t.table.rows[head:], lexicon)
             last.used |= t.used
         else:
