@@ -4,10 +4,12 @@ A cell narrower than a word gets the word cut without a hyphen where the next le
 longer fits ("Squa" / "re", "4,455" / ".20"). Such a piece is one word with the next when
 both sit in the same cell on consecutive lines (one line pitch apart), the first piece is a
 single word fragment, and it fills the column's width: the next piece's first glyph would
-not have fitted beside it. No dictionary is asked; a line ending in a space or hyphen, a
-next line starting with a capital, a number with decimals over a line starting with a
-digit, or a whole number of two digits or more over one of as many (two values stacked in
-one cell, as papers and margins print them) is left as it is.
+not have fitted beside it. Where the widths allow both readings, the words of the
+document's own running text decide (:func:`words_of`, :func:`_choose`); no outside
+dictionary is asked. A line ending in a space or hyphen, a next line starting with a
+capital, a number with decimals over a line starting with a digit, or a whole number of two
+digits or more over one of as many (two values stacked in one cell, as papers and margins
+print them) is left as it is.
 """
 
 from __future__ import annotations
