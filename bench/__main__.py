@@ -7,8 +7,9 @@ import importlib
 import sys
 
 SECTIONS = ["auth", "render", "archives", "convert", "jobs", "hostile", "ocr", "html_paths",
-            "chunks", "request_cost", "scale", "docx_speed", "generated", "office_recall",
-            "summary"]  # summary last: one table of the ratios the sections before it measured
+            "chunks", "request_cost", "scale", "docx_speed", "paged_ocr", "generated",
+            "office_recall", "summary"]
+# summary last: one table of the ratios the sections before it measured
 
 
 def main() -> int:

@@ -3,7 +3,7 @@
 Sections record their figures here as they run (:func:`record`); ``python -m bench``
 ends with this section, which prints them. Run alone (``just bench summary``), it first
 runs the sections whose figures are missing (request cost, Markdown to PDF warm/cold,
-cost against size), with ``--quick`` when asked.
+paged OCR, cost against size), with ``--quick`` when asked.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ class Figure:
 
 FIGURES: list[Figure] = []
 # the item of the issue -> the section that measures it
-SECTIONS = {"2": ("request_cost", "run"), "3": ("render", "run_ratio"), "5": ("scale", "run")}
+SECTIONS = {"2": ("request_cost", "run"), "3": ("render", "run_ratio"), "4": ("paged_ocr", "run"),
+            "5": ("scale", "run")}
 
 
 def record(item: str, name: str, value: float, goal: float, baseline: str, *,
