@@ -46,6 +46,27 @@ def _stream(dictionary: bytes, data: bytes) -> bytes:
         b"\nendstream"
 
 
+def text_pdf(pages: list[bytes], fonts: tuple[str, ...] = ("Helvetica", "Courier"),
+             size: tuple[int, int] = (612, 792), encoding: bytes = b"") -> bytes:
+    """A PDF of one page per content stream in ``pages`` (US Letter unless ``size``), the
+    standard Type 1 ``fonts`` named /F1, /F2, ... in order (``encoding``, such as
+    ``b"/WinAnsiEncoding"``, given to each)."""
+    named = b" ".join(
+        b"/F%d << /Type /Font /Subtype /Type1 /BaseFont /%s%s >>"
+        % (i, font.encode(), b" /Encoding " + encoding if encoding else b"")
+        for i, font in enumerate(fonts, start=1))
+    objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]
+    kids = []
+    for content in pages:
+        num = len(objects) + 1
+        kids.append(b"%d 0 R" % num)
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources "
+                       b"<< /Font << %s >> >> /Contents %d 0 R >>" % (*size, named, num + 1))
+        objects.append(_stream(b"", content))
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), len(pages))
+    return _pdf(objects)
+
+
 def scanned_pdf(pages: int = 2) -> bytes:
     """A PDF whose pages only hold a full-page raster image (like a scan): no text layer."""
     width, height = 120, 160

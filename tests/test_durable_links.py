@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import io
 import re
 import urllib.parse
-import zipfile
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,6 +21,7 @@ from tornado.testing import bind_unused_port
 
 from store import api_keys
 from store.storage_io import StorageIO
+from tests.archive_fixtures import zip_of
 from tests.conftest import docs_caller_company, post_form
 from tests.docx_fixtures import build_feature_docx
 from tests.pdf_fixtures import tiny_png
@@ -62,14 +61,6 @@ def links_made_a_day_ago(monkeypatch):
         return sign(self, *args, **kwargs)
 
     monkeypatch.setattr(Minio, "presigned_get_object", signed_earlier)
-
-
-def _zip(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, data in members.items():
-            z.writestr(name, data)
-    return buf.getvalue()
 
 
 def _ok(reply: Any) -> Any:
@@ -135,7 +126,7 @@ async def test_a_saved_result_opens_after_a_restart_and_past_the_presigned_lifet
 async def test_a_batch_link_and_the_links_inside_open_after_a_restart(
         api, storage_services, s3, links_made_a_day_ago, mongo_server, redis_server):
     data = _ok(await post_form(api, "/api/upload-archive", {"prefix": "kb"},
-                               {"file": ("site.zip", _zip(ARCHIVE))}))
+                               {"file": ("site.zip", zip_of(ARCHIVE))}))
     entry = next(f for f in data["files"] if f["source"] == "docs/guide.md")
     link = entry["storage_presigned_url"]
     reply = await _get(link)
@@ -161,7 +152,7 @@ async def test_a_batch_link_and_the_links_inside_open_after_a_restart(
 async def test_an_async_jobs_links_are_made_on_the_service_too(
         api, storage_services, s3, job_consumer, links_made_a_day_ago):
     job = _ok(await post_form(api, "/api/upload-archive", {"async": "true", "prefix": "job"},
-                              {"file": ("site.zip", _zip(ARCHIVE))}))["job_id"]
+                              {"file": ("site.zip", zip_of(ARCHIVE))}))["job_id"]
 
     async def ended() -> Any:
         state = _ok(await api.call("GET", f"/api/jobs/{job}"))
@@ -294,7 +285,7 @@ async def test_a_job_links_on_its_callers_address_not_on_a_later_requests(
     from tornado_app.documents.job_worker import JobWorker
 
     job = _ok(await post_form(api, "/api/upload-archive", {"async": "true", "prefix": "hosts"},
-                              {"file": ("site.zip", _zip(ARCHIVE))},
+                              {"file": ("site.zip", zip_of(ARCHIVE))},
                               headers={"Host": "docs.caller.test"}))["job_id"]
     await api.call("GET", "/api/jobs", headers={"Host": "evil.example"})
     worker = JobWorker(storage_services)

@@ -14,7 +14,6 @@ memory, and waits the real lifetime out.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import signal
@@ -23,12 +22,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.archive_fixtures import zip_of
 from tests.conftest import multipart
 from tests.docx_fixtures import build_feature_docx
 from tests.pdf_fixtures import tiny_png
@@ -124,14 +123,6 @@ def _open(url: str) -> tuple[int, bytes]:
         return exc.code, exc.read()
 
 
-def _zip(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buf.getvalue()
-
-
 def _storage_port(data: Path) -> int:
     """The built-in SeaweedFS's S3 port (kept in its data directory across restarts)."""
     ports = json.loads((data / "s3" / "ports.json").read_text("utf-8"))
@@ -163,7 +154,7 @@ def test_saved_and_batch_links_open_after_a_restart_and_past_the_presigned_lifet
         )
         made_at = time.monotonic()
         batch = _post_form(
-            port, token, "/api/upload-archive", {"prefix": "kb"}, "site.zip", _zip(ARCHIVE)
+            port, token, "/api/upload-archive", {"prefix": "kb"}, "site.zip", zip_of(ARCHIVE)
         )
         guide = next(f for f in batch["files"] if f["source"] == "docs/guide.md")
         # every link as each reader would get it, with what it opens to now

@@ -6,7 +6,7 @@ Every document is hand-written here (base-14 Helvetica, no tools needed).
 
 from __future__ import annotations
 
-from tests.pdf_fixtures import _pdf, _stream, table_texts
+from tests.pdf_fixtures import table_texts, text_pdf
 
 WORDS = ("the station reported its figures for the year and the figures were checked by "
          "the board before they were printed here in the annual report of the society").split()
@@ -14,17 +14,7 @@ WORDS = ("the station reported its figures for the year and the figures were che
 
 def _page_pdf(ops: bytes) -> bytes:
     """A one-page US Letter PDF drawing ``ops`` (F1 Helvetica, F2 Courier)."""
-    return _pdf(
-        [
-            b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> /Contents 4 0 R >>",
-            _stream(b"", ops),
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
-        ]
-    )
+    return text_pdf([ops])
 
 
 def _at(x: float, y: float, text: str, font: bytes = b"F1") -> bytes:
@@ -114,16 +104,7 @@ def test_a_column_cut_letter_by_letter_keeps_its_rows_and_words() -> None:
 
 def _two_pages(first: bytes, second: bytes) -> bytes:
     """A two-page US Letter PDF drawing ``first`` and ``second`` (F1 Helvetica, F2 Courier)."""
-    def page(contents: int) -> bytes:
-        return (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                b"/Resources << /Font << /F1 6 0 R /F2 7 0 R >> >> /Contents %d 0 R >>"
-                % contents)
-    return _pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
-                 b"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>",
-                 page(5), page(8), _stream(b"", first),
-                 b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-                 b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
-                 _stream(b"", second)])
+    return text_pdf([first, second])
 
 
 def test_a_first_page_column_all_table_keeps_the_gutter_of_the_next_page() -> None:

@@ -27,6 +27,7 @@ from render_pool.engine.pdf.flow_bullets import drawn_bullets
 from render_pool.engine.pdf.layout import Item, order_page
 from render_pool.engine.pdf.notes import place_notes, take_endnotes, take_notes
 from render_pool.engine.pdf.reader import read_pdf
+from tests.pdf_fixtures import text_pdf
 
 WIDTH, HEIGHT = 595, 842
 LEFT = 52.0
@@ -96,36 +97,8 @@ def _disc(x: float, top: float, d: float = 4.0) -> bytes:
 
 def _pdf(pages: list[bytes]) -> bytes:
     """A PDF of the given content streams: Helvetica as /F1, Courier /F2, Helvetica-Bold /F3."""
-    objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]
-    fonts = (
-        b"<< /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
-        b"/Encoding /WinAnsiEncoding >> /F2 << /Type /Font /Subtype /Type1 "
-        b"/BaseFont /Courier /Encoding /WinAnsiEncoding >> /F3 << /Type /Font /Subtype /Type1 "
-        b"/BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >> >>"
-    )
-    kids = []
-    for content in pages:
-        num = len(objects) + 1
-        kids.append(b"%d 0 R" % num)
-        objects.append(
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources "
-            b"<< /Font %s >> /Contents %d 0 R >>" % (WIDTH, HEIGHT, fonts, num + 1)
-        )
-        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), len(pages))
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for num, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % num + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return text_pdf(pages, ("Helvetica", "Courier", "Helvetica-Bold"), (WIDTH, HEIGHT),
+                    b"/WinAnsiEncoding")
 
 
 def _prose(top: float, lines: list[str]) -> bytes:

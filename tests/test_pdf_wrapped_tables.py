@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from render_pool.engine.model import Heading, Paragraph, Table, Text
 from render_pool.engine.pdf.reader import read_pdf
-from tests.pdf_fixtures import _pdf, _stream
+from tests.pdf_fixtures import text_pdf
 
 LINE = 12.0  # pitch of the lines of one cell
 ROW = 18.0  # pitch from the last line of a row to the next row (cell padding)
@@ -18,17 +18,7 @@ ROW = 18.0  # pitch from the last line of a row to the next row (cell padding)
 
 def _page_pdf(ops: bytes) -> bytes:
     """A one-page US Letter PDF drawing ``ops`` (F1 Helvetica, F2 Helvetica-Bold)."""
-    return _pdf(
-        [
-            b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> /Contents 4 0 R >>",
-            _stream(b"", ops),
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
-        ]
-    )
+    return text_pdf([ops], ("Helvetica", "Helvetica-Bold"))
 
 
 def _at(x: float, y: float, text: str, size: float = 10, font: str = "F1") -> bytes:

@@ -8,12 +8,11 @@ import dataclasses
 import io
 import json
 import tarfile
-import zipfile
 
 import pytest
 
 from store.storage_settings import SERVICE
-from tests.archive_fixtures import tgz_of
+from tests.archive_fixtures import tgz_of, zip_of
 from tests.conftest import DOCS_CALLER_COMPANY, docs_caller_company, post_form
 from tests.docx_fixtures import build_feature_docx
 from tests.local_http import download
@@ -25,14 +24,6 @@ from tornado_app.app import make_app
 @pytest.fixture
 def app(storage_services):
     return make_app(storage_services)
-
-
-def make_zip(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, data in members.items():
-            z.writestr(name, data)
-    return buf.getvalue()
 
 
 PNG = tiny_png()
@@ -59,7 +50,7 @@ def _ok(reply):
 
 async def test_upload_archive_uploads_assets_and_rewrites_links(api):
     data = _ok(await post_form(api, "/api/upload-archive", {"prefix": "proj"},
-                               {"file": ("site.zip", make_zip(ARCHIVE))}))
+                               {"file": ("site.zip", zip_of(ARCHIVE))}))
     assert data["count"] == 3
     entries = {e["source"]: e for e in data["files"]}
     guide = entries["docs/guide.md"]
@@ -86,7 +77,7 @@ async def test_upload_archive_uploads_assets_and_rewrites_links(api):
 
 async def test_same_asset_is_stored_once(api, storage_services):
     await post_form(api, "/api/upload-archive", {"prefix": "once"},
-                    {"file": ("a.zip", make_zip(ARCHIVE))})
+                    {"file": ("a.zip", zip_of(ARCHIVE))})
     store = await storage_services.storage.store(
         await docs_caller_company(storage_services))
     keys = [o.object_name for o in store.client.list_objects(
@@ -97,8 +88,8 @@ async def test_same_asset_is_stored_once(api, storage_services):
 
 
 @pytest.mark.parametrize("name,build,code", [
-    ("slip.zip", lambda: make_zip({"../../evil.md": b"x"}), 40004),
-    ("abs.zip", lambda: make_zip({"/etc/evil.md": b"x"}), 40004),
+    ("slip.zip", lambda: zip_of({"../../evil.md": b"x"}), 40004),
+    ("abs.zip", lambda: zip_of({"/etc/evil.md": b"x"}), 40004),
     ("notes.zip", lambda: b"this is not an archive", 40002),
 ])
 async def test_hostile_archives_refused(api, name, build, code):
@@ -145,7 +136,7 @@ async def test_link_map_rewrites_without_upload(api, storage_services):
     got = await api.call("GET", "/config/linkmap")
     assert got.body["map"] == {"img/logo.png": "https://cdn.example.com/logo.png"}
     data = _ok(await post_form(api, "/api/upload-archive", {"prefix": "lm"}, {
-        "file": ("a.zip", make_zip({"a.md": b"![l](img/logo.png)", "img/logo.png": PNG}))}))
+        "file": ("a.zip", zip_of({"a.md": b"![l](img/logo.png)", "img/logo.png": PNG}))}))
     entry = data["files"][0]
     assert entry["mappings"] == [{"from": "img/logo.png", "to": "https://cdn.example.com/logo.png"}]
     store = await storage_services.storage.store(
@@ -254,7 +245,7 @@ async def test_storage_failure_reports_clearly(api, storage_services, s3):
                                       "secret": "wrong-secret-value", "bucket": "nope"})
     await storage_services.storage.configs.set_active(SERVICE, broken)
     reply = await post_form(api, "/api/upload-archive", {},
-                            {"file": ("a.zip", make_zip({"a.md": b"# a", "b.md": b"# b"}))})
+                            {"file": ("a.zip", zip_of({"a.md": b"# a", "b.md": b"# b"}))})
     assert reply.body["code"] == 50201 and "storage failed after 0 of 2" in reply.body["msg"]
     assert reply.body["data"]["files"] == []
     reply = await post_form(api, "/api/convert", {"save": "true"},
@@ -266,7 +257,7 @@ async def test_staged_archives_expire(api, storage_services):
     from store.staging import purge_expired
 
     staged = _ok(await post_form(api, "/api/archive/stage", {},
-                                 {"file": ("s.zip", make_zip({"a.md": b"# a"}))}))
+                                 {"file": ("s.zip", zip_of({"a.md": b"# a"}))}))
     store = await storage_services.storage.store(
         await docs_caller_company(storage_services))
     names = [o.object_name for o in store.client.list_objects(
@@ -290,7 +281,7 @@ async def test_malformed_forms_and_keys_are_refused_not_crashed(api, s3):
         r = await post_form(api, "/proxy/download", {"key": key})
         assert r.status == 400 and r.body["error"] == "bad object key"
     r = await post_form(api, "/api/upload-archive", {"prefix": "a\x01b"},
-                        {"file": ("a.zip", make_zip({"a.md": b"# a"}))})
+                        {"file": ("a.zip", zip_of({"a.md": b"# a"}))})
     assert r.body["code"] == 40001
     r = await post_form(api, "/config/storage/test", {
         "endpoint": s3.endpoint, "access": "a", "secret": "b", "bucket": "bkt", "region": "蠁"})

@@ -20,7 +20,7 @@ import docx
 import pytest
 
 from store.stored_content import OPAQUE, StoredForm, attachment, stored_form
-from tests.archive_fixtures import tgz_of
+from tests.archive_fixtures import tgz_of, zip_of
 from tests.conftest import DOCS_CALLER_COMPANY, docs_caller_company, post_form
 from tests.docx_fixtures import PNG_1PX
 from tests.waiting import eventually
@@ -195,14 +195,6 @@ ARCHIVE = {
 }
 
 
-def _zip(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, data in members.items():
-            z.writestr(name, data)
-    return buf.getvalue()
-
-
 def _check_batch(files: list[dict]) -> None:
     entries = {e["source"]: e for e in files}
     doc = entries["doc.md"]
@@ -223,7 +215,7 @@ def _check_batch(files: list[dict]) -> None:
 
 async def test_archive_markdown_and_html_assets(api):
     data = _ok(await post_form(api, "/api/upload-archive", {"prefix": "site"},
-                               {"file": ("site.zip", _zip(ARCHIVE))}))
+                               {"file": ("site.zip", zip_of(ARCHIVE))}))
     _check_batch(data["files"])
 
 
