@@ -72,6 +72,8 @@ Entry = BlockEntry | AnchorEntry | CodeEntry | QuoteEntry | ItemEntry
 def assemble(entries: list[Entry], bookmark_heading: dict[str, str]) -> list[Block]:
     """The blocks of ``entries``; a bookmark before a heading is recorded in
     ``bookmark_heading`` (bookmark name -> heading anchor) for internal links."""
+    if len(entries) == 1 and type(entries[0]) is BlockEntry:  # a cell's or note's paragraph
+        return [entries[0].block]
     out: list[Block] = []
     stack: list[tuple[int, str, ListBlock]] = []
     anchors: list[str] = []

@@ -30,7 +30,7 @@ from render_pool.engine.docx.entries import (
 from render_pool.engine.docx.omml import omml_to_latex
 from render_pool.engine.docx.package import NS, Package
 from render_pool.engine.docx.styles import Style, first_children, is_mono_font, on
-from render_pool.engine.docx.tables import read_table
+from render_pool.engine.docx.tables import first_child, read_table
 from render_pool.engine.model import (
     Anchor,
     Block,
@@ -99,22 +99,6 @@ def _local(el: Any) -> str:
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
-def _first(el: etree._Element, tag: str) -> etree._Element | None:
-    """``el.find(tag)`` for one plain tag: the first such child. A loop over the children
-    costs a fraction of ``find``, which goes through lxml's path machinery on every call
-    (the properties it looks for are the first child by the schema's order, so that child
-    is tried alone first: ``el[0]`` makes one element, an iterator more work)."""
-    if not len(el):
-        return None
-    first = el[0]
-    if first.tag == tag:
-        return first
-    for child in el:
-        if child.tag == tag:
-            return child
-    return None
-
-
 _PARA_PROPS = frozenset({_WPSTYLE, _WOUTLINE, _WNUMPR})
 
 
@@ -149,6 +133,8 @@ def _plain_inlines(segs: list[Seg], heading: bool) -> list[Inline] | None:
     (adjacent texts joined, empty ones dropped, tabs as spaces, edges trimmed) without
     grouping by every format and link. A heading's bold counts as no format, and a note
     reference, bookmark or formula carries none (see ``DocxReader._clean_segs``)."""
+    if len(segs) == 1:  # most plain paragraphs: their runs joined into one text
+        return _plain_text_only(segs[0], heading)
     out: list[Inline] = []
     texts: list[str] = []
     for s in segs:
@@ -169,6 +155,26 @@ def _plain_inlines(segs: list[Seg], heading: bool) -> list[Inline] | None:
     if texts:
         _add_joined(out, texts)
     return _trimmed(out)
+
+
+def _plain_text_only(seg: Seg, heading: bool) -> list[Inline] | None:
+    """:func:`_plain_inlines` of a paragraph of one segment, without its lists: a text
+    without format or link trimmed (tabs as spaces; nothing when blank), the one inline
+    that carries no format, or None (the general tree)."""
+    node = seg.node
+    if seg.link is not None:
+        return None
+    if type(node) is Text:
+        if seg.fmt and not (heading and seg.fmt == _BOLD):
+            return None
+        text = node.text
+        if "\t" in text:
+            text = text.replace("\t", " ")
+        text = text.strip()
+        return [Text(text)] if text else []
+    if type(node) is Code or (seg.fmt and not isinstance(node, NoteRef | Anchor | Math)):
+        return None
+    return [node]
 
 
 def _trimmed(nodes: list[Inline]) -> list[Inline]:
@@ -425,7 +431,7 @@ class DocxReader:
 
     def _paragraph(self, p: etree._Element, entries: list[Entry]) -> None:
         kids = p[:]  # the children, once: the properties and the inline walk both need them
-        ppr = kids[0] if kids and kids[0].tag == _WPPR else _first(p, _WPPR)
+        ppr = kids[0] if kids and kids[0].tag == _WPPR else first_child(p, _WPPR)
         pkids = _para_props(ppr) if ppr is not None else _NO_KIDS
         style = self._para_style(pkids)
         state = ParaState()
@@ -519,8 +525,8 @@ class DocxReader:
         if numpr is None and (style is None or not style.num_id):
             return None, 0  # most paragraphs: no numbering, direct or by style
         if numpr is not None:
-            num_id = _wval(_first(numpr, _WNUMID))
-            lv = _wval(_first(numpr, _WILVL))
+            num_id = _wval(first_child(numpr, _WNUMID))
+            lv = _wval(first_child(numpr, _WILVL))
             if lv is not None:
                 try:
                     ilvl = int(lv)
@@ -631,12 +637,13 @@ class DocxReader:
         for c in el[:] if kids is None else kids:  # lxml's list: cheaper than its iterator
             tag = c.tag
             if tag == _WR:  # most children are runs
-                kids = c[:]
-                if len(kids) == 1 and kids[0].tag == _WT and not state.fields:
-                    # a text alone, without properties (most runs): what _run does of it
-                    _add_text(state, kids[0].text or "", _NO_FMT, None)
-                else:
-                    self._run(c, state, pstyle, kids)
+                if len(c) == 1 and not state.fields:  # len: no list, no proxy per child
+                    t = c[0]
+                    if t.tag == _WT:
+                        # a text alone, without properties (most runs): what _run does of it
+                        _add_text(state, t.text or "", _NO_FMT, None)
+                        continue
+                self._run(c, state, pstyle)
                 continue
             if tag == _WPPR or not isinstance(tag, str):
                 continue  # a paragraph's properties: read by _paragraph
@@ -812,11 +819,9 @@ class DocxReader:
             fmt.add("code")
         return frozenset(fmt), font
 
-    def _run(self, r: etree._Element, state: ParaState, pstyle: Style | None,
-             kids: list[etree._Element] | None = None) -> None:
-        """The segments of run ``r`` (``kids``: its children, when the caller has them)."""
-        if kids is None:
-            kids = r[:]  # lxml's list: a fraction of list(r) or a Python loop's iterator
+    def _run(self, r: etree._Element, state: ParaState, pstyle: Style | None) -> None:
+        """The segments of run ``r``."""
+        kids = r[:]  # lxml's list: a fraction of list(r) or a Python loop's iterator
         rpr = None
         if kids:
             if kids[0].tag == _WRPR:  # where the schema puts it

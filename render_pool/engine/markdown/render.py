@@ -60,6 +60,7 @@ __all__ = ["MarkdownRenderer", "pipe_ok"]
 
 # ----------------------------------------------------------------- inline helpers
 _FORMATS = (Emph, Strong, Strike)
+_FORMATS_OR_LINK = (*_FORMATS, Link)
 # "&" that a CommonMark parser (entity with ";") or a browser (numeric, even without ";")
 # would decode inside a destination
 _DEST_AMP = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]{1,31};)")
@@ -122,6 +123,8 @@ def _normalize(nodes: list[Inline], active: frozenset[type] = frozenset()) -> li
             out.append(node)
         elif isinstance(node, _FORMATS) and type(node) in active:
             out.extend(_normalize(node.children, active))
+        elif isinstance(node, _FORMATS_OR_LINK) and _one_trimmed_text(node.children):
+            out.append(node)  # what the branches below make of it: an equal node
         elif isinstance(node, _FORMATS):
             kids = _normalize(node.children, active | {type(node)})
             lead, kids, trail = _trim_edges(kids)
@@ -152,6 +155,16 @@ def _normalize(nodes: list[Inline], active: frozenset[type] = frozenset()) -> li
             merged.append(node)
             prev = node
     return merged
+
+
+def _one_trimmed_text(children: list[Inline]) -> bool:
+    """Whether ``children`` is one text, not empty, with no space at either end (most
+    emphasis and links): :func:`_normalize` leaves such a node as it is, unless it is nested
+    in the same emphasis."""
+    if len(children) != 1 or type(children[0]) is not Text:
+        return False
+    text = children[0].text
+    return bool(text) and not text[0].isspace() and not text[-1].isspace()
 
 
 def _blank_edge(node: Inline) -> bool:
