@@ -13,7 +13,9 @@ Keys (all under ``PREFIX``):
 
 Validating a request is one round trip: a Lua script reads the session, the cached
 profile (with what is left of its life) and both versions together. A warm request needs
-no MongoDB read at all; ``tornado_app.auth.profiles`` refills the cache.
+no MongoDB read at all; ``tornado_app.auth.profiles`` refills the cache. The scripts run on
+every request go down one connection shared by all requests (``store.redis_pipe``), not
+through the client's pool, whose own work per command cost more than the script.
 """
 
 from __future__ import annotations
@@ -23,8 +25,14 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+
+from store.redis_pipe import Arg, RedisPipe
 
 PREFIX = "ds:"
 
@@ -110,6 +118,37 @@ class SessionStore:
         self._validate = redis.register_script(_VALIDATE)
         self._fill = redis.register_script(_FILL)
         self._profile = redis.register_script(_PROFILE)
+        self._pipe = RedisPipe.for_client(redis)
+
+    async def _run(self, script: AsyncScript, keys: list[str], args: tuple[Arg, ...] = ()
+                   ) -> Any:
+        """Run a registered script through the shared connection (by its digest, sending
+        its text once when Redis does not know it yet), or the pool when there is none. The
+        scripts run here only read, so one that met a lost connection is sent once more (on
+        a new one), as the pool's client retries."""
+        if self._pipe is None:
+            return await script(keys=keys, args=list(args))
+        try:
+            return await self._script_call(self._pipe, script, keys, args)
+        except RedisConnectionError:
+            return await self._script_call(self._pipe, script, keys, args)
+
+    @staticmethod
+    async def _script_call(pipe: RedisPipe, script: AsyncScript, keys: list[str],
+                           args: tuple[Arg, ...]) -> Any:
+        try:
+            return await pipe.call("EVALSHA", script.sha, len(keys), *keys, *args)
+        except ResponseError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+        source = script.script
+        text = source if isinstance(source, str) else bytes(source)
+        return await pipe.call("EVAL", text, len(keys), *keys, *args)
+
+    def close(self) -> None:
+        """Close the shared connection (the pool is the client's to close)."""
+        if self._pipe is not None:
+            self._pipe.close()
 
     async def create(self, user_id: int, company_id: int) -> str:
         """Start a session; returns its token (UUID4). Prunes the user's stale tokens."""
@@ -139,7 +178,7 @@ class SessionStore:
 
     async def lookup(self, token: str) -> SessionInfo | None:
         """Resolve a token (already checked to be a canonical UUID) in one round trip."""
-        raw = await self._validate(keys=[f"{PREFIX}sess:{token}"], args=[PREFIX])
+        raw = await self._run(self._validate, [f"{PREFIX}sess:{token}"], (PREFIX,))
         if not raw:
             return None
         # one JSON string rather than a ten-element reply: far cheaper to parse
@@ -152,8 +191,9 @@ class SessionStore:
         """The cached role and status of a user without a session (an API key's owner), in
         one round trip: ``role`` is empty on a miss; the versions let
         ``tornado_app.auth.profiles`` refill the entry exactly as for a session."""
-        raw = await self._profile(keys=[f"{PREFIX}perm:{user_id}", f"{PREFIX}permv:{user_id}",
-                                        f"{PREFIX}compv:{company_id}"])
+        raw = await self._run(self._profile, [f"{PREFIX}perm:{user_id}",
+                                              f"{PREFIX}permv:{user_id}",
+                                              f"{PREFIX}compv:{company_id}"])
         role, status, version, cv, ttl = json.loads(raw)
         return SessionInfo("", user_id, company_id, 0.0, role, status, version,
                            company_version=cv, profile_ttl_ms=int(ttl))

@@ -62,12 +62,19 @@ async def test_warm_me_reads_no_mongodb_and_makes_one_redis_call(api, services, 
                                                                monkeypatch):
     from redis.asyncio.connection import AbstractConnection as Connection
 
+    from store.redis_pipe import RedisPipe
+
     sends: list[int] = []
     real_send = Connection.send_packed_command
+    real_call = RedisPipe.call
 
     async def counting_send(self, command, check_health=True):
         sends.append(1)
         return await real_send(self, command, check_health)
+
+    async def counting_call(self, *args):  # the connection requests share
+        sends.append(1)
+        return await real_call(self, *args)
 
     uid = await add_user(services, "ACME", "alice", role="ADMIN", real_name="Alice A")
     listener = Commands()
@@ -81,6 +88,7 @@ async def test_warm_me_reads_no_mongodb_and_makes_one_redis_call(api, services, 
         listener.names.clear()
         before = await redis_calls(services.redis)
         monkeypatch.setattr(Connection, "send_packed_command", counting_send)
+        monkeypatch.setattr(RedisPipe, "call", counting_call)
         for _ in range(20):
             r = await me(api, token)
             assert r.body == {"code": "SUCCESS", "data": {

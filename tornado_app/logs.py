@@ -5,6 +5,7 @@ stderr is not a terminal), short coloured lines for people (when it is); ``LOG_F
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import logging
 import sys
@@ -14,7 +15,24 @@ from typing import Any
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
 _STANDARD = set(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
+_NOT_EXTRA = _STANDARD | {"request_id"}
 _SECRET_WORDS = ("password", "secret", "token", "authorization", "passwordhash")
+_ENCODER = json.JSONEncoder(ensure_ascii=False)  # what json.dumps would build per line
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_name(key: str) -> bool:
+    """An extra field whose name suggests a secret (its value is logged as ``****``). The
+    names are the code's own (``extra=`` keys), so the answers are kept: one line of the
+    access log would otherwise test each of its fields against every word again."""
+    lowered = key.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+@functools.lru_cache(maxsize=8)
+def _utc_second(second: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS`` of a Unix second (the lines of one second share it)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
 
 
 class JsonFormatter(logging.Formatter):
@@ -25,30 +43,29 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "ts": f"{_utc_second(int(record.created))}.{int(record.msecs):03d}Z",
             "level": record.levelname,
             "logger": record.name,
             "msg": record.getMessage(),
             "request_id": getattr(record, "request_id", None) or request_id_var.get(),
         }
         for key, value in vars(record).items():
-            if key in _STANDARD or key == "request_id":
+            if key in _NOT_EXTRA:
                 continue
-            if any(w in key.lower() for w in _SECRET_WORDS):
+            if _secret_name(key):
                 value = "****"
             out[key] = value if isinstance(value, (int, float, bool, type(None))) else str(value)
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
-        return json.dumps(out, ensure_ascii=False)
+        return _ENCODER.encode(out)
 
 
 def _extras(record: logging.LogRecord) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in vars(record).items():
-        if key in _STANDARD or key == "request_id":
+        if key in _NOT_EXTRA:
             continue
-        out[key] = "****" if any(w in key.lower() for w in _SECRET_WORDS) else value
+        out[key] = "****" if _secret_name(key) else value
     return out
 
 

@@ -56,6 +56,7 @@ class Services:
             await closer()
         if self.pool is not None:
             self.pool.close(wait=False)
+        self.sessions.close()
         await self.redis.aclose()
         self.mongo_client.close()
         self.passwords.close()
