@@ -59,9 +59,13 @@ def images_field(fields: dict[str, str]) -> str:
     return choice_field(fields, "images", IMAGE_MODES, "")
 
 
-def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes]]
-                       ) -> tuple[str, str]:
-    """(export, engine) of a ``/api/convert`` form; 40001/40002 when invalid."""
+CheckedForm = tuple[str, str, jobs.ConvertOptions]  # (export, engine, options) of a form
+
+
+def checked_form(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> CheckedForm:
+    """(export, engine, options) of a ``/api/convert`` form, every field checked once;
+    40001/40002 when invalid. Why one call: the request checked its form, then converted it
+    with :func:`convert_form`, which checked it again and built the options a third time."""
     upload = files.get("file")
     source_url = (fields.get("source_url") or "").strip()
     if bool(upload) == bool(source_url):
@@ -72,7 +76,13 @@ def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes
                                f"reads {', '.join(sorted(CONVERT_FIELDS))}")
     export = choice_field(fields, "export", list(jobs.EXPORTS), "markdown")
     engine = choice_field(fields, "engine", list(jobs.ENGINES), "word2markdown")
-    form_options(fields)
+    return export, engine, form_options(fields)
+
+
+def check_convert_form(fields: dict[str, str], files: dict[str, tuple[str, bytes]]
+                       ) -> tuple[str, str]:
+    """(export, engine) of a ``/api/convert`` form; 40001/40002 when invalid."""
+    export, engine, _ = checked_form(fields, files)
     return export, engine
 
 
@@ -142,7 +152,12 @@ def form_options(fields: dict[str, str]) -> jobs.ConvertOptions:
 def conversion_options(fields: dict[str, str], settings: Settings) -> jobs.ConvertOptions:
     """:func:`form_options` with the service's reader limits of ``settings``: one place, so
     the service and ``python -m tornado_app convert`` read documents alike."""
-    options = form_options(fields)
+    return with_service_limits(form_options(fields), settings)
+
+
+def with_service_limits(options: jobs.ConvertOptions, settings: Settings
+                        ) -> jobs.ConvertOptions:
+    """``options`` with the service's reader limits of ``settings``."""
     read = replace(
         options.read, max_cells=settings.sheet_max_cells,
         # below the job's own limit, so LibreOffice is stopped before the worker is
@@ -157,8 +172,16 @@ async def convert_form(svc: Services, company_id: str, fields: dict[str, str],
                        result_token: str | None = None) -> dict[str, Any]:
     """Convert a ``/api/convert`` form (the remote file fetched first); the answer's data.
     Shared by the request and its async job."""
-    export, engine = check_convert_form(fields, files)
-    options = conversion_options(fields, svc.settings)
+    return await convert_checked(svc, company_id, fields, files, checked_form(fields, files),
+                                 save=save, result_token=result_token)
+
+
+async def convert_checked(svc: Services, company_id: str, fields: dict[str, str],
+                          files: dict[str, tuple[str, bytes]], checked: CheckedForm, *,
+                          save: bool, result_token: str | None = None) -> dict[str, Any]:
+    """:func:`convert_form` of a form :func:`checked_form` has checked already."""
+    export, engine, form = checked
+    options = with_service_limits(form, svc.settings)
     upload = files.get("file")
     if upload:
         original, data = upload
@@ -174,13 +197,13 @@ async def convert_form(svc: Services, company_id: str, fields: dict[str, str],
 class ConvertHandler(UploadHandler):
     async def post(self) -> None:
         fields, files = await self.form()
-        export, _ = check_convert_form(fields, files)
+        checked = checked_form(fields, files)
         save = bool_field(fields, "save")
-        self.conversion = ("document", export)
+        self.conversion = ("document", checked[0])
         if bool_field(fields, "async"):
             from tornado_app.documents.async_requests import enqueue_form
 
             await enqueue_form(self, "convert", fields, files)
             return
-        self.success(await convert_form(self.services, self.company_id, fields, files,
-                                        save=save))
+        self.success(await convert_checked(self.services, self.company_id, fields, files,
+                                           checked, save=save))
