@@ -33,6 +33,9 @@ WRAP: dict[str, Callable[[list[Inline]], Inline]] = {
     "sup": Superscript}
 
 
+_FORMATS_FROM = [frozenset(ORDER[k:]) for k in range(len(ORDER) + 1)]  # left at level k
+
+
 @dataclass(slots=True)
 class Seg:
     """One piece of paragraph content with its formatting and enclosing link."""
@@ -95,11 +98,25 @@ def _peel(inner: list[Inline]) -> tuple[list[Inline], list[Inline], list[Inline]
     return lead, inner, trail
 
 
+def _leaf(seg: Seg) -> list[Inline]:
+    """What :func:`_build` makes of one segment with no format left to group by: its node
+    (a text in a typewriter face as code), nothing for an empty text."""
+    node = seg.node
+    if type(node) is Text:
+        if "code" in seg.fmt:
+            return [Code(node.text)]
+        return [node] if node.text else []
+    return [node]
+
+
 def _build(segs: list[Seg], k: int, present: frozenset[str]) -> list[Inline]:
     """The tree of ``segs`` from format ``ORDER[k]`` down. Levels whose format no segment
     of the paragraph carries (``present``) are skipped: grouping there yields one group and
     only joins texts again, which is what the extra :func:`merge_texts` at the leaves does
-    (a second pass joins Code pieces an empty Text kept apart; a third changes nothing)."""
+    (a second pass joins Code pieces an empty Text kept apart; a third changes nothing).
+    One segment none of whose formats is left (most groups) is a leaf at once."""
+    if len(segs) == 1 and not segs[0].fmt & _FORMATS_FROM[k]:
+        return _leaf(segs[0])
     start = k
     while k < len(ORDER) and ORDER[k] not in present:
         k += 1
@@ -117,18 +134,99 @@ def _build(segs: list[Seg], k: int, present: frozenset[str]) -> list[Inline]:
         inner = _build(segs[i:j] if i or j < end else segs, k + 1, present)
         i = j
         if has:
-            lead, inner, trail = _peel(inner)
-            out += lead
-            if inner:
-                out.append(WRAP[f](inner))
-            out += trail
+            _wrapped(out, inner, WRAP[f])
         else:
             out += inner
     return merge_texts(out)
 
 
+def _single_formats(segs: list[Seg]) -> list[str | None] | None:
+    """The one format of each segment (None for none), when every segment carries at most
+    one of :data:`ORDER`'s and no code: then the tree has one level of formats, which
+    :func:`_flat` builds without grouping level by level. None for any other paragraph (a
+    ``Code`` node too: joining code pieces may take :func:`_build`'s second pass)."""
+    keys: list[str | None] = []
+    for s in segs:
+        fmt = s.fmt
+        if type(s.node) is Code:
+            return None
+        if not fmt:
+            keys.append(None)
+        elif len(fmt) == 1:
+            (f,) = fmt
+            if f not in WRAP:
+                return None
+            keys.append(f)
+        else:
+            return None
+    return keys
+
+
+def _wrapped(out: list[Inline], inner: list[Inline], wrap: Callable[[list[Inline]], Inline]
+             ) -> None:
+    """``inner`` wrapped (by ``wrap``) onto ``out``, whitespace at its edges outside."""
+    lead, inner, trail = _peel(inner)
+    out += lead
+    if inner:
+        out.append(wrap(inner))
+    out += trail
+
+
+def _linked(out: list[Inline], children: list[Inline], link: tuple[str, str]) -> None:
+    """A link's ``children`` as a link to its target and title onto ``out``, whitespace at
+    their edges outside (nothing when there are none)."""
+    if children:
+        lead, inner, trail = _peel(children)
+        out += lead
+        if inner:
+            out.append(Link(inner, link[0], link[1]))
+        out += trail
+
+
+def _flat(segs: list[Seg], keys: list[str | None], start: int, end: int) -> list[Inline]:
+    """The inlines of ``segs[start:end]`` (one link's, or none's) whose formats are
+    ``keys`` (see :func:`_single_formats`): each run of segments of one format joined and
+    wrapped once; what :func:`_build` makes of them, as texts join the same at any level."""
+    out: list[Inline] = []
+    i = start
+    while i < end:
+        f = keys[i]
+        j = i + 1
+        while j < end and keys[j] == f:
+            j += 1
+        nodes = _leaf(segs[i]) if j == i + 1 else merge_texts([s.node for s in segs[i:j]])
+        if f is None:
+            out += nodes
+        else:
+            _wrapped(out, nodes, WRAP[f])
+        i = j
+    return merge_texts(out)  # a wrapped run's edge spaces join the texts beside it
+
+
+def _flat_inlines(segs: list[Seg], keys: list[str | None]) -> list[Inline]:
+    """:func:`build_inlines` of segments of one format each (``keys``): runs of one link,
+    each built by :func:`_flat`."""
+    out: list[Inline] = []
+    i, end = 0, len(segs)
+    while i < end:
+        link = segs[i].link
+        j = i + 1
+        while j < end and segs[j].link == link:
+            j += 1
+        children = _flat(segs, keys, i, j)
+        if link is None:
+            out += children
+        else:
+            _linked(out, children, link)
+        i = j
+    return merge_texts(out)
+
+
 def build_inlines(segs: list[Seg]) -> list[Inline]:
     """Nested inline nodes for a paragraph's segments (links outermost)."""
+    keys = _single_formats(segs)
+    if keys is not None:  # most paragraphs: no segment with two formats
+        return _flat_inlines(segs, keys)
     for s in segs:
         if s.link is not None:
             break
@@ -144,12 +242,8 @@ def build_inlines(segs: list[Seg]) -> list[Inline]:
         children = _build(members, 0, present)
         if link is None:
             out.extend(children)
-        elif children:
-            lead, inner, trail = _peel(children)
-            out += lead
-            if inner:
-                out.append(Link(inner, link[0], link[1]))
-            out += trail
+        else:
+            _linked(out, children, link)
     return merge_texts(out)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from lxml import etree
 
-from render_pool.engine.common.inlines import ParaState, Seg, build_inlines, strip_edges
+from render_pool.engine.common.inlines import ParaState, Seg, build_inlines
 from render_pool.engine.common.slugs import Slugger
 from render_pool.engine.docx import part_cache
 from render_pool.engine.docx.drawings import Drawings
@@ -81,6 +81,7 @@ _WR = _W + "r"
 _WT = _W + "t"
 _WRPR = _W + "rPr"
 _WPPR = _W + "pPr"
+_WHYPERLINK = _W + "hyperlink"
 # properties and marks that hold no content (those _collect_one passes over, by full tag)
 _NOT_CONTENT = frozenset(_W + local for local in (
     "tcPr", "sectPr", "bookmarkEnd", "proofErr", "tblPr", "tblGrid", "trPr"))
@@ -489,7 +490,7 @@ class DocxReader:
             segs = [Seg(s.node, s.fmt - {"code"}, s.link) for s in segs]
         inlines = _plain_inlines(segs, heading=False)
         if inlines is None:  # formats or links: the general tree
-            inlines = strip_edges(build_inlines(self._clean_segs(segs)))
+            inlines = _trimmed(build_inlines(self._clean_segs(segs)))  # its texts are joined
         checked = self._take_checkbox(inlines)
         # display math alone in a paragraph -> MathBlock
         maths = [n for n in inlines if type(n) is Math] if Math in map(type, inlines) else None
@@ -546,7 +547,7 @@ class DocxReader:
         bookmarks = [s.node.name for s in state.segs if isinstance(s.node, Anchor)]
         inlines = _plain_inlines(segs, heading=True)
         if inlines is None:
-            inlines = strip_edges(build_inlines(self._clean_segs(segs, heading=True)))
+            inlines = _trimmed(build_inlines(self._clean_segs(segs, heading=True)))
         if num_id is not None:
             _, values = self.numbering.advance(num_id, ilvl)
             label = self.numbering.label(num_id, ilvl, values).strip()
@@ -637,13 +638,26 @@ class DocxReader:
         for c in el[:] if kids is None else kids:  # lxml's list: cheaper than its iterator
             tag = c.tag
             if tag == _WR:  # most children are runs
-                if len(c) == 1 and not state.fields:  # len: no list, no proxy per child
+                size = len(c)  # len: no list, no proxy per child
+                if size == 1 and not state.fields:
                     t = c[0]
                     if t.tag == _WT:
                         # a text alone, without properties (most runs): what _run does of it
                         _add_text(state, t.text or "", _NO_FMT, None)
                         continue
+                elif size == 2 and not state.fields:
+                    t = c[1]
+                    if t.tag == _WT and (rpr := c[0]).tag == _WRPR:
+                        # properties and a text (most formatted runs): what _run does of it
+                        fmt, font = self._run_fmt(rpr)
+                        _add_text(state, t.text or "", fmt, font)
+                        continue
                 self._run(c, state, pstyle)
+                continue
+            if tag == _WHYPERLINK:  # most other children: what the branch below does
+                self._open_link(state, self._hyperlink_target(c))
+                self._inlines(c, state, pstyle)
+                state.links.pop()
                 continue
             if tag == _WPPR or not isinstance(tag, str):
                 continue  # a paragraph's properties: read by _paragraph
