@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from render_pool.engine.common.image_links import ImageResolver
 from render_pool.engine.common.slugs import Slugger, slugify
@@ -67,7 +70,14 @@ _DEST_AMP = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]{1,31};)")
 _LINE_START_NUM = re.compile(r"^(\d{1,9})([.)])")
 
 
+# the ASCII characters of Unicode categories P and S (most edges of emphasis are ASCII: no
+# look-up in the Unicode database for them)
+_ASCII_PUNCT = frozenset(string.punctuation)
+
+
 def _is_punct(ch: str) -> bool:
+    if ch < "\x80":
+        return ch in _ASCII_PUNCT
     return unicodedata.category(ch)[0] in "PS"
 
 
@@ -202,12 +212,9 @@ _HEADING = _Ctx(in_heading=True)
 _TABLE_CELL = _Ctx(in_table=True)
 
 
-@dataclass
-class _Delim:
-    mark: str  # "*", "**" or "~~"
-    tag: str  # HTML fallback tag
-    body: str
-
+# an emphasis run whose delimiters are chosen once its neighbours are known: (mark, HTML
+# fallback tag, body); a tuple, not a class, as one is made per emphasis run
+_Delim = tuple[str, str, str]
 
 _DELIMS: dict[type, tuple[str, str]] = {Emph: ("*", "em"), Strong: ("**", "strong"),
                                          Strike: ("~~", "del")}
@@ -233,6 +240,34 @@ def _flanks_ok(mark: str, body: str, before: str | None, after: str | None) -> b
     right_ok = not last.isspace() and (not _is_punct(last) or _is_space(after)
                                        or _is_punct(after))  # type: ignore[arg-type]
     return left_ok and right_ok
+
+
+def _place_emphasis(pieces: list[str | _Delim]) -> str:
+    """Join ``pieces``, each emphasis run between delimiters where CommonMark's flanking rules
+    let them match its neighbours (the last character written, the next piece's first),
+    else between HTML tags."""
+    out: list[str] = []
+    before: str | None = None  # the last character written so far
+    last = len(pieces) - 1
+    for i, piece in enumerate(pieces):
+        if isinstance(piece, str):
+            if piece:
+                out.append(piece)
+                before = piece[-1]
+            continue
+        mark, tag, body = piece
+        nxt = pieces[i + 1] if i < last else None
+        if isinstance(nxt, tuple):
+            after: str | None = nxt[0][0]
+        else:
+            after = nxt[0] if nxt else None
+        if _flanks_ok(mark, body, before, after):
+            out += (mark, body, mark)
+            before = mark[0]
+        else:
+            out += ("<", tag, ">", body, "</", tag, ">")
+            before = ">"
+    return "".join(out)
 
 
 def _code_span(text: str, in_table: bool) -> str:
@@ -305,8 +340,14 @@ def _escape_line_starts(text: str) -> str:
     return "\n".join([_escape_line_start(line) for line in text.split("\n")])
 
 
+# the characters a line must start with for _escape_line_start to change it
+_LINE_START_SPECIAL = frozenset("0123456789#+-=> \t")
+
+
 def _escape_line_start(line: str) -> str:
     """One line of :func:`_escape_line_starts`, its indentation dropped."""
+    if not line or line[0] not in _LINE_START_SPECIAL:  # most lines: as they are
+        return line
     line = line.lstrip(" \t")
     m = _LINE_START_NUM.match(line)
     if m:
@@ -336,80 +377,73 @@ class MarkdownRenderer:
     def inlines(self, nodes: list[Inline], ctx: _Ctx) -> str:
         if len(nodes) == 1 and type(nodes[0]) is Text:  # a plain paragraph or cell
             return _escape_text(nodes[0].text)
-        pieces: list[str | _Delim] = [self.inline(n, ctx) for n in _normalize(nodes)]
-        if _Delim not in map(type, pieces):  # no emphasis to place
+        writer = _INLINE_WRITERS.get  # a text, the most common node, is escaped here
+        pieces: list[str | _Delim] = [
+            _escape_text(n.text) if type(n) is Text else writer(type(n), _nothing)(self, n, ctx)
+            for n in _normalize(nodes)]
+        if tuple not in map(type, pieces):  # no emphasis to place
             return "".join(pieces)  # type: ignore[arg-type]  # all str: checked above
-        out = ""
-        for i, piece in enumerate(pieces):
-            if isinstance(piece, str):
-                out += piece
-                continue
-            nxt = pieces[i + 1] if i + 1 < len(pieces) else None
-            if isinstance(nxt, _Delim):
-                after: str | None = nxt.mark[0]
-            elif nxt:
-                after = nxt[0]
-            else:
-                after = None
-            before = out[-1] if out else None
-            if _flanks_ok(piece.mark, piece.body, before, after):
-                out += f"{piece.mark}{piece.body}{piece.mark}"
-            else:
-                out += f"<{piece.tag}>{piece.body}</{piece.tag}>"
-        return out
+        return _place_emphasis(pieces)
 
-    def inline(self, node: Inline, ctx: _Ctx) -> str | _Delim:
-        if isinstance(node, Text):
-            return _escape_text(node.text)
-        if isinstance(node, _FORMATS):
-            mark, tag = _DELIMS[type(node)]
-            return _Delim(mark, tag, self.inlines(node.children, ctx))
-        if isinstance(node, NoteRef):  # before the rarer kinds (no kind subclasses another)
-            return f"[^{self.notes.number(node.note_id)}]"
-        if isinstance(node, Underline):
-            return f"<u>{self.inlines(node.children, ctx)}</u>"
-        if isinstance(node, Subscript):
-            return f"<sub>{self.inlines(node.children, ctx)}</sub>"
-        if isinstance(node, Superscript):
-            return f"<sup>{self.inlines(node.children, ctx)}</sup>"
-        if isinstance(node, Code):
-            return _code_span(node.text, ctx.in_table)
-        if isinstance(node, Link):
-            if ctx.in_link:
-                return self.inlines(node.children, ctx)
-            inner = _Ctx(ctx.in_table, True, ctx.in_heading)
-            text = self.inlines(_strip_breaks(node.children), inner) or _escape_text(node.target)
-            if not is_safe_link(node.target):
-                return text
-            return (f"[{text}]({_link_dest(node.target, ctx.in_table)}"
-                    f"{_link_title(node.title, ctx.in_table)})")
-        if isinstance(node, Image):
-            src = self.resolve_image(node.src)
-            if not is_safe_image_src(src):
-                return _escape_text(node.alt)
-            return (f"![{_escape_text(node.alt)}]({_link_dest(src, ctx.in_table)}"
-                    f"{_link_title(node.title, ctx.in_table)})")
-        if isinstance(node, LineBreak):
-            if ctx.in_table:
-                return "<br>"
-            if ctx.in_heading:
-                return " "
-            return "\\\n"
-        if isinstance(node, Math):
-            tex = re.sub(r"\s*\n\s*", " ", node.tex.strip())
-            if not tex:
-                return ""
-            if ctx.in_table:
-                tex = tex.replace("|", "\\|")
-            return f"$${tex}$$" if node.display else f"${tex}$"
-        if isinstance(node, Anchor):
-            if not node.name or node.name in self.emitted_anchors:
-                return ""
-            self.emitted_anchors.add(node.name)
-            return f'<a id="{_attr(node.name)}"></a>'
-        if isinstance(node, Placeholder):
-            return _escape_text(placeholder_label(node.text))
-        return ""
+    def _format(self, node: Emph | Strong | Strike, ctx: _Ctx) -> _Delim:
+        mark, tag = _DELIMS[type(node)]
+        return (mark, tag, self.inlines(node.children, ctx))
+
+    def _note_ref(self, node: NoteRef, ctx: _Ctx) -> str:
+        return f"[^{self.notes.number(node.note_id)}]"
+
+    def _underline(self, node: Underline, ctx: _Ctx) -> str:
+        return f"<u>{self.inlines(node.children, ctx)}</u>"
+
+    def _subscript(self, node: Subscript, ctx: _Ctx) -> str:
+        return f"<sub>{self.inlines(node.children, ctx)}</sub>"
+
+    def _superscript(self, node: Superscript, ctx: _Ctx) -> str:
+        return f"<sup>{self.inlines(node.children, ctx)}</sup>"
+
+    def _code(self, node: Code, ctx: _Ctx) -> str:
+        return _code_span(node.text, ctx.in_table)
+
+    def _link(self, node: Link, ctx: _Ctx) -> str:
+        if ctx.in_link:
+            return self.inlines(node.children, ctx)
+        inner = _Ctx(ctx.in_table, True, ctx.in_heading)
+        text = self.inlines(_strip_breaks(node.children), inner) or _escape_text(node.target)
+        if not is_safe_link(node.target):
+            return text
+        return (f"[{text}]({_link_dest(node.target, ctx.in_table)}"
+                f"{_link_title(node.title, ctx.in_table)})")
+
+    def _image(self, node: Image, ctx: _Ctx) -> str:
+        src = self.resolve_image(node.src)
+        if not is_safe_image_src(src):
+            return _escape_text(node.alt)
+        return (f"![{_escape_text(node.alt)}]({_link_dest(src, ctx.in_table)}"
+                f"{_link_title(node.title, ctx.in_table)})")
+
+    def _line_break(self, node: LineBreak, ctx: _Ctx) -> str:
+        if ctx.in_table:
+            return "<br>"
+        if ctx.in_heading:
+            return " "
+        return "\\\n"
+
+    def _math(self, node: Math, ctx: _Ctx) -> str:
+        tex = re.sub(r"\s*\n\s*", " ", node.tex.strip())
+        if not tex:
+            return ""
+        if ctx.in_table:
+            tex = tex.replace("|", "\\|")
+        return f"$${tex}$$" if node.display else f"${tex}$"
+
+    def _anchor(self, node: Anchor, ctx: _Ctx) -> str:
+        if not node.name or node.name in self.emitted_anchors:
+            return ""
+        self.emitted_anchors.add(node.name)
+        return f'<a id="{_attr(node.name)}"></a>'
+
+    def _placeholder(self, node: Placeholder, ctx: _Ctx) -> str:
+        return _escape_text(placeholder_label(node.text))
 
     # ------------------------------------------------------------- blocks
     def blocks(self, blocks: list[Block], tight: bool = False) -> str:
@@ -417,7 +451,7 @@ class MarkdownRenderer:
         prev_list: ListBlock | None = None
         prev_char: dict[bool, str] = {}
         for b in blocks:
-            if isinstance(b, ListBlock):
+            if type(b) is ListBlock:
                 # two lists in a row would merge: switch the bullet/delimiter character
                 first, second = ("-", "*") if not b.ordered else (".", ")")
                 if prev_list is not None and prev_list.ordered == b.ordered:
@@ -427,53 +461,66 @@ class MarkdownRenderer:
                 prev_char[b.ordered] = ch
                 text = self.list_block(b, ch)
                 prev_list = b
+                if text and tight and out and not _can_interrupt(b):
+                    text = "\n" + text  # it could not interrupt the paragraph above
             else:
                 text = self.block(b)
                 if text:
                     prev_list = None
             if text:
-                if tight and out and isinstance(b, ListBlock) and not _can_interrupt(b):
-                    text = "\n" + text  # it could not interrupt the paragraph above
                 out.append(text)
         return ("\n" if tight else "\n\n").join(out)
 
     def block(self, node: Block) -> str:
-        if isinstance(node, Paragraph):
-            body = self.inlines(_strip_breaks(node.children), _BODY)
-            return _escape_line_starts(body).strip("\n")
-        if isinstance(node, Heading):
-            level = min(max(node.level, 1), 6)
-            body = self.inlines(_strip_breaks(node.children), _HEADING).strip()
-            if body.endswith("#"):
-                body = body[:-1] + "\\#"
-            anchor = ""
-            automatic = self.heading_ids.unique(slugify(plain_text(node.children)))
-            if node.anchor and node.anchor not in self.emitted_anchors:
-                self.emitted_anchors.add(node.anchor)
-                if node.anchor != automatic:
-                    anchor = f'<a id="{_attr(node.anchor)}"></a>'
-            return ("#" * level + " " + anchor + body).rstrip()
-        if isinstance(node, ListBlock):
-            return self.list_block(node, "." if node.ordered else "-")
-        if isinstance(node, Table):
-            return self.table(node)
-        if isinstance(node, CodeBlock):
-            text = node.text[:-1] if node.text.endswith("\n") else node.text
-            longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=0)
-            fence = "`" * max(3, longest + 1)
-            lang = re.sub(r"[`\s]", "", node.language)
-            return f"{fence}{lang}\n{text}\n{fence}" if text else f"{fence}{lang}\n{fence}"
-        if isinstance(node, BlockQuote):
-            inner = self.blocks(node.blocks)
-            return "\n".join("> " + line if line else ">" for line in inner.split("\n"))
-        if isinstance(node, HorizontalRule):
-            return "---"
-        if isinstance(node, MathBlock):
-            tex = node.tex.strip("\n")
-            return f"$$\n{tex}\n$$" if tex.strip() else ""
-        if isinstance(node, RawHtml):
-            return node.html.strip("\n")
-        return ""
+        write = _BLOCK_WRITERS.get(type(node))
+        return write(self, node) if write is not None else ""
+
+    def _paragraph(self, node: Paragraph) -> str:
+        children = node.children
+        if len(children) == 1 and type(children[0]) is Text:  # most paragraphs: one text
+            text = children[0].text
+            # what the general path makes of it: a blank text is dropped, an escaped text
+            # has no line break
+            return _escape_line_start(_escape_text(text)) if text.strip() else ""
+        body = self.inlines(_strip_breaks(children), _BODY)
+        return _escape_line_starts(body).strip("\n")
+
+    def _heading(self, node: Heading) -> str:
+        level = min(max(node.level, 1), 6)
+        body = self.inlines(_strip_breaks(node.children), _HEADING).strip()
+        if body.endswith("#"):
+            body = body[:-1] + "\\#"
+        anchor = ""
+        automatic = self.heading_ids.unique(slugify(plain_text(node.children)))
+        if node.anchor and node.anchor not in self.emitted_anchors:
+            self.emitted_anchors.add(node.anchor)
+            if node.anchor != automatic:
+                anchor = f'<a id="{_attr(node.anchor)}"></a>'
+        return ("#" * level + " " + anchor + body).rstrip()
+
+    def _list(self, node: ListBlock) -> str:
+        return self.list_block(node, "." if node.ordered else "-")
+
+    def _code_block(self, node: CodeBlock) -> str:
+        text = node.text[:-1] if node.text.endswith("\n") else node.text
+        longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=0)
+        fence = "`" * max(3, longest + 1)
+        lang = re.sub(r"[`\s]", "", node.language)
+        return f"{fence}{lang}\n{text}\n{fence}" if text else f"{fence}{lang}\n{fence}"
+
+    def _block_quote(self, node: BlockQuote) -> str:
+        inner = self.blocks(node.blocks)
+        return "\n".join("> " + line if line else ">" for line in inner.split("\n"))
+
+    def _rule(self, node: HorizontalRule) -> str:
+        return "---"
+
+    def _math_block(self, node: MathBlock) -> str:
+        tex = node.tex.strip("\n")
+        return f"$$\n{tex}\n$$" if tex.strip() else ""
+
+    def _raw_html(self, node: RawHtml) -> str:
+        return node.html.strip("\n")
 
     def list_block(self, node: ListBlock, ch: str) -> str:
         tight = is_tight_list(node.items)
@@ -488,7 +535,7 @@ class MarkdownRenderer:
         task = "" if item.checked is None else ("[x] " if item.checked else "[ ] ")
         blocks = item.blocks
         if len(blocks) == 1 and type(blocks[0]) is Paragraph:
-            body = self.block(blocks[0])  # most items: what blocks() makes of one paragraph
+            body = self._paragraph(blocks[0])  # most items: what blocks() makes of it
         else:
             body = self.blocks(blocks, tight=tight)
         if not body:
@@ -505,8 +552,12 @@ class MarkdownRenderer:
     def _pipe_cell(self, cell: TableCell) -> str:
         parts = []
         for b in cell.blocks:
-            if isinstance(b, Paragraph):
-                text = self.inlines(_strip_breaks(b.children), _TABLE_CELL).strip()
+            if type(b) is Paragraph:
+                kids = b.children
+                if len(kids) == 1 and type(kids[0]) is Text:  # most cells: one text
+                    text = _escape_text(kids[0].text).strip()  # blank: dropped by strip
+                else:
+                    text = self.inlines(_strip_breaks(kids), _TABLE_CELL).strip()
             elif isinstance(b, MathBlock):
                 tex = re.sub(r"\s*\n\s*", " ", b.tex.strip()).replace("|", "\\|")
                 text = f"$${tex}$$" if tex else ""
@@ -539,7 +590,7 @@ class MarkdownRenderer:
                 if id(cell) not in rendered:
                     rendered[id(cell)] = self._pipe_cell(cell)
                 cells.append(rendered[id(cell)])
-            lines.append("| " + " | ".join(c or " " for c in cells) + " |")
+            lines.append("| " + " | ".join([c or " " for c in cells]) + " |")
             if r == 0:
                 lines.append("|" + "|".join(["---"] * width) + "|")
         out = "\n".join(lines)
@@ -569,6 +620,31 @@ def _can_interrupt(node: ListBlock) -> bool:
     """CommonMark lets a list interrupt a paragraph only if it is bulleted or starts at 1."""
     first = node.items[0].blocks if node.items else []
     return (not node.ordered or node.start == 1) and bool(first)
+
+
+# how each kind of node is written (the model's node types have no subclasses: a look-up by
+# type, not a chain of isinstance tests); a text is written by MarkdownRenderer.inlines itself
+_INLINE_WRITERS: dict[type, Callable[[MarkdownRenderer, Any, _Ctx], str | _Delim]] = {
+    Emph: MarkdownRenderer._format,
+    Strong: MarkdownRenderer._format, Strike: MarkdownRenderer._format,
+    NoteRef: MarkdownRenderer._note_ref, Underline: MarkdownRenderer._underline,
+    Subscript: MarkdownRenderer._subscript, Superscript: MarkdownRenderer._superscript,
+    Code: MarkdownRenderer._code, Link: MarkdownRenderer._link, Image: MarkdownRenderer._image,
+    LineBreak: MarkdownRenderer._line_break, Math: MarkdownRenderer._math,
+    Anchor: MarkdownRenderer._anchor, Placeholder: MarkdownRenderer._placeholder,
+}
+_BLOCK_WRITERS: dict[type, Callable[[MarkdownRenderer, Any], str]] = {
+    Paragraph: MarkdownRenderer._paragraph, Heading: MarkdownRenderer._heading,
+    ListBlock: MarkdownRenderer._list, Table: MarkdownRenderer.table,
+    CodeBlock: MarkdownRenderer._code_block, BlockQuote: MarkdownRenderer._block_quote,
+    HorizontalRule: MarkdownRenderer._rule, MathBlock: MarkdownRenderer._math_block,
+    RawHtml: MarkdownRenderer._raw_html,
+}
+
+
+def _nothing(renderer: MarkdownRenderer, node: object, ctx: _Ctx) -> str:
+    """What a node of a kind the tables above do not know is written as: nothing."""
+    return ""
 
 
 def pipe_ok(table: Table) -> bool:
