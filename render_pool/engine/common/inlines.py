@@ -175,12 +175,7 @@ def _wrapped(out: list[Inline], inner: list[Inline], wrap: Callable[[list[Inline
 def _linked(out: list[Inline], children: list[Inline], link: tuple[str, str]) -> None:
     """A link's ``children`` as a link to its target and title onto ``out``, whitespace at
     their edges outside (nothing when there are none)."""
-    if children:
-        lead, inner, trail = _peel(children)
-        out += lead
-        if inner:
-            out.append(Link(inner, link[0], link[1]))
-        out += trail
+    _wrapped(out, children, lambda inner: Link(inner, link[0], link[1]))
 
 
 def _flat(segs: list[Seg], keys: list[str | None], start: int, end: int) -> list[Inline]:

@@ -244,7 +244,7 @@ def _extend_cell(into: TableCell, more: TableCell, lexicon: frozenset[str]) -> N
     ``into`` ends with and the one ``more`` starts with make a lexicon word."""
     if not more.blocks:
         return
-    head, tail = into.blocks[-1:] , more.blocks[0]
+    head, tail = into.blocks[-1:], more.blocks[0]
     if not head or not isinstance(head[0], Paragraph) or not isinstance(tail, Paragraph):
         into.blocks.extend(more.blocks)
         return
