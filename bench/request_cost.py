@@ -18,6 +18,7 @@ import contextlib
 import http.client
 import io
 import json
+import multiprocessing
 import os
 import shutil
 import statistics
@@ -270,14 +271,18 @@ def _timed(fn: Any, reps: int) -> list[float]:
 
 
 def in_process_steps(docs: dict[str, bytes], reps: int) -> dict[str, list[float]]:
-    """Per document the conversion alone and through the pool, and an empty pool job (s)."""
+    """Per document the conversion alone and through the pool, an empty pool job, and the
+    floor under it: an empty job's round trip through a bare single-worker
+    ``ProcessPoolExecutor``, by its ``submit`` and handed over directly as the pool does
+    (render_pool.runtime.pool._SlotExecutor) (s)."""
     from render_pool.engine import jobs
-    from render_pool.runtime.pool import RenderPool
+    from render_pool.runtime.pool import RenderPool, _SlotExecutor
 
     steps = {f"{name}: conversion in process": _timed(
         lambda data=data: jobs.convert_document(data, "markdown"), reps)
         for name, data in docs.items()}
     pool = RenderPool(2, memory_limit_mb=1500)
+    bare = _SlotExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
 
     async def timed_async(call: Any) -> list[float]:
         for _ in range(3):
@@ -290,8 +295,13 @@ def in_process_steps(docs: dict[str, bytes], reps: int) -> dict[str, list[float]
         return out
 
     async def pooled() -> dict[str, list[float]]:
-        out = {"pool round trip of an empty job": await timed_async(
-            lambda: pool.run(os.getpid, tenant="bench"))}
+        out = {
+            "bare executor round trip of an empty job, submit": await timed_async(
+                lambda: asyncio.wrap_future(bare.submit(os.getpid))),
+            "bare executor round trip of an empty job, handed over directly":
+                await timed_async(lambda: asyncio.wrap_future(bare.submit_direct(os.getpid))),
+            "pool round trip of an empty job": await timed_async(
+                lambda: pool.run(os.getpid, tenant="bench"))}
         for name, data in docs.items():
             out[f"{name}: conversion through the pool"] = await timed_async(
                 lambda data=data: pool.run(jobs.convert_document, data, "markdown",
@@ -302,6 +312,7 @@ def in_process_steps(docs: dict[str, bytes], reps: int) -> dict[str, list[float]
         steps.update(asyncio.run(pooled()))
     finally:
         pool.close()
+        bare.shutdown()
     return steps
 
 
