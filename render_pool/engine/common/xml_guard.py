@@ -173,17 +173,29 @@ def check_xml(data: bytes, where: str, *, strict: bool = False, html: bool = Fal
     entity references are not checked."""
     text = _markup(data, where)
     pos = 0
-    while (found := _DECLARATION.search(text, pos)) is not None:
+    # each scan starts with a byte search (memchr: a fraction of a regular expression's
+    # scan): a part without ``!`` holds no ``<!``, one without ``&`` no reference
+    while b"!" in text and (found := _DECLARATION.search(text, pos)) is not None:
         if found.group(1).upper() == b"ENTITY":
             raise CorruptDocument(f"{where} declares an entity (a DTD's <!ENTITY); refused.")
         pos = _doctype(text, found.end(), where, strict)
     if html:
         return
-    for ref in _REFERENCE.finditer(text):
-        if ref.group(1) not in _PREDEFINED:
+    _check_references(text, where)
+
+
+def _check_references(text: bytes, where: str) -> None:
+    """Refuse a reference to an entity other than the predefined ones. Each ``&`` is found
+    by a byte search and the reference read from there: a reference holds no other ``&``,
+    so these are the references a scan of the whole text finds, in the same order."""
+    at = text.find(b"&")
+    while at >= 0:
+        ref = _REFERENCE.match(text, at)
+        if ref is not None and ref.group(1) not in _PREDEFINED:
             name = ref.group(1)[:40].decode("utf-8", "replace")
             raise CorruptDocument(f"{where} refers to an undeclared entity (&{name};); "
                                   "refused.")
+        at = text.find(b"&", at + 1)
 
 
 def is_html_name(name: str) -> bool:

@@ -180,6 +180,28 @@ class Package:
             raise KeyError(name)
         return self.zip.read(info)
 
+    def stored_key(self, name: str) -> bytes | None:
+        """A digest of part ``name`` as stored in the zip, taken without unpacking it
+        (:meth:`BoundedZip.stored_key`): equal keys, equal bytes. None when the part is
+        absent or is not an ordinary entry."""
+        info = self._infos.get(name.lstrip("/").lower())
+        return None if info is None else self.zip.stored_key(info)
+
+    def size(self, name: str) -> int:
+        """The unpacked size the zip directory declares for part ``name`` (KeyError when
+        absent); :meth:`read` may find otherwise."""
+        info = self._infos.get(name.lstrip("/").lower())
+        if info is None:
+            raise KeyError(name)
+        return info.file_size
+
+    def read_known(self, name: str) -> bool:
+        """Count a read of part ``name`` whose bytes a cache knows by :meth:`stored_key`
+        (:meth:`BoundedZip.read_known`): True when :meth:`read` would succeed, its bytes
+        counted against the budget; False when it must be read to say what is wrong."""
+        info = self._infos.get(name.lstrip("/").lower())
+        return info is not None and self.zip.read_known(info)
+
     def xml(self, name: str) -> etree._Element | None:
         """Parsed XML of a part, or None when the part is absent."""
         key = name.lstrip("/").lower()
@@ -238,9 +260,10 @@ class Package:
             root = self.xml("[Content_Types].xml")
             if root is not None:
                 for el in root:
-                    if not isinstance(el.tag, str):
+                    tag = el.tag
+                    if not isinstance(tag, str):
                         continue
-                    local = etree.QName(el).localname
+                    local = tag.rpartition("}")[2]  # as rels(): no QName object per element
                     if local == "Default":
                         defaults[el.get("Extension", "").lower()] = el.get("ContentType", "")
                     elif local == "Override":

@@ -3,8 +3,11 @@
 Why: documents from one source (pandoc, a company template, Word's normal.dotm) carry the
 same ``styles.xml`` and ``numbering.xml`` byte for byte, and resolving a style sheet of a
 few hundred styles costs more than reading a short document's body. The key is a hash of
-the part's bytes, so a cached value is only ever used for the very bytes it was built from
-(which passed the XML guard when they were first parsed). Cached values are read-only: a
+the part as stored in the zip (its method, CRC, size and packed bytes: the same packed bytes
+unpack to the same bytes), so a cached value is only ever used for the very bytes it was
+built from (which passed the XML guard when they were first parsed), and a part seen before
+is neither unpacked nor hashed in full; its read still counts against the package's
+budget (:meth:`Package.read_known`). Cached values are read-only: a
 reader gets the resolved :class:`Styles` itself and a :class:`Numbering` of its own that
 shares the parsed definitions but keeps its own counters.
 """
@@ -28,20 +31,35 @@ _STYLES: dict[bytes, Styles] = {}
 _NUMBERING: dict[bytes, Numbering] = {}
 
 
+def _key(kind: bytes, body: bytes, salt: bytes) -> bytes:
+    """A cache key: ``kind`` keeps keys of the stored form and of the bytes apart."""
+    return hashlib.blake2b(body + salt, digest_size=20, person=kind).digest()
+
+
 def _cached(pkg: Package, name: str | None, build: Callable[[etree._Element | None], T],
             cache: dict[bytes, T], salt: bytes = b"") -> tuple[T, bytes]:
     """``build`` of the part ``name`` (None when absent) and the part's key; from ``cache``
-    when the same bytes were built before. The part is read once either way (the package's
-    size budget counts every read)."""
+    when the same bytes were built before. The key is taken from the part as stored in the
+    zip, so a part seen before is neither unpacked nor hashed in full (a Word style sheet
+    is 350 KB); its read is still counted against the package's budget, and a part whose
+    read would fail is read, to fail as it would have. A part that is not an ordinary zip
+    entry is keyed by its bytes."""
     if not name or not pkg.has(name):
         return build(None), b""
     if pkg.is_parsed(name):  # already read for another purpose: no second read
         return build(pkg.xml(name)), b""
+    stored = pkg.stored_key(name)
+    if stored is not None:
+        key = _key(b"stored", stored, salt)
+        found = cache.get(key)
+        if found is not None and pkg.read_known(name):
+            return found, key
     data = pkg.read(name)
-    key = hashlib.blake2b(data + salt, digest_size=20).digest()
-    found = cache.get(key)
-    if found is not None:
-        return found, key
+    if stored is None or len(data) != pkg.size(name):  # not the bytes the key promises
+        key = _key(b"bytes", data, salt)
+        found = cache.get(key)
+        if found is not None:
+            return found, key
     value = build(pkg.xml_from(name, data))
     if len(cache) >= MAX_ENTRIES:
         cache.clear()
@@ -57,7 +75,7 @@ def styles_for(pkg: Package, name: str | None) -> tuple[Styles, bytes]:
 def numbering_for(pkg: Package, name: str | None, styles: Styles, styles_key: bytes
                   ) -> Numbering:
     """A fresh :class:`Numbering` of part ``name`` (its list styles from ``styles``)."""
-    styles_num = {sid: st.num_id for sid, st in styles.by_id.items() if st.num_id}
+    styles_num = styles.numbered
 
     def build(root: etree._Element | None) -> Numbering:
         return Numbering(root, styles_num)

@@ -133,6 +133,9 @@ class Styles:
         self.by_id: dict[str, Style] = {}
         self.default_para: str | None = None
         self.default_font: str | None = None
+        # style id -> the numId its paragraphs are numbered by, for styles that number them
+        # (numbering style links resolve through it); kept with the cached style sheet
+        self.numbered: dict[str, str] = {}
         if root is None:
             return
         fonts = root.find(f"{_W}docDefaults/{_W}rPrDefault/{_W}rPr/{_W}rFonts")
@@ -180,6 +183,7 @@ class Styles:
         own = {sid: self._own(st) for sid, st in self.by_id.items()}
         for st in self.by_id.values():
             self._resolve(st, own)
+        self.numbered = {sid: st.num_id for sid, st in self.by_id.items() if st.num_id}
 
     @staticmethod
     def _own(c: Style) -> _Own:
