@@ -134,7 +134,7 @@ def _build(segs: list[Seg], k: int, present: frozenset[str]) -> list[Inline]:
         inner = _build(segs[i:j] if i or j < end else segs, k + 1, present)
         i = j
         if has:
-            _wrapped(out, inner, WRAP[f])
+            wrap_peeled(out, inner, WRAP[f])
         else:
             out += inner
     return merge_texts(out)
@@ -162,9 +162,10 @@ def _single_formats(segs: list[Seg]) -> list[str | None] | None:
     return keys
 
 
-def _wrapped(out: list[Inline], inner: list[Inline], wrap: Callable[[list[Inline]], Inline]
-             ) -> None:
-    """``inner`` wrapped (by ``wrap``) onto ``out``, whitespace at its edges outside."""
+def wrap_peeled(out: list[Inline], inner: list[Inline],
+                wrap: Callable[[list[Inline]], Inline]) -> None:
+    """``inner`` wrapped (by ``wrap``) onto ``out``, whitespace at its edges outside (also
+    what the DOCX reader's one-pass builder wraps with)."""
     lead, inner, trail = _peel(inner)
     out += lead
     if inner:
@@ -175,7 +176,7 @@ def _wrapped(out: list[Inline], inner: list[Inline], wrap: Callable[[list[Inline
 def _linked(out: list[Inline], children: list[Inline], link: tuple[str, str]) -> None:
     """A link's ``children`` as a link to its target and title onto ``out``, whitespace at
     their edges outside (nothing when there are none)."""
-    _wrapped(out, children, lambda inner: Link(inner, link[0], link[1]))
+    wrap_peeled(out, children, lambda inner: Link(inner, link[0], link[1]))
 
 
 def _flat(segs: list[Seg], keys: list[str | None], start: int, end: int) -> list[Inline]:
@@ -193,7 +194,7 @@ def _flat(segs: list[Seg], keys: list[str | None], start: int, end: int) -> list
         if f is None:
             out += nodes
         else:
-            _wrapped(out, nodes, WRAP[f])
+            wrap_peeled(out, nodes, WRAP[f])
         i = j
     return merge_texts(out)  # a wrapped run's edge spaces join the texts beside it
 

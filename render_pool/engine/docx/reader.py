@@ -15,7 +15,7 @@ from lxml import etree
 
 from render_pool.engine.common.inlines import ParaState, Seg, build_inlines
 from render_pool.engine.common.slugs import Slugger
-from render_pool.engine.docx import part_cache
+from render_pool.engine.docx import part_cache, simple_inlines
 from render_pool.engine.docx.drawings import Drawings
 from render_pool.engine.docx.entries import (
     AnchorEntry,
@@ -29,6 +29,7 @@ from render_pool.engine.docx.entries import (
 )
 from render_pool.engine.docx.omml import omml_to_latex
 from render_pool.engine.docx.package import NS, Package
+from render_pool.engine.docx.simple_inlines import trimmed
 from render_pool.engine.docx.styles import Style, first_children, is_mono_font, on
 from render_pool.engine.docx.tables import first_child, read_table
 from render_pool.engine.model import (
@@ -155,7 +156,7 @@ def _plain_inlines(segs: list[Seg], heading: bool) -> list[Inline] | None:
         out.append(node)
     if texts:
         _add_joined(out, texts)
-    return _trimmed(out)
+    return trimmed(out)
 
 
 def _plain_text_only(seg: Seg, heading: bool) -> list[Inline] | None:
@@ -176,25 +177,6 @@ def _plain_text_only(seg: Seg, heading: bool) -> list[Inline] | None:
     if type(node) is Code or (seg.fmt and not isinstance(node, NoteRef | Anchor | Math)):
         return None
     return [node]
-
-
-def _trimmed(nodes: list[Inline]) -> list[Inline]:
-    """``strip_edges`` of inlines whose texts are joined already (no two texts side by
-    side, so at most one blank text goes at each end), in place; a text is made anew only
-    when trimming changes it."""
-    if nodes and type(nodes[0]) is Text and not nodes[0].text.strip():
-        del nodes[0]
-    if nodes and type(nodes[-1]) is Text and not nodes[-1].text.strip():
-        del nodes[-1]
-    if nodes and type(nodes[0]) is Text:
-        text = nodes[0].text
-        if text[:1].isspace():
-            nodes[0] = Text(text.lstrip())
-    if nodes and type(nodes[-1]) is Text:
-        text = nodes[-1].text
-        if text[-1:].isspace():
-            nodes[-1] = Text(text.rstrip())
-    return nodes
 
 
 def _all_code(segs: list[Seg]) -> bool:
@@ -244,6 +226,26 @@ def _wval(el: etree._Element | None, default: str | None = None) -> str | None:
     return default if el is None else el.get(_WVAL, default)
 
 
+# a paragraph's style, heading level, whether a title, numbering instance and level
+_ParaProps = tuple[Style | None, int | None, bool, str | None, int]
+
+
+def _heading_level(pkids: dict[object, etree._Element], style: Style | None
+                   ) -> tuple[int | None, bool]:
+    """A paragraph's heading level (a direct outline level before the style's; None for
+    body text) and whether its style is a title."""
+    outline = pkids.get(_WOUTLINE) if pkids else None
+    if outline is not None:
+        try:
+            ol = int(_wval(outline, "9") or "9")
+        except ValueError:
+            ol = 9
+        return (ol + 1 if ol < 9 else None), False
+    if style is not None:
+        return style.heading, style.title
+    return None, False
+
+
 class DocxReader:
     """One conversion: holds the package, styles, numbering and the document being built."""
 
@@ -286,6 +288,7 @@ class DocxReader:
         self.depth = 0
         self.internal_links = False  # whether a hyperlink's target starts with "#"
         self._fmt_cache: dict[tuple[object, ...], tuple[frozenset[str], str | None]] = {}
+        self._style_props: dict[str | None, _ParaProps] = {}  # see _props_of
 
     # ------------------------------------------------------------ entry point
     def read(self) -> Document:
@@ -433,25 +436,14 @@ class DocxReader:
     def _paragraph(self, p: etree._Element, entries: list[Entry]) -> None:
         kids = p[:]  # the children, once: the properties and the inline walk both need them
         ppr = kids[0] if kids and kids[0].tag == _WPPR else first_child(p, _WPPR)
-        pkids = _para_props(ppr) if ppr is not None else _NO_KIDS
-        style = self._para_style(pkids)
+        props = self._props_of(ppr)
+        style, level, title, num_id, ilvl = props
+        if not (title or level):  # most paragraphs: their content read in one pass
+            pieces = simple_inlines.collect(self, kids)
+            if pieces is not None and self._simple_paragraph(pieces, props, entries):
+                return
         state = ParaState()
         self._inlines(p, state, style, kids)
-        # heading level: direct outline level > style
-        level: int | None = None
-        title = False
-        outline = pkids.get(_WOUTLINE) if pkids else None
-        if outline is not None:
-            try:
-                ol = int(_wval(outline, "9") or "9")
-            except ValueError:
-                ol = 9
-            level = ol + 1 if ol < 9 else None
-        elif style is not None:
-            level = style.heading
-            title = style.title
-        # numbering
-        num_id, ilvl = self._numbering_of(pkids, style)
         segs = state.segs
         # paragraphs whose mark is a tracked deletion merge with the next one in Word; we
         # simply keep their content.
@@ -490,7 +482,7 @@ class DocxReader:
             segs = [Seg(s.node, s.fmt - {"code"}, s.link) for s in segs]
         inlines = _plain_inlines(segs, heading=False)
         if inlines is None:  # formats or links: the general tree
-            inlines = _trimmed(build_inlines(self._clean_segs(segs)))  # its texts are joined
+            inlines = trimmed(build_inlines(self._clean_segs(segs)))  # its texts are joined
         checked = self._take_checkbox(inlines)
         # display math alone in a paragraph -> MathBlock
         maths = [n for n in inlines if type(n) is Math] if Math in map(type, inlines) else None
@@ -502,7 +494,74 @@ class DocxReader:
             if state.pending:  # text boxes, charts: blocks after it
                 entries.extend(BlockEntry(b) for b in state.pending)
             return
-        para = Paragraph(inlines)
+        self._add_paragraph(Paragraph(inlines), num_id, ilvl, checked, style, entries)
+        if state.pending:  # text boxes, charts: blocks after it
+            entries.extend(BlockEntry(b) for b in state.pending)
+
+    def _props_of(self, ppr: etree._Element | None) -> _ParaProps:
+        """What a paragraph's properties say: its style, heading level, whether it is a
+        title, its numbering instance and level. Without a direct outline level or
+        numbering (most paragraphs) that depends on the style alone, and is kept per style
+        id (styles and numbering do not change while reading); one pass over the
+        properties finds which."""
+        sid = None
+        if ppr is not None:
+            styled = False
+            for child in ppr[:]:
+                tag = child.tag
+                if tag == _WPSTYLE:
+                    if not styled:  # the first, as _para_props takes it
+                        sid = child.get(_WVAL)
+                        styled = True
+                elif tag == _WNUMPR or tag == _WOUTLINE:
+                    return self._read_props(_para_props(ppr))
+        found = self._style_props.get(sid)
+        if found is None:
+            pkids = _para_props(ppr) if ppr is not None else _NO_KIDS
+            found = self._style_props[sid] = self._read_props(pkids)
+        return found
+
+    def _read_props(self, pkids: dict[object, etree._Element]) -> _ParaProps:
+        """:meth:`_props_of` of the properties ``pkids`` (see :func:`_para_props`)."""
+        style = self._para_style(pkids)
+        level, title = _heading_level(pkids, style)
+        return (style, level, title, *self._numbering_of(pkids, style))
+
+    def _simple_paragraph(self, pieces: simple_inlines.Pieces, props: _ParaProps,
+                          entries: list[Entry]) -> bool:
+        """The entry of a paragraph (not a heading) whose content ``pieces`` was read in
+        one pass: what the general path makes of it, its notes read at the same point.
+        False, having changed nothing, for a paragraph that may be code or is all in a
+        typewriter face: the general path decides those."""
+        fonts = pieces.fonts
+        if not fonts and not pieces.notes:
+            return True  # nothing shows, no anchor, nothing pending: no entry (general path)
+        style, _, _, num_id, ilvl = props
+        if fonts and (not pieces.prose or self._maybe_code(style, fonts)):
+            return False
+        for kind, nid in pieces.notes:
+            self._read_note(kind, nid)
+        inlines = simple_inlines.build(pieces)
+        if inlines is None:  # a piece with two formats: the general tree
+            inlines = trimmed(build_inlines(self._clean_segs(pieces.segments())))
+        checked = self._take_checkbox(inlines)
+        self._add_paragraph(Paragraph(inlines), num_id, ilvl, checked, style, entries)
+        return True
+
+    def _maybe_code(self, style: Style | None, fonts: set[str | None]) -> bool:
+        """Whether a paragraph with text in ``fonts`` passes the first tests of
+        :meth:`_is_code` (a code style, or every font a typewriter face)."""
+        if style is not None and style.code:
+            return True
+        para_font = (style.font if style else None) or self.styles.default_font
+        for font in fonts:
+            if not is_mono_font(font or para_font):
+                return False
+        return True
+
+    def _add_paragraph(self, para: Paragraph, num_id: str | None, ilvl: int,
+                       checked: bool | None, style: Style | None, entries: list[Entry]) -> None:
+        """A paragraph's entry: a list item, a checkbox item, a quote or the block."""
         if num_id is not None and self.numbering.is_list(num_id):
             lvl = self.numbering.level(num_id, ilvl)
             value, _ = self.numbering.advance(num_id, ilvl)
@@ -515,8 +574,6 @@ class DocxReader:
             entries.append(QuoteEntry(para))
         else:
             entries.append(BlockEntry(para))
-        if state.pending:  # text boxes, charts: blocks after it
-            entries.extend(BlockEntry(b) for b in state.pending)
 
     def _numbering_of(self, pkids: dict[object, etree._Element], style: Style | None
                       ) -> tuple[str | None, int]:
@@ -547,13 +604,16 @@ class DocxReader:
         bookmarks = [s.node.name for s in state.segs if isinstance(s.node, Anchor)]
         inlines = _plain_inlines(segs, heading=True)
         if inlines is None:
-            inlines = _trimmed(build_inlines(self._clean_segs(segs, heading=True)))
+            inlines = trimmed(build_inlines(self._clean_segs(segs, heading=True)))
         if num_id is not None:
             _, values = self.numbering.advance(num_id, ilvl)
             label = self.numbering.label(num_id, ilvl, values).strip()
             if label:
                 inlines = [Text(label + " "), *inlines]
-        text = plain_text(inlines).strip()
+        if len(inlines) == 1 and type(only := inlines[0]) is Text:  # most headings
+            text = only.text.strip()
+        else:
+            text = plain_text(inlines).strip()
         anchor = self.slugger(text)
         for name in bookmarks + state.bookmarks:
             self.bookmark_heading.setdefault(name, anchor)
@@ -649,13 +709,13 @@ class DocxReader:
                     t = c[1]
                     if t.tag == _WT and (rpr := c[0]).tag == _WRPR:
                         # properties and a text (most formatted runs): what _run does of it
-                        fmt, font = self._run_fmt(rpr)
+                        fmt, font = self.run_fmt(rpr)
                         _add_text(state, t.text or "", fmt, font)
                         continue
                 self._run(c, state, pstyle)
                 continue
             if tag == _WHYPERLINK:  # most other children: what the branch below does
-                self._open_link(state, self._hyperlink_target(c))
+                self._open_link(state, self.hyperlink_target(c))
                 self._inlines(c, state, pstyle)
                 state.links.pop()
                 continue
@@ -672,7 +732,7 @@ class DocxReader:
             if local == "r":
                 self._run(c, state, pstyle)
             elif local == "hyperlink":
-                self._open_link(state, self._hyperlink_target(c))
+                self._open_link(state, self.hyperlink_target(c))
                 self._inlines(c, state, pstyle)
                 state.links.pop()
             elif local in ("ins", "moveTo"):
@@ -739,7 +799,9 @@ class DocxReader:
         if content is not None:
             self._inlines(content, state, pstyle)
 
-    def _hyperlink_target(self, h: etree._Element) -> tuple[str, str] | None:
+    def hyperlink_target(self, h: etree._Element) -> tuple[str, str] | None:
+        """The target and title of hyperlink ``h`` (None when it has neither a
+        relationship nor an anchor, or its relationship is missing: then a warning)."""
         rid = h.get(_R + "id")
         anchor = h.get(_W + "anchor")
         title = h.get(_W + "tooltip", "")
@@ -781,7 +843,7 @@ class DocxReader:
             return ("#" + anchor, title)
         return None
 
-    def _run_fmt(self, rpr: etree._Element | None) -> tuple[frozenset[str], str | None]:
+    def run_fmt(self, rpr: etree._Element | None) -> tuple[frozenset[str], str | None]:
         """A run's formats and font: its own properties, else its character style's. The
         answer depends only on the properties' XML (the styles are the document's): a
         document repeats a few property sets over hundreds of runs, so it is kept by that
@@ -845,7 +907,7 @@ class DocxReader:
                     if c.tag == _WRPR:
                         rpr = c
                         break
-        fmt, font = (_NO_FMT, None) if rpr is None else self._run_fmt(rpr)
+        fmt, font = (_NO_FMT, None) if rpr is None else self.run_fmt(rpr)
         for c in kids:
             tag = c.tag
             if tag == _WT:  # text, most of a run's children
@@ -943,14 +1005,20 @@ class DocxReader:
 
     # ------------------------------------------------------------ notes
     def _note_ref(self, prefix: str, nid: str, state: ParaState) -> None:
-        part, items = self.notes_src.get(prefix, ("", {}))
-        note_id = f"{prefix}{nid}"
+        items = self.notes_src.get(prefix, ("", {}))[1]
         if nid not in items:
             self.doc.warn(f"A {'footnote' if prefix == 'fn' else 'endnote'} reference points to "
                           "a missing note.")
             state.add(Placeholder(f"[note {nid}]"))
             return
-        state.add(NoteRef(note_id))
+        state.add(NoteRef(f"{prefix}{nid}"))
+        self._read_note(prefix, nid)
+
+    def _read_note(self, prefix: str, nid: str) -> None:
+        """The blocks of note ``nid`` (which exists) into the document, the first time it
+        is referred to."""
+        part, items = self.notes_src[prefix]
+        note_id = f"{prefix}{nid}"
         if note_id not in self.doc.notes:
             self.doc.notes[note_id] = []  # guard against self-reference loops
             saved, self.part = self.part, part

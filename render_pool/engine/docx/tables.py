@@ -134,8 +134,11 @@ def read_table(
         had_cells = False
         for tc in _children(tr, _TC):
             had_cells = True
-            span_el, vmerge, hmerge = _first_of(first_child(tc, _TCPR), _GRID_SPAN, _V_MERGE,
-                                                _H_MERGE)
+            tcpr = first_child(tc, _TCPR)
+            if tcpr is None or not len(tcpr):  # most cells: no span, no merge
+                span_el = vmerge = hmerge = None
+            else:
+                span_el, vmerge, hmerge = _first_of(tcpr, _GRID_SPAN, _V_MERGE, _H_MERGE)
             span = _int_val(span_el, 1)
             if hmerge is not None and hmerge.get(_VAL, "continue") == "continue" and cells:
                 cells[-1].colspan += span
@@ -148,8 +151,9 @@ def read_table(
                     col += span
                     continue
             cell = TableCell(cell_blocks(tc), colspan=span)
-            for c in range(col, col + span):
-                active.pop(c, None)
+            if active:  # a vertical merge is open: this cell ends it in its columns
+                for c in range(col, col + span):
+                    active.pop(c, None)
             if vmerge is not None:  # restart (or a continue without origin)
                 active[col] = cell
             cells.append(cell)
