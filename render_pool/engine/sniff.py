@@ -16,6 +16,7 @@ import zipfile
 
 from render_pool.engine.common.ole import root_names
 from render_pool.engine.common.text_decode import decode_text
+from render_pool.engine.common.zipread import ZIP_DAMAGE, entry_chunks
 from render_pool.errors import CorruptDocument, UnsupportedFormat
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -32,6 +33,9 @@ _OOXML_DIRS = (("word/", "docx"), ("ppt/", "pptx"), ("xl/", "xlsx"))
 _OOXML_MAIN_PARTS = (("word/document.xml", "docx"), ("ppt/presentation.xml", "pptx"),
                      ("xl/workbook.xml", "xlsx"))
 _LOCAL_ENTRIES = 2000  # zip entries looked at to tell a damaged Office package
+# what a zip directory cut short or overwritten at its end raises (the rest of ZIP_DAMAGE:
+# a directory that reads but asks for what cannot be read, say a zip version from the future)
+_CUT_SHORT = (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError)
 _OLE_STREAMS = (("WordDocument", "doc"), ("PowerPoint Document", "ppt"), ("Workbook", "xls"),
                 ("Book", "xls"))
 # a comment may not run past its own "-->": ``.*?`` there made a failed match exponential
@@ -139,14 +143,19 @@ def _damaged(kind: str, what: str) -> CorruptDocument:
     return CorruptDocument(f"This {kind.upper()} file is damaged: {what}.")
 
 
-def _cut_short(data: bytes) -> CorruptDocument:
-    """40003 for a zip whose directory cannot be read: named as the Office file its first
-    entries say it was (a DOCX cut short), else as a corrupt zip."""
+def _unreadable_directory(data: bytes, exc: Exception) -> CorruptDocument:
+    """40003 for a zip whose directory cannot be read (``exc``, one of ZIP_DAMAGE): named
+    as the Office file its first entries say it was (a DOCX cut short), else as a corrupt
+    zip."""
     entries = _local_entries(data)
     kind = _office_kind([name for name, _ in entries])
     if kind is None and entries and entries[0][0] == "mimetype":  # stored, uncompressed
         kind = _ODF_KINDS.get(entries[0][1].decode("ascii", "replace").strip()
                               .removesuffix("-template"))
+    if not isinstance(exc, _CUT_SHORT):
+        what = f"its zip directory is damaged ({exc})"
+        return (CorruptDocument(f"The file is a corrupt zip: {what}.") if kind is None
+                else _damaged(kind, what))
     if kind is None:
         return CorruptDocument("The file is a corrupt zip: its directory cannot be read.")
     return _damaged(kind, "it is cut short or broken at its end (the zip directory, "
@@ -160,7 +169,7 @@ def _damaged_start(data: bytes) -> None:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = zf.infolist()[:_LOCAL_ENTRIES]
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError):
+    except ZIP_DAMAGE:
         return
     kind = _office_kind([i.filename for i in infos])
     if kind is None:
@@ -169,7 +178,7 @@ def _damaged_start(data: bytes) -> None:
     for info in infos:
         try:  # opening reads and checks the entry's local header, not its data
             zf.open(info).close()
-        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, ValueError, OSError):
+        except ZIP_DAMAGE:
             unreadable.append(info.filename)
     where = (f"its start is overwritten, so its part {unreadable[0]} cannot be read"
              if len(unreadable) == 1 else
@@ -182,15 +191,16 @@ def _zip_kind(data: bytes) -> str:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         names = zf.namelist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError):
-        raise _cut_short(data) from None
+    except ZIP_DAMAGE as exc:
+        raise _unreadable_directory(data, exc) from None
     if "mimetype" in names:
         info = zf.getinfo("mimetype")
         if info.file_size < 200:
-            try:
-                mime = zf.read(info).decode("ascii", "replace").strip()
-            except (zipfile.BadZipFile, RuntimeError, OSError, ValueError) as exc:
+            try:  # in bounded steps (zipfile's read unpacks bzip2 and LZMA in one call)
+                raw = b"".join(entry_chunks(zf, data, info))
+            except ZIP_DAMAGE as exc:
                 raise CorruptDocument(f"The file is a corrupt zip: {exc}") from None
+            mime = raw.decode("ascii", "replace").strip()
             kind = _ODF_KINDS.get(mime.removesuffix("-template"))
             if kind:
                 return kind

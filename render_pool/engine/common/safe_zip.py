@@ -37,7 +37,9 @@ def verified_zip(data: bytes, label: str, limits: ZipLimits = OFFICE_LIMITS,
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
         for info in src.infos:
-            if info.is_dir():
+            # a folder; or a name that a NUL byte cut to nothing (ZipInfo.is_dir fails on
+            # it): no part a library could ask for by name
+            if not info.filename or info.filename.endswith("/"):
                 continue
             body = src.read(info)
             if looks_like_xml(body) or info.filename.lower().endswith((".dtd", ".ent")):

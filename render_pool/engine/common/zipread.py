@@ -10,15 +10,24 @@ An ordinary entry (stored or deflated, its local header agreeing with the direct
 bytes matching its declared size and CRC, within every cap) is unpacked in one step instead:
 the stream would return the same bytes, and an entry that is anything else is read by the
 stream, which says what is wrong with it as before.
+
+Whatever :mod:`zipfile` or a decompressor raises on damaged bytes (:data:`ZIP_DAMAGE`), while
+the directory is read or an entry is opened or unpacked, leaves here as the one
+CorruptDocument (40003) a damaged document answers: never as a raw library error. Entries
+packed with bzip2 or LZMA are unpacked here in bounded steps (:mod:`zipfile` unpacks all
+it reads of them in one call, so a few hundred bytes could fill memory before any check).
 """
 
 from __future__ import annotations
 
+import bz2
 import hashlib
 import io
+import lzma
 import struct
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from render_pool.errors import CorruptDocument, TooLarge
@@ -31,6 +40,27 @@ _UTF8_NAME = 0x800
 # encrypted, compressed patched data, strong encryption: zipfile refuses these, and so do we
 _UNREADABLE_FLAGS = 0x1 | 0x20 | 0x40
 _QUICK_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+_STEP = 1 << 16  # bytes unpacked at a time between the checks
+
+# what reading a damaged zip raises, from the directory to the last byte of an entry:
+# zipfile's own BadZipFile/LargeZipFile; NotImplementedError (an extract version, method or
+# flag it lacks); RuntimeError (encrypted); the decompressors' zlib.error, LZMAError,
+# OSError (bzip2) and EOFError (data ending early); ValueError (a negative offset, a name
+# that is not UTF-8); OverflowError (zip64 sizes and offsets past what a seek takes);
+# struct.error (a field cut short)
+ZIP_DAMAGE: tuple[type[Exception], ...] = (
+    zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, zlib.error,
+    lzma.LZMAError, OSError, EOFError, ValueError, OverflowError, struct.error)
+
+
+def corrupt_zip(label: str, exc: Exception, part: str | None = None) -> CorruptDocument:
+    """The 40003 answer for ``exc`` (one of :data:`ZIP_DAMAGE`) met reading ``label``, in
+    its entry ``part`` when known: an encrypted entry is named as such."""
+    text = str(exc) or type(exc).__name__
+    if "encrypt" in text.lower() or "password" in text.lower():
+        return CorruptDocument(f"{label} is encrypted.")
+    where = f" ({part})" if part else ""
+    return CorruptDocument(f"{label} is corrupt{where}: {text}")
 
 
 @dataclass(frozen=True)
@@ -61,7 +91,7 @@ class BoundedZip:
         try:
             self._zip = zipfile.ZipFile(io.BytesIO(data))
             infos = self._zip.infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as exc:
+        except ZIP_DAMAGE as exc:
             raise CorruptDocument(f"{label} is a corrupt zip: {exc}") from None
         if len(infos) > limits.max_entries:
             raise TooLarge(f"{label} has too many parts ({len(infos)}).")
@@ -173,25 +203,72 @@ class BoundedZip:
         return True
 
     def _streamed(self, info: zipfile.ZipInfo) -> bytes:
-        """The entry's bytes, read through :mod:`zipfile`'s stream in chunks, each checked
-        against the cap, the budget and the ratio rule (a zip bomb stops early)."""
+        """The entry's bytes, read in steps, each checked against the cap, the budget and
+        the ratio rule (a zip bomb stops early); 40003 for a damaged entry."""
         cap = min(self.limits.max_entry, self.remaining)
         out = bytearray()
         try:
-            with self._zip.open(info) as fh:
-                while chunk := fh.read(1 << 16):
-                    out += chunk
-                    if len(out) > cap:
-                        raise TooLarge(f"{self.label} unpacks to more than the size limit "
-                                       "(zip bomb?).")
-                    if self._ratio_too_high(len(out), info.compress_size):
-                        raise TooLarge(f"A part of {self.label} ({info.filename}) has a "
-                                       "suspicious compression ratio (zip bomb?).")
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError,
-                NotImplementedError, RuntimeError) as exc:
-            # RuntimeError: zipfile's "encrypted, password required"; the rest: damaged data
-            if "encrypt" in str(exc).lower() or "password" in str(exc).lower():
-                raise CorruptDocument(f"{self.label} is encrypted.") from None
-            raise CorruptDocument(f"{self.label} is corrupt ({info.filename}): {exc}") from None
+            for chunk in entry_chunks(self._zip, self._data, info):
+                out += chunk
+                if len(out) > cap:
+                    raise TooLarge(f"{self.label} unpacks to more than the size limit "
+                                   "(zip bomb?).")
+                if self._ratio_too_high(len(out), info.compress_size):
+                    raise TooLarge(f"A part of {self.label} ({info.filename}) has a "
+                                   "suspicious compression ratio (zip bomb?).")
+        except ZIP_DAMAGE as exc:
+            raise corrupt_zip(self.label, exc, info.filename) from None
         self.remaining -= len(out)
         return bytes(out)
+
+
+def entry_chunks(package: zipfile.ZipFile, data: bytes | memoryview,
+                 info: zipfile.ZipInfo) -> Iterator[bytes]:
+    """The bytes of entry ``info`` of ``package`` (a zip over ``data``) in steps of at most
+    :data:`_STEP`: bzip2 and LZMA entries unpacked here (see :func:`_bounded`), the others
+    by :mod:`zipfile`'s stream, which unpacks deflate in bounded steps itself. Raises one of
+    :data:`ZIP_DAMAGE` for a damaged entry."""
+    with package.open(info) as fh:  # checks the local header, flags and method
+        if info.compress_type in (zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
+            yield from _bounded(_packed_body(memoryview(data), info), info)
+            return
+        while chunk := fh.read(_STEP):
+            yield chunk
+
+
+def _bounded(packed: memoryview, info: zipfile.ZipInfo) -> Iterator[bytes]:
+    """A bzip2 or LZMA entry (``packed``, its packed bytes) unpacked at most :data:`_STEP`
+    bytes at a time, read as :mod:`zipfile`'s stream reads it: to the end of its stream or
+    of its packed bytes, at most its declared size, then its CRC checked."""
+    if info.compress_type == zipfile.ZIP_BZIP2:
+        unpacker: bz2.BZ2Decompressor | lzma.LZMADecompressor = bz2.BZ2Decompressor()
+    else:  # APPNOTE 5.8.8: version (2 bytes), size of the properties (2), properties
+        size = int.from_bytes(packed[2:4], "little")
+        if len(packed) < 4 + size:
+            raise EOFError("LZMA properties cut short")
+        props = bytes(packed[4:4 + size])
+        unpacker = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[
+            lzma._decode_filter_properties(  # type: ignore[attr-defined]
+                lzma.FILTER_LZMA1, props)])
+        packed = packed[4 + size:]
+    left, crc = info.file_size, 0
+    chunk = unpacker.decompress(packed, min(_STEP, left)) if left else b""
+    while chunk:
+        crc = zlib.crc32(chunk, crc)
+        left -= len(chunk)
+        yield chunk
+        if not left or unpacker.eof or unpacker.needs_input:
+            break
+        chunk = unpacker.decompress(b"", min(_STEP, left))
+    if crc != info.CRC:
+        raise zipfile.BadZipFile(f"Bad CRC-32 for file {info.filename!r}")
+
+
+def _packed_body(data: memoryview, info: zipfile.ZipInfo) -> memoryview:
+    """The entry's packed bytes after a local header :meth:`zipfile.ZipFile.open` has
+    checked: what the file holds of them (as :mod:`zipfile` reads them, a stream that ends
+    first is then damaged, or not, by what it unpacks to)."""
+    start = info.header_offset
+    header = _LOCAL_HEADER.unpack_from(data, start)
+    body = start + _LOCAL_HEADER.size + header[10] + header[11]
+    return data[body:body + info.compress_size]

@@ -45,6 +45,7 @@ from lxml import etree
 
 from render_pool.engine.common import ole
 from render_pool.engine.common.safe_zip import verified_zip
+from render_pool.engine.common.zipread import ZIP_DAMAGE
 from render_pool.engine.office import rtf_links
 from render_pool.errors import CorruptDocument
 
@@ -218,7 +219,7 @@ def prepare_odf(data: bytes, kind: str) -> Prepared:
     label = f"The {kind.upper()} package"
     try:
         members = package_names(set(zipfile.ZipFile(io.BytesIO(data)).namelist()))
-    except (zipfile.BadZipFile, ValueError, OSError):
+    except ZIP_DAMAGE:
         raise CorruptDocument(f"{label} is not a readable zip file.") from None
     prepared = Prepared(data)
     failed: list[str] = []

@@ -577,19 +577,19 @@ def read_pptx(data: bytes, notes: bool = True) -> Document:
     from pptx.exc import PackageNotFoundError
 
     safe = verified_zip(data, "The PPTX package")
-    try:
+    try:  # the slide list too: a slide its relationships do not name is damage
         prs = Presentation(io.BytesIO(safe))
+        props = prs.core_properties
+        slides = list(prs.slides)
     except (PackageNotFoundError, KeyError, ValueError, AttributeError) as exc:
         raise CorruptDocument(f"The PPTX package cannot be read: {exc}") from None
     except Exception as exc:  # lxml syntax errors and other damage in the parts
         raise CorruptDocument(f"The PPTX package is damaged: {type(exc).__name__}") from None
     doc = Document()
-    props = prs.core_properties
     if props.title:
         doc.meta["title"] = props.title
     if props.author:
         doc.meta["author"] = props.author
-    slides = list(prs.slides)
     note_slides = find_note_slides(slides)
     reader = _SlideReader(doc, notes, note_slides)
     for number, marks in note_slides.slides.items():
