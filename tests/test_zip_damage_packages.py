@@ -19,6 +19,7 @@ import tracemalloc
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -276,11 +277,11 @@ def test_a_slide_its_relationships_do_not_name_is_a_corrupt_presentation() -> No
 
 
 @pytest.fixture
-def app(docs_services):
+def app(docs_services: Any) -> Any:
     return make_app(docs_services)
 
 
-async def test_damaged_packages_answer_40003_over_http(api) -> None:
+async def test_damaged_packages_answer_40003_over_http(api: Any) -> None:
     """``POST /api/convert``: the corrupt-document code, a message with no traceback or
     library class name in it."""
     for kind, damage in (("docx", "future version"), ("pptx", "lzma garbled"),
