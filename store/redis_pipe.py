@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+from collections.abc import Awaitable
 from typing import Any, cast
 
 import hiredis
@@ -70,8 +71,10 @@ class RedisPipe:
         self._transport: asyncio.Transport | None = None
         self._protocol: _Replies | None = None
         self._connecting: asyncio.Future[None] | None = None
-        self._waiting: collections.deque[tuple[asyncio.Future[Any], asyncio.TimerHandle]] = (
+        # each command in flight: its reply's future and the loop time its reply is due by
+        self._waiting: collections.deque[tuple[asyncio.Future[Any], float]] = (
             collections.deque())
+        self._watchdog: asyncio.TimerHandle | None = None  # due time of the oldest command
         self._unsent: list[bytes] = []
 
     @classmethod
@@ -98,10 +101,16 @@ class RedisPipe:
                    timeout=float(kwargs.get("socket_timeout") or 5.0),
                    connect_timeout=float(kwargs.get("socket_connect_timeout") or 2.0))
 
-    async def call(self, *args: Arg) -> Any:
-        """Send one command and return its reply (``ResponseError`` for an error reply)."""
+    def call(self, *args: Arg) -> Awaitable[Any]:
+        """Send one command; awaiting the answer gives its reply (``ResponseError`` for an
+        error reply). Connected, the command is queued at once and its reply's future is
+        returned as it is (no coroutine around it: one fewer per command)."""
         if self._transport is None or self._loop is not asyncio.get_running_loop():
-            await self._connect()
+            return self._connect_and_send(args)
+        return self._send(_packed(args))
+
+    async def _connect_and_send(self, args: tuple[Arg, ...]) -> Any:
+        await self._connect()
         return await self._send(_packed(args))
 
     def _send(self, command: bytes) -> asyncio.Future[Any]:
@@ -111,7 +120,10 @@ class RedisPipe:
         if self._transport is None:  # lost again between connecting and sending
             reply.set_exception(RedisConnectionError("the connection to Redis was lost"))
             return reply
-        self._waiting.append((reply, loop.call_later(self.timeout, self._timed_out)))
+        due = loop.time() + self.timeout
+        self._waiting.append((reply, due))
+        if self._watchdog is None:
+            self._watchdog = loop.call_at(due, self._watch)
         if not self._unsent:
             loop.call_soon(self._flush)
         self._unsent.append(command)
@@ -127,8 +139,7 @@ class RedisPipe:
         """The next reply, for the oldest command waiting."""
         if not self._waiting:
             return
-        future, timer = self._waiting.popleft()
-        timer.cancel()
+        future, _ = self._waiting.popleft()
         if future.done():
             return
         if isinstance(reply, ResponseError):
@@ -142,11 +153,29 @@ class RedisPipe:
             return
         self._transport = self._protocol = None
         self._unsent = []
+        self._stop_watch()
         waiting, self._waiting = self._waiting, collections.deque()
-        for future, timer in waiting:
-            timer.cancel()
+        for future, _ in waiting:
             if not future.done():
                 future.set_exception(error)
+
+    def _stop_watch(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+
+    def _watch(self) -> None:
+        """One timer for every command in flight rather than one each: all wait as long
+        and are answered in order, so the oldest is always the first due. When it fires,
+        the oldest command still waiting has timed out, or the timer is set for it."""
+        self._watchdog = None
+        if not self._waiting or self._loop is None:
+            return
+        due = self._waiting[0][1]
+        if due <= self._loop.time():
+            self._timed_out()
+        else:
+            self._watchdog = self._loop.call_at(due, self._watch)
 
     def _timed_out(self) -> None:
         protocol, transport = self._protocol, self._transport
@@ -205,6 +234,7 @@ class RedisPipe:
         self._transport = self._protocol = None
         self._connecting = None
         self._waiting = collections.deque()
+        self._watchdog = None  # the old loop's timer, never to run
         self._unsent = []
 
     def close(self) -> None:

@@ -78,6 +78,12 @@ return cjson.encode({p[1] or '', p[2] or '', v, cv, ttl})
 """
 
 
+def _source(script: AsyncScript) -> str | bytes:
+    """The text of a registered script, for EVAL."""
+    source = script.script
+    return source if isinstance(source, str) else bytes(source)
+
+
 @dataclass(frozen=True)
 class SessionInfo:
     """What a valid token resolves to. ``role``/``status`` are empty on a cache miss."""
@@ -126,12 +132,25 @@ class SessionStore:
         its text once when Redis does not know it yet), or the pool when there is none. The
         scripts run here only read, so one that met a lost connection is sent once more (on
         a new one), as the pool's client retries."""
-        if self._pipe is None:
+        pipe = self._pipe
+        if pipe is None:
             return await script(keys=keys, args=list(args))
+        # the first attempt written out (the usual case, one coroutine fewer): by digest,
+        # then by text when Redis answers NOSCRIPT; a lost connection: the whole once more
         try:
-            return await self._script_call(self._pipe, script, keys, args)
+            return await pipe.call("EVALSHA", script.sha, len(keys), *keys, *args)
+        except ResponseError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+            lost = False
         except RedisConnectionError:
-            return await self._script_call(self._pipe, script, keys, args)
+            lost = True
+        if not lost:
+            try:
+                return await pipe.call("EVAL", _source(script), len(keys), *keys, *args)
+            except RedisConnectionError:
+                pass
+        return await self._script_call(pipe, script, keys, args)
 
     @staticmethod
     async def _script_call(pipe: RedisPipe, script: AsyncScript, keys: list[str],
@@ -141,9 +160,7 @@ class SessionStore:
         except ResponseError as exc:
             if not str(exc).startswith("NOSCRIPT"):
                 raise
-        source = script.script
-        text = source if isinstance(source, str) else bytes(source)
-        return await pipe.call("EVAL", text, len(keys), *keys, *args)
+        return await pipe.call("EVAL", _source(script), len(keys), *keys, *args)
 
     def close(self) -> None:
         """Close the shared connection (the pool is the client's to close)."""

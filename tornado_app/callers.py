@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from store import api_keys
 from tornado_app import key_audit
 from tornado_app.api_errors import ApiError
+from tornado_app.auth.fields import is_canonical_uuid
+from tornado_app.auth.service import UNAUTHORIZED, Principal, authenticate, authenticate_token
 
 if TYPE_CHECKING:
     from tornado_app.services import Services
@@ -149,8 +151,6 @@ async def identify(svc: Services, header: str | None, address: str = "") -> Call
     if value.startswith(api_keys.KEY_PREFIX):
         live = await live_key(svc, value, address)
         return Caller("api_key", str(live.key.company_id), live.role, key_id=live.key.id)
-    from tornado_app.auth.service import authenticate
-
     try:
         principal = await authenticate(svc, header)
     except ApiError as exc:
@@ -170,13 +170,15 @@ def require_admin(caller: Caller) -> None:
 async def auth_principal(svc: Services, header: str | None, address: str = "") -> Any:
     """The principal of an auth-face request: a session, or an API key acting in its company
     with the role :func:`live_key` gives it (``user_id`` 0, ``key_id`` set)."""
-    from tornado_app.auth.service import Principal, authenticate
-
     value = bearer_value(header)
     if value.startswith(api_keys.KEY_PREFIX):
         live = await live_key(svc, value, address)
         return Principal("", 0, live.key.company_id, live.role, key_id=live.key.id)
-    return await authenticate(svc, header)
+    # what authenticate(svc, header) would take from the header: the Bearer value, when it
+    # is a session token's shape (anything else is refused unseen)
+    if not is_canonical_uuid(value):
+        raise UNAUTHORIZED
+    return await authenticate_token(svc, value)
 
 
 def is_loopback_host(host: str) -> bool:

@@ -20,10 +20,12 @@
 from __future__ import annotations
 
 import urllib.parse
+from dataclasses import dataclass
 from typing import Any
 
 import tornado.httputil
 import tornado.web
+from tornado.routing import PathMatches, Rule
 
 from tornado_app.callers import is_loopback_host
 
@@ -188,9 +190,79 @@ class PreflightHandler(tornado.web.RequestHandler):
         self.finish()
 
 
+_REGEX_SYNTAX = frozenset("\\.^$*+?{}[]|()")
+
+
+def literal_path(pattern: str) -> str | None:
+    """The one path a route pattern matches when it is plain text (``/api/auth/me``, or with
+    punctuation escaped: ``/a\\-b``), else None (groups, classes, an unescaped ``.``)."""
+    body = pattern[:-1] if pattern.endswith("$") and not pattern.endswith("\\$") else pattern
+    out: list[str] = []
+    escaped = False
+    for char in body:
+        if escaped:
+            if char.isalnum():  # \d, \w, \A...: a class or an anchor, not a character
+                return None
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in _REGEX_SYNTAX:
+            return None
+        else:
+            out.append(char)
+    return None if escaped else "".join(out)
+
+
+@dataclass(frozen=True)
+class _PathOnly:
+    """What a path matcher reads of a request: its path (to test a route at start-up)."""
+
+    path: str
+
+
+def exact_routes(rules: list[Rule]) -> dict[str, Rule]:
+    """Route rules by the one path each matches, for the rules that are plain text, lead to
+    a handler class, and whose path no earlier rule takes: a request for that path reaches
+    the same rule as the walk down the table would, without the walk (the table is walked
+    for every other path). Empty unless every rule matches on the path alone."""
+    if not all(isinstance(rule.matcher, PathMatches) for rule in rules):
+        return {}
+    table: dict[str, Rule] = {}
+    for index, rule in enumerate(rules):
+        matcher = rule.matcher
+        assert isinstance(matcher, PathMatches)
+        path = literal_path(matcher.regex.pattern)
+        if (path is None or path in table or not isinstance(rule.target, type)
+                or not issubclass(rule.target, tornado.web.RequestHandler)
+                or matcher.match(_PathOnly(path)) != {}):  # type: ignore[arg-type]
+            continue
+        if any(earlier.matcher.match(_PathOnly(path)) is not None  # type: ignore[arg-type]
+               for earlier in rules[:index]):
+            continue
+        table[path] = rule
+    return table
+
+
 class GuardedApplication(tornado.web.Application):
     """The Tornado application with the Host check and CORS preflights in front of the
-    route table (the Origin check runs in the handlers, so each answers in its shape)."""
+    route table (the Origin check runs in the handlers, so each answers in its shape).
+
+    Paths that name one route exactly (``/health``, ``/api/auth/me``) are found in a
+    dictionary (:func:`exact_routes`) instead of by trying each earlier route's pattern."""
+
+    _exact: dict[str, Rule] | None = None
+    _exact_from: tuple[int, int] = (-1, -1)  # the rule counts the dictionary was made from
+
+    def _exact_rule(self, path: str) -> Rule | None:
+        """The rule a request for ``path`` reaches, when a dictionary look-up tells (None:
+        walk the table). Made again when rules were added since (``add_handlers``)."""
+        counts = (len(self.default_router.rules), len(self.wildcard_router.rules))
+        if self._exact is None or counts != self._exact_from:
+            self._exact_from = counts
+            # only the wildcard table: host-specific rules (add_handlers) come before it
+            self._exact = exact_routes(self.wildcard_router.rules) if counts[0] == 1 else {}
+        return self._exact.get(path)
 
     def find_handler(self, request: tornado.httputil.HTTPServerRequest,
                      **kwargs: Any) -> Any:
@@ -202,4 +274,7 @@ class GuardedApplication(tornado.web.Application):
         if (request.method == "OPTIONS" and settings.allowed_origins
                 and "Access-Control-Request-Method" in request.headers):
             return self.get_handler_delegate(request, PreflightHandler, {"settings": settings})
+        rule = self._exact_rule(request.path)
+        if rule is not None:  # what RuleRouter.find_handler returns for this rule
+            return self.get_handler_delegate(request, rule.target, rule.target_kwargs or None)
         return super().find_handler(request, **kwargs)

@@ -7,21 +7,28 @@ Handlers stay thin: parse, authorise, call a service function, write the envelop
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
+import os
 import re
-import uuid
+import sys
+import time
 from collections.abc import Awaitable
+from http.client import responses as HTTP_REASONS
 from typing import TYPE_CHECKING, Any
 
+import tornado
 import tornado.web
 from pymongo.errors import PyMongoError
 from redis.exceptions import RedisError
+from tornado import httputil
 from tornado.http1connection import HTTP1Connection
 
 from tornado_app.api_errors import ApiError, validation_error
 from tornado_app.body_rate import BodyRateWatch, declared_length, has_body
 from tornado_app.clientaddr import client_address, forwarded_proto
+from tornado_app.guards import ORIGIN_REFUSED, add_cors_headers, origin_refused
 from tornado_app.logs import request_id_var
 
 if TYPE_CHECKING:
@@ -31,6 +38,10 @@ log = logging.getLogger("tornado_app.http")
 access_log = logging.getLogger("tornado_app.access")
 
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_JSON_TYPE = "application/json; charset=utf-8"
+# what json.dumps(..., ensure_ascii=False) would make anew for every response
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
 MAX_JSON_DEPTH = 32  # no request body of the API nests deeper; a guard, not a tunable
 _JSON_STRING_RE = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _JSON_BRACKETS_RE = re.compile(rb"[\[\]{}]")
@@ -55,6 +66,27 @@ def load_json(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ValueError("JSON text is not UTF-8") from exc
+
+
+_SERVER = f"TornadoServer/{tornado.version}"
+_HTML_TYPE = "text/html; charset=UTF-8"
+_OK_REASON = HTTP_REASONS[200]  # what tornado.httputil.responses holds
+
+
+@functools.lru_cache(maxsize=4)
+def http_date(second: int) -> str:
+    """The ``Date`` header of a Unix second, as Tornado formats it (the responses of one
+    second share it: formatting it costs more than the rest of the default headers)."""
+    return httputil.format_timestamp(second)
+
+
+def new_request_id() -> str:
+    """A random request id: 32 hex digits of a version 4 UUID (``uuid.uuid4().hex``), made
+    straight from 16 random bytes with the version and variant bits set as ``uuid`` sets them."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    return raw.hex()
 
 
 class InFlight:
@@ -175,20 +207,35 @@ class BaseHandler(tornado.web.RequestHandler):
         self._uncount()
         super().on_connection_close()
 
+    def clear(self) -> None:
+        """Tornado's ``RequestHandler.clear`` (6.6.1, pinned), the ``Date`` header taken from
+        :func:`http_date`: the same headers in the same order (tests/test_request_cost_paths.py
+        holds the order), then :meth:`set_default_headers`."""
+        self._headers = httputil.HTTPHeaders({
+            "Server": _SERVER, "Content-Type": _HTML_TYPE,
+            "Date": http_date(int(time.time())),
+        })
+        self.set_default_headers()
+        self._write_buffer: list[bytes] = []
+        self._status_code = 200
+        self._reason = _OK_REASON
+
     def set_default_headers(self) -> None:
         # Made once per request: Tornado calls this again from send_error() -> clear(), and a
         # new id there would give an error response another id than the log lines before it.
         if not self.request_id:
-            incoming = self.request.headers.get("X-Request-Id", "")
-            self.request_id = incoming if _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex
+            incoming = self.request.headers.get("X-Request-Id")
+            self.request_id = (incoming if incoming and _REQUEST_ID_RE.match(incoming)
+                               else new_request_id())
         request_id_var.set(self.request_id)
-        self.set_header("X-Request-Id", self.request_id)
-        self.set_header("X-Content-Type-Options", "nosniff")
-        self.set_header("Cache-Control", "no-store")
+        # set_header() less its check of each value: these are safe by construction (the id
+        # is letters, digits and ._- only)
+        headers = self._headers
+        headers["X-Request-Id"] = self.request_id
+        headers["X-Content-Type-Options"] = "nosniff"
+        headers["Cache-Control"] = "no-store"
         services = self.application.settings.get("services")
-        if services is not None:
-            from tornado_app.guards import add_cors_headers
-
+        if services is not None and services.settings.allowed_origins:
             add_cors_headers(self, services.settings)
 
     # ------------------------------------------------------------ body parsing
@@ -214,21 +261,16 @@ class BaseHandler(tornado.web.RequestHandler):
         """Origin and declared body size checked before any handler code. Typed as Tornado
         types it, so a subclass may make ``prepare`` a coroutine (the docs face does)."""
         self.check_origin()
+        if self.request.method not in _BODY_METHODS:
+            return None
         length = self.request.headers.get("Content-Length")
-        if (
-            self.request.method in {"POST", "PUT", "PATCH"}
-            and length is not None
-            and length.isdigit()
-            and int(length) > self.body_limit()
-        ):
+        if length is not None and length.isdigit() and int(length) > self.body_limit():
             raise ApiError(413, "PAYLOAD_TOO_LARGE",
                            f"request body is larger than {self.body_limit()} bytes")
         return None
 
     def check_origin(self) -> None:
         """403 for a state-changing request from another site (see ``tornado_app.guards``)."""
-        from tornado_app.guards import ORIGIN_REFUSED, origin_refused
-
         services = self.application.settings.get("services")
         if services is not None and origin_refused(self.request, services.settings):
             raise ApiError(403, "FORBIDDEN", ORIGIN_REFUSED)
@@ -240,8 +282,8 @@ class BaseHandler(tornado.web.RequestHandler):
     # ------------------------------------------------------------ responses
     def write_json(self, status: int, payload: dict[str, Any]) -> None:
         self.set_status(status)
-        self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.finish(json.dumps(payload, ensure_ascii=False))
+        self._headers["Content-Type"] = _JSON_TYPE  # set_header() less its check of a constant
+        self.finish(_ENCODER.encode(payload))
 
     def write_failure(self, status: int, code: str, message: str) -> None:
         """Write a failure in this handler's envelope (annotation style by default)."""
@@ -290,22 +332,32 @@ class NotFoundHandler(BaseHandler):
 
 
 def log_request(handler: tornado.web.RequestHandler) -> None:
-    """Access log: one JSON line per request, no query string (it may hold secrets)."""
+    """Access log: one JSON line per request, no query string (it may hold secrets).
+
+    The record is made as ``Logger.log`` makes it, less the search of the stack for the
+    caller (``findCaller``): the caller is this function, so its file, line and name are
+    given as they are."""
+    request = handler.request
     status = handler.get_status()
-    seconds = handler.request.request_time()
+    seconds = request.request_time()
     services = handler.application.settings.get("services")
     if services is not None:
-        services.metrics.observe_request(type(handler).__name__, handler.request.method or "-",
+        services.metrics.observe_request(type(handler).__name__, request.method or "-",
                                          status, seconds)
     level = logging.INFO if status < 500 else logging.ERROR
-    access_log.log(
-        level, "request",
-        extra={
-            "request_id": getattr(handler, "request_id", "-"),
-            "method": handler.request.method,
-            "path": handler.request.path,
-            "status": status,
-            "duration_ms": round(1000.0 * seconds, 2),
-            "remote": handler.request.remote_ip,
-        },
-    )
+    if not access_log.isEnabledFor(level):
+        return
+    extra = {
+        "request_id": getattr(handler, "request_id", "-"),
+        "method": request.method,
+        "path": request.path,
+        "status": status,
+        "duration_ms": round(1000.0 * seconds, 2),
+        "remote": request.remote_ip,
+    }
+    access_log.handle(access_log.makeRecord(
+        access_log.name, level, _THIS_FILE, sys._getframe().f_lineno, "request", (), None,
+        "log_request", extra))
+
+
+_THIS_FILE = log_request.__code__.co_filename  # what findCaller would name

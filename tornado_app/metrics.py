@@ -68,10 +68,22 @@ class Metrics:
             "webhook_deliveries_total", "Webhook attempts made here, by outcome "
             "(delivered, retry, gave_up, refused)", ["outcome"], registry=r)
         self._launches: dict[int, int] = {}
+        # (route, method label, status) -> the children of requests and latency it counts
+        # in: as many entries as the label sets themselves, so as bounded
+        self._request_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
 
     def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:
-        self.requests.labels(route, method_label(method), str(status)).inc()
-        self.latency.labels(route).observe(seconds)
+        """Count one request and its latency. The labelled children are kept per (route,
+        method, status) once found: ``labels()`` would build the label tuple and take a lock
+        to find the same two objects again on every request."""
+        key = (route, method_label(method), status)
+        children = self._request_children.get(key)
+        if children is None:
+            children = (self.requests.labels(route, key[1], str(status)),
+                        self.latency.labels(route))
+            self._request_children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def observe_browser(self, worker_pid: int, launches: int) -> None:
         """Count restarts from a worker's cumulative launch count."""

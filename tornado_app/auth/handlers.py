@@ -20,6 +20,7 @@ from tornado_app.auth.fields import (
     storable,
     string_field,
 )
+from tornado_app.callers import auth_principal  # a session or a company API key
 from tornado_app.http import BaseHandler
 
 
@@ -32,8 +33,6 @@ class AuthApiHandler(BaseHandler):
     async def principal(self, role: str | None = None) -> service.Principal:
         """The caller: a session (Bearer header, or the browser app's session cookie:
         ``tornado_app.session_cookie``) or a company API key; 401 otherwise, 403 below ``role``."""
-        from tornado_app.callers import auth_principal  # a session or a company API key
-
         p: service.Principal = await auth_principal(
             self.services, session_cookie.credential(self.request), self.address)
         if role:
@@ -95,6 +94,9 @@ class MeHandler(AuthApiHandler):
         principal = await self.principal()
         if principal.key_id:
             self.success(await service.key_me(self.services, principal))
+            return
+        if principal.username:  # a session's principal carries its profile: no await
+            self.success(service.own_profile(principal))
             return
         self.success(await service.me(self.services, principal))
 

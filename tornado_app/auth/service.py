@@ -61,21 +61,25 @@ async def authenticate(svc: Services, header: str | None) -> Principal:
     profile, and their versions), no MongoDB read. Cold: the user and the company are read
     from MongoDB and cached, unless a change evicted them meanwhile (one read per user at a
     time; an entry near its end is renewed in the background: ``auth.profiles``)."""
-    token = token_from_header(header)
+    return await authenticate_token(svc, token_from_header(header))
+
+
+async def authenticate_token(svc: Services, token: str) -> Principal:
+    """:func:`authenticate` for a token already taken from its header (a canonical UUID)."""
     info = await svc.sessions.lookup(token)
     if info is None:
         raise UNAUTHORIZED
-    if info.role and info.username:
-        profile: Profile | None = Profile(info.role, info.status, info.username,
-                                          info.real_name, info.company_name)
+    if info.role and info.username:  # warm: the principal straight from the cached profile
         svc.profiles.refresh_ahead(svc.db, info)
-    else:
-        loaded: Profile | None = await svc.profiles.load(svc.db, info)
-        if loaded is None:  # the user or the company is gone
-            await svc.sessions.delete(token, info.user_id)
+        if info.status != "ACTIVE":
             raise UNAUTHORIZED
-        profile = loaded
-    if profile is None or profile.status != "ACTIVE":
+        return Principal(token, info.user_id, info.company_id, info.role, info.username,
+                         info.real_name, info.company_name)
+    profile: Profile | None = await svc.profiles.load(svc.db, info)
+    if profile is None:  # the user or the company is gone
+        await svc.sessions.delete(token, info.user_id)
+        raise UNAUTHORIZED
+    if profile.status != "ACTIVE":
         raise UNAUTHORIZED
     return Principal(token, info.user_id, info.company_id, profile.role, profile.username,
                      profile.real_name, profile.company_name)
@@ -142,6 +146,15 @@ async def logout(svc: Services, principal: Principal, address: str = "") -> None
                     actor=principal.who(), target=principal.who(), address=address)
 
 
+def own_profile(principal: Principal) -> dict[str, Any]:
+    """What ``me`` answers for a principal that carries its profile (``username`` set)."""
+    return {
+        "id": principal.user_id, "username": principal.username,
+        "realName": principal.real_name, "role": principal.role,
+        "companyId": principal.company_id, "companyName": principal.company_name,
+    }
+
+
 async def me(svc: Services, principal: Principal) -> dict[str, Any]:
     """The caller's profile, straight from the principal (the per-user cache)."""
     if not principal.username:  # a principal built without a profile: read it
@@ -152,11 +165,7 @@ async def me(svc: Services, principal: Principal) -> dict[str, Any]:
             raise UNAUTHORIZED
         return {"id": user.id, "username": user.username, "realName": user.real_name,
                 "role": user.role, "companyId": company.id, "companyName": company.name}
-    return {
-        "id": principal.user_id, "username": principal.username,
-        "realName": principal.real_name, "role": principal.role,
-        "companyId": principal.company_id, "companyName": principal.company_name,
-    }
+    return own_profile(principal)
 
 
 async def list_users(
