@@ -270,6 +270,65 @@ def _place_emphasis(pieces: list[str | _Delim]) -> str:
     return "".join(out)
 
 
+def _close(out: list[str], run: _Delim, before: str | None, after: str | None) -> str:
+    """Write the emphasis run ``run`` to ``out`` between ``before`` (the last character
+    written) and ``after`` (the next piece's first), as :func:`_place_emphasis` does; the
+    last character written."""
+    mark, tag, body = run
+    if _flanks_ok(mark, body, before, after):
+        out += (mark, body, mark)
+        return mark[0]
+    out += ("<", tag, ">", body, "</", tag, ">")
+    return ">"
+
+
+# the inlines _normalize would rebuild when they hold more than one text (and whose writers
+# call :meth:`MarkdownRenderer.inlines` again on their children)
+_WRAPPERS = (Underline, Subscript, Superscript)
+
+
+def _normal_texts(nodes: list[Inline]) -> list[str] | None:
+    """The texts :meth:`MarkdownRenderer._normal_inlines` would escape (texts and emphasis
+    bodies), or None where :func:`_normalize` would change more of ``nodes`` than joining
+    neighbouring texts and dropping empty ones: an emphasis or link with more than one
+    trimmed text, a wrapper with more than one text, two codes or two runs of the same
+    emphasis side by side (few paragraphs)."""
+    texts: list[str] = []
+    prev: type | None = None  # the kind of the last node _normalize would keep
+    for node in nodes:
+        kind = type(node)
+        if kind is Text:
+            text = node.text  # type: ignore[union-attr]  # checked: a Text
+            if text:
+                texts.append(text)
+                prev = kind
+            continue
+        if kind in _DELIMS:
+            kids = node.children  # type: ignore[union-attr]  # checked: an emphasis
+            if kind is prev or len(kids) != 1 or type(kids[0]) is not Text:
+                return None
+            text = kids[0].text
+            if not text or text[0].isspace() or text[-1].isspace():
+                return None
+            texts.append(text)
+        elif kind is Code:
+            if prev is Code:
+                return None
+        elif kind is Link:
+            if not _one_trimmed_text(node.children):  # type: ignore[union-attr]
+                return None
+        elif kind in _WRAPPERS:
+            kids = node.children  # type: ignore[union-attr]
+            if len(kids) != 1 or type(kids[0]) is not Text:
+                return None
+        prev = kind
+    return texts
+
+
+# whether a text needs _escape_text at all (most texts do not): any character it rewrites
+_NEEDS_ESCAPE = re.compile(r"[`~\\*_\[\]<|$&\r\n]").search
+
+
 def _code_span(text: str, in_table: bool) -> str:
     text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
     if not text:
@@ -377,6 +436,14 @@ class MarkdownRenderer:
     def inlines(self, nodes: list[Inline], ctx: _Ctx) -> str:
         if len(nodes) == 1 and type(nodes[0]) is Text:  # a plain paragraph or cell
             return _escape_text(nodes[0].text)
+        texts = _normal_texts(nodes)
+        if texts is not None:  # most paragraphs: nothing for _normalize to change
+            return self._normal_inlines(nodes, ctx, _NEEDS_ESCAPE("".join(texts)) is None)
+        return self._normalized_inlines(nodes, ctx)
+
+    def _normalized_inlines(self, nodes: list[Inline], ctx: _Ctx) -> str:
+        """The general path of :meth:`inlines`: ``nodes`` normalised, each written, then the
+        emphasis runs placed."""
         writer = _INLINE_WRITERS.get  # a text, the most common node, is escaped here
         pieces: list[str | _Delim] = [
             _escape_text(n.text) if type(n) is Text else writer(type(n), _nothing)(self, n, ctx)
@@ -384,6 +451,58 @@ class MarkdownRenderer:
         if tuple not in map(type, pieces):  # no emphasis to place
             return "".join(pieces)  # type: ignore[arg-type]  # all str: checked above
         return _place_emphasis(pieces)
+
+    def _normal_inlines(self, nodes: list[Inline], ctx: _Ctx, plain: bool) -> str:
+        """What the general path of :meth:`inlines` makes of ``nodes`` that
+        :func:`_normal_texts` passed, in one pass: neighbouring texts joined and escaped
+        (unless ``plain``: none of them has a character to escape), each node written, and
+        each emphasis run's delimiters chosen as soon as the piece after it is known (no
+        list of pieces, no second pass)."""
+        out: list[str] = []
+        before: str | None = None  # the last character written so far
+        held: _Delim | None = None  # an emphasis run waiting for the piece after it
+        text = ""  # neighbouring texts not yet written (merged, as _normalize merges them)
+        piece: str | _Delim
+        for node in nodes:
+            kind = type(node)
+            if kind is Text:
+                text += node.text  # type: ignore[union-attr]  # checked: a Text
+                continue
+            if text:
+                piece = text if plain else _escape_text(text)
+                text = ""
+                if held is not None:
+                    before = _close(out, held, before, piece[0])
+                    held = None
+                out.append(piece)
+                before = piece[-1]
+            delims = _DELIMS.get(kind)
+            if delims is not None:  # one trimmed text (_normal_texts): its body
+                body = node.children[0].text  # type: ignore[union-attr]
+                piece = (*delims, body if plain else _escape_text(body))
+            else:
+                piece = _INLINE_WRITERS.get(kind, _nothing)(self, node, ctx)
+            if held is not None:
+                if type(piece) is tuple:
+                    after: str | None = piece[0][0]
+                else:
+                    after = piece[0] if piece else None
+                before = _close(out, held, before, after)
+                held = None
+            if type(piece) is tuple:
+                held = piece  # a _Delim: checked
+            elif piece:
+                out.append(piece)  # type: ignore[arg-type]  # checked: a str
+                before = piece[-1]
+        if text:
+            piece = text if plain else _escape_text(text)
+            if held is not None:
+                before = _close(out, held, before, piece[0])
+                held = None
+            out.append(piece)
+        if held is not None:
+            _close(out, held, before, None)
+        return "".join(out)
 
     def _format(self, node: Emph | Strong | Strike, ctx: _Ctx) -> _Delim:
         mark, tag = _DELIMS[type(node)]
@@ -464,7 +583,8 @@ class MarkdownRenderer:
                 if text and tight and out and not _can_interrupt(b):
                     text = "\n" + text  # it could not interrupt the paragraph above
             else:
-                text = self.block(b)
+                write = _BLOCK_WRITERS.get(type(b))  # what self.block does, without its call
+                text = write(self, b) if write is not None else ""
                 if text:
                     prev_list = None
             if text:
@@ -491,7 +611,10 @@ class MarkdownRenderer:
         if body.endswith("#"):
             body = body[:-1] + "\\#"
         anchor = ""
-        automatic = self.heading_ids.unique(slugify(plain_text(node.children)))
+        kids = node.children
+        # the visible text: of most headings, their one text (plain_text walks the nodes)
+        shown = kids[0].text if len(kids) == 1 and type(kids[0]) is Text else plain_text(kids)
+        automatic = self.heading_ids.unique(slugify(shown))
         if node.anchor and node.anchor not in self.emitted_anchors:
             self.emitted_anchors.add(node.anchor)
             if node.anchor != automatic:
@@ -570,6 +693,14 @@ class MarkdownRenderer:
     def table(self, node: Table) -> str:
         if not node.rows:
             return ""
+        texts = _cell_texts(node)
+        if texts is not None:  # most tables: a text per cell, no spans
+            return self._text_table(node, texts)
+        return self._grid_table(node)
+
+    def _grid_table(self, node: Table) -> str:
+        """The general path of :meth:`table`: an HTML table where a pipe table cannot hold
+        ``node``, else a pipe table of its grid (spans repeated)."""
         if not pipe_ok(node):
             html = self.html.table(node)
             # an HTML block ends at a blank line: keep the table free of blank lines
@@ -593,6 +724,28 @@ class MarkdownRenderer:
             lines.append("| " + " | ".join([c or " " for c in cells]) + " |")
             if r == 0:
                 lines.append("|" + "|".join(["---"] * width) + "|")
+        out = "\n".join(lines)
+        if node.caption:
+            cap = _escape_line_starts(self.inlines(_strip_breaks(node.caption), _BODY))
+            out = cap + "\n\n" + out
+        return out
+
+    def _text_table(self, node: Table, texts: list[list[str]]) -> str:
+        """What :meth:`table` makes of a table :func:`_cell_texts` passed: each cell's text
+        escaped and trimmed (escaped only if some text of the table needs it), rows as
+        long as the longest."""
+        if _NEEDS_ESCAPE("".join(["".join(row) for row in texts])) is not None:
+            texts = [[_escape_text(text) for text in row] for row in texts]
+        width = max(map(len, texts))
+        if width == 0:
+            return ""
+        lines = []
+        for row in texts:
+            cells = [text.strip() or " " for text in row]
+            if len(cells) < width:
+                cells += [" "] * (width - len(cells))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.insert(1, "|" + "|".join(["---"] * width) + "|")
         out = "\n".join(lines)
         if node.caption:
             cap = _escape_line_starts(self.inlines(_strip_breaks(node.caption), _BODY))
@@ -645,6 +798,34 @@ _BLOCK_WRITERS: dict[type, Callable[[MarkdownRenderer, Any], str]] = {
 def _nothing(renderer: MarkdownRenderer, node: object, ctx: _Ctx) -> str:
     """What a node of a kind the tables above do not know is written as: nothing."""
     return ""
+
+
+def _cell_texts(table: Table) -> list[list[str]] | None:
+    """Each cell's text, row by row, when no cell spans and every cell holds nothing, an
+    empty paragraph or a paragraph of one text (most tables): such a table is a pipe table,
+    each cell at its index, and writing a cell has no side effect (no anchor, note or
+    image). None otherwise."""
+    rows: list[list[str]] = []
+    for row in table.rows:
+        texts: list[str] = []
+        for cell in row.cells:
+            if cell.rowspan > 1 or cell.colspan > 1:
+                return None
+            blocks = cell.blocks
+            if not blocks:
+                texts.append("")
+                continue
+            if len(blocks) != 1 or type(blocks[0]) is not Paragraph:
+                return None
+            kids = blocks[0].children
+            if not kids:
+                texts.append("")
+            elif len(kids) == 1 and type(kids[0]) is Text:
+                texts.append(kids[0].text)
+            else:
+                return None
+        rows.append(texts)
+    return rows
 
 
 def pipe_ok(table: Table) -> bool:
