@@ -11,15 +11,31 @@ import unicodedata
 from collections.abc import Callable
 
 
+def _slug_char(ch: str) -> str | None:
+    """What one character becomes in a slug: itself if a letter, digit, ``_`` or ``-``, a
+    hyphen if a blank, nothing (None) otherwise."""
+    if ch.isalnum() or ch in "_-":
+        return ch
+    if ch.isspace():
+        return "-"
+    return None
+
+
+# The rule for every ASCII character, as a str.translate table: most headings are ASCII,
+# and translate applies it in one pass in C (NFKC leaves ASCII text as it is).
+_ASCII_SLUG = str.maketrans({chr(code): _slug_char(chr(code)) for code in range(128)})
+
+
 def slugify(text: str) -> str:
     """GitHub-like heading id: NFKC, lower case, letters/digits/``_``/``-`` kept, each blank
     a hyphen, everything else dropped; ``section`` when nothing is left."""
+    if text.isascii():
+        return text.strip().lower().translate(_ASCII_SLUG) or "section"
     out = []
     for ch in unicodedata.normalize("NFKC", text).strip().lower():
-        if ch.isalnum() or ch in "_-":
-            out.append(ch)
-        elif ch.isspace():
-            out.append("-")
+        kept = _slug_char(ch)
+        if kept is not None:
+            out.append(kept)
     return "".join(out) or "section"
 
 
@@ -32,12 +48,13 @@ class Slugger:
     def __init__(self, used: set[str] | None = None,
                  taken: Callable[[str], bool] | None = None) -> None:
         self.used = used if used is not None else set()
-        self._taken = taken or (lambda _slug: False)
+        self._taken = taken
 
     def unique(self, base: str) -> str:
         """``base`` or ``base-N`` (smallest N) that is not yet used; marks it used."""
         slug, n = base, 0
-        while slug in self.used or self._taken(slug):
+        taken = self._taken
+        while slug in self.used or (taken is not None and taken(slug)):
             n += 1
             slug = f"{base}-{n}"
         self.used.add(slug)
