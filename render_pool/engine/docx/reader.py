@@ -1082,9 +1082,8 @@ def read_docx(data: bytes, *, include_furniture: bool = False,
     opposite) or ``"all"`` (insertions underlined, deletions struck through). Raises
     ``CorruptDocument``/``UnsupportedFormat``/``TooLarge`` for unusable input.
     """
-    reader = DocxReader(data, include_furniture, track_changes)
-    try:
-        return reader.read()
+    try:  # opening the package is guarded as reading it is: a fault in either is the same
+        return DocxReader(data, include_furniture, track_changes).read()
     except ConversionError:
         raise
     except RecursionError:
