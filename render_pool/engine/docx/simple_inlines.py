@@ -15,16 +15,27 @@ two formats; the reader then builds its segments the general way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from lxml import etree
 
 from render_pool.engine.common.inlines import WRAP, Seg, wrap_peeled
-from render_pool.engine.docx.package import NS
+from render_pool.engine.docx.package import NS, Package
 from render_pool.engine.model import Code, Inline, Link, NoteRef, Text
 
-if TYPE_CHECKING:
-    from render_pool.engine.docx.reader import DocxReader
+
+class DocxReader(Protocol):
+    """What this module reads of the DOCX reader (``reader.DocxReader``), named here so the
+    reader, which calls this module, is not imported by it."""
+
+    pkg: Package
+    part: str
+    internal_links: bool
+    notes_src: dict[str, tuple[str, dict[str, etree._Element]]]
+
+    def run_fmt(self, rpr: etree._Element | None) -> tuple[frozenset[str], str | None]: ...
+
+    def hyperlink_target(self, h: etree._Element) -> tuple[str, str] | None: ...
 
 _W = f"{{{NS['w']}}}"
 _R = f"{{{NS['r']}}}"
