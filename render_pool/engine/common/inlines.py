@@ -269,6 +269,27 @@ class ParaState:
     bookmarks: list[str] = field(default_factory=list)
     fonts: set[str | None] = field(default_factory=set)  # of the texts that show
     in_delete: bool = False
+    # while runs of one format extend the last text segment: that segment and its text's
+    # parts, joined once by join_texts (extending the text run by run copied it each time,
+    # quadratic in a long paragraph)
+    growing: Seg | None = None
+    parts: list[str] = field(default_factory=list)
+
+    def extend_text(self, seg: Seg, text: str) -> None:
+        """Add ``text`` to the end of text segment ``seg``'s text (see :meth:`join_texts`)."""
+        if self.growing is not seg:
+            self.join_texts()
+            self.growing = seg
+            self.parts.append(seg.node.text)  # type: ignore[union-attr]  # a Text segment
+        self.parts.append(text)
+
+    def join_texts(self) -> None:
+        """Give the segment that :meth:`extend_text` extended its whole text: before the
+        segments are read."""
+        if self.growing is not None:
+            self.growing.node.text = "".join(self.parts)  # type: ignore[union-attr]
+            self.growing = None
+            self.parts.clear()
 
     def add(self, node: Inline, fmt: frozenset[str] = frozenset(), font: str | None = "") -> None:
         link = None

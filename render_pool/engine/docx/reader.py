@@ -199,7 +199,8 @@ def _add_text(state: ParaState, text: str, fmt: frozenset[str], font: str | None
     segment before it when that one is a text with the same formats and link (pandoc writes
     the space between two words of different formats as a run of its own; build_inlines
     would join them anyway). A segment's text is this reader's own, made in this
-    paragraph, so it is extended in place. The font counts when the text shows."""
+    paragraph, so it is extended in place, its parts joined once the paragraph is read
+    (``ParaState.join_texts``). The font counts when the text shows."""
     segs = state.segs
     links = state.links
     sfmt = fmt | frozenset(state.extra) if state.extra else fmt
@@ -207,7 +208,7 @@ def _add_text(state: ParaState, text: str, fmt: frozenset[str], font: str | None
     last = segs[-1] if segs else None
     if last is not None and type(last.node) is Text and last.link == link and (
             last.fmt is sfmt or last.fmt == sfmt):
-        last.node.text += text
+        state.extend_text(last, text)
     else:
         segs.append(Seg(Text(text), sfmt, link))
     if text.strip():
@@ -444,6 +445,7 @@ class DocxReader:
                 return
         state = ParaState()
         self._inlines(p, state, style, kids)
+        state.join_texts()
         segs = state.segs
         # paragraphs whose mark is a tracked deletion merge with the next one in Word; we
         # simply keep their content.

@@ -60,7 +60,7 @@ class Pieces:
     of one format and link joined) and note references, with their formats and links; the
     fonts of the texts that show, and the notes referred to, in order."""
 
-    __slots__ = ("fmts", "fonts", "links", "nodes", "notes", "prose")
+    __slots__ = ("fmts", "fonts", "links", "nodes", "notes", "parts", "prose")
 
     def __init__(self) -> None:
         self.nodes: list[str | NoteRef] = []
@@ -69,6 +69,16 @@ class Pieces:
         self.fonts: set[str | None] = set()
         self.notes: list[tuple[str, str]] = []  # (kind prefix, note id)
         self.prose = False  # whether a text that shows is in no typewriter face
+        # the parts of the last text while runs of one format extend it, joined once by
+        # join_last (extending the text run by run copied it each time: quadratic)
+        self.parts: list[str] = []
+
+    def join_last(self) -> None:
+        """Give the last text its whole length: before another node follows it, and once
+        the paragraph is read."""
+        if self.parts:
+            self.nodes[-1] = "".join(self.parts)
+            self.parts.clear()
 
     def segments(self) -> list[Seg]:
         """The segments the general walk would have made of these pieces."""
@@ -80,7 +90,10 @@ def collect(reader: DocxReader, kids: list[etree._Element]) -> Pieces | None:
     """The pieces of a paragraph whose children are ``kids``, or None when one of them is
     of a shape the general walk must read (then nothing was changed)."""
     pieces = Pieces()
-    return pieces if _runs(reader, kids, pieces, None, True) else None
+    if not _runs(reader, kids, pieces, None, True):
+        return None
+    pieces.join_last()
+    return pieces
 
 
 def _runs(reader: DocxReader, children: list[etree._Element], pieces: Pieces, link: Link_,
@@ -92,7 +105,8 @@ def _runs(reader: DocxReader, children: list[etree._Element], pieces: Pieces, li
     and link (what ``reader._add_text`` does), in line: this loop meets every run of the
     document. An empty text is left to the general walk: there an empty piece can part two
     pieces of code."""
-    nodes, fmts, links, fonts = pieces.nodes, pieces.fmts, pieces.links, pieces.fonts
+    nodes, fmts, links, fonts, parts = (pieces.nodes, pieces.fmts, pieces.links,
+                                        pieces.fonts, pieces.parts)
     run_fmt = reader.run_fmt
     for c in children:
         tag = c.tag
@@ -118,8 +132,11 @@ def _runs(reader: DocxReader, children: list[etree._Element], pieces: Pieces, li
                 fmt, font = run_fmt(rpr)
             if nodes and type(nodes[-1]) is str and links[-1] == link and (
                     fmts[-1] is fmt or fmts[-1] == fmt):
-                nodes[-1] += text
+                if not parts:
+                    parts.append(nodes[-1])  # checked above: a str
+                parts.append(text)
             else:
+                pieces.join_last()
                 nodes.append(text)
                 fmts.append(fmt)
                 links.append(link)
@@ -159,6 +176,7 @@ def _note(reader: DocxReader, ref: etree._Element, pieces: Pieces, link: Link_) 
     nid = ref.get(_WID, "")
     if nid not in reader.notes_src.get(kind, ("", {}))[1]:
         return False
+    pieces.join_last()
     pieces.nodes.append(NoteRef(f"{kind}{nid}"))
     pieces.fmts.append(_NO_FMT)
     pieces.links.append(link)
