@@ -140,8 +140,7 @@ class BoundedZip:
             return None
         if name != info.orig_filename:
             return None
-        body = name_at + header[10] + header[11]
-        packed = self._data[body:body + info.compress_size]
+        packed = _packed_body(self._data, info)
         return packed if len(packed) == info.compress_size else None
 
     def _quick(self, info: zipfile.ZipInfo) -> bytes | None:
@@ -265,9 +264,9 @@ def _bounded(packed: memoryview, info: zipfile.ZipInfo) -> Iterator[bytes]:
 
 
 def _packed_body(data: memoryview, info: zipfile.ZipInfo) -> memoryview:
-    """The entry's packed bytes after a local header :meth:`zipfile.ZipFile.open` has
-    checked: what the file holds of them (as :mod:`zipfile` reads them, a stream that ends
-    first is then damaged, or not, by what it unpacks to)."""
+    """The entry's packed bytes after its local header (checked by the caller, or by
+    :meth:`zipfile.ZipFile.open`): what the file holds of them (as :mod:`zipfile` reads
+    them, a stream that ends first is then damaged, or not, by what it unpacks to)."""
     start = info.header_offset
     header = _LOCAL_HEADER.unpack_from(data, start)
     body = start + _LOCAL_HEADER.size + header[10] + header[11]

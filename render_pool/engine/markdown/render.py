@@ -255,18 +255,12 @@ def _place_emphasis(pieces: list[str | _Delim]) -> str:
                 out.append(piece)
                 before = piece[-1]
             continue
-        mark, tag, body = piece
         nxt = pieces[i + 1] if i < last else None
         if isinstance(nxt, tuple):
             after: str | None = nxt[0][0]
         else:
             after = nxt[0] if nxt else None
-        if _flanks_ok(mark, body, before, after):
-            out += (mark, body, mark)
-            before = mark[0]
-        else:
-            out += ("<", tag, ">", body, "</", tag, ">")
-            before = ">"
+        before = _close(out, piece, before, after)
     return "".join(out)
 
 
@@ -724,11 +718,7 @@ class MarkdownRenderer:
             lines.append("| " + " | ".join([c or " " for c in cells]) + " |")
             if r == 0:
                 lines.append("|" + "|".join(["---"] * width) + "|")
-        out = "\n".join(lines)
-        if node.caption:
-            cap = _escape_line_starts(self.inlines(_strip_breaks(node.caption), _BODY))
-            out = cap + "\n\n" + out
-        return out
+        return self._captioned(node, "\n".join(lines))
 
     def _text_table(self, node: Table, texts: list[list[str]]) -> str:
         """What :meth:`table` makes of a table :func:`_cell_texts` passed: each cell's text
@@ -746,11 +736,14 @@ class MarkdownRenderer:
                 cells += [" "] * (width - len(cells))
             lines.append("| " + " | ".join(cells) + " |")
         lines.insert(1, "|" + "|".join(["---"] * width) + "|")
-        out = "\n".join(lines)
-        if node.caption:
-            cap = _escape_line_starts(self.inlines(_strip_breaks(node.caption), _BODY))
-            out = cap + "\n\n" + out
-        return out
+        return self._captioned(node, "\n".join(lines))
+
+    def _captioned(self, node: Table, table: str) -> str:
+        """A pipe table's text after its caption's paragraph, if it has one."""
+        if not node.caption:
+            return table
+        return (_escape_line_starts(self.inlines(_strip_breaks(node.caption), _BODY))
+                + "\n\n" + table)
 
     # ------------------------------------------------------------- notes
     def footnotes(self) -> str:
