@@ -663,10 +663,8 @@ class DocxReader:
         if style is not None and style.code:
             return True
         # the font test first: it settles most paragraphs (both tests must pass)
-        para_font = (style.font if style else None) or self.styles.default_font
-        for font in state.fonts:  # a paragraph has few fonts, repeated run by run
-            if not is_mono_font(font if font else para_font):
-                return False
+        if not self._maybe_code(style, state.fonts):
+            return False
         if any(not isinstance(s.node, Text | LineBreak) for s in state.segs
                if not isinstance(s.node, Anchor)):
             return False
