@@ -13,6 +13,7 @@ cold ones only the browser work, which favours the cold path.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import subprocess
 import sys
@@ -238,13 +239,16 @@ async def cold_once(html: str, pdf_options: dict[str, Any], *, driver: Any = Non
 def breakdown(reps: int) -> dict[str, dict[str, list[float]]]:
     """Where a warm render's time goes, in this process (no HTTP, no pool): seconds per step.
 
-    ``html``: Markdown to the printable page (reader + writer, Python); ``new page``: print with
-    :func:`render_pool.runtime.browser.render_pdf` (a warm browser, a new page per document:
-    what the service does); ``reused page``: print on one page kept open across documents.
+    ``images``: the image-source scan the service runs before every render (a pool job of
+    its own); ``html``: Markdown to the printable page (reader + writer, Python); ``new page``:
+    print with :func:`render_pool.runtime.browser.render_pdf` (a warm browser, its page
+    replaced every ``page_reuse_jobs`` documents: what the service does); ``reused page``:
+    print on one page kept open across documents.
     Must run outside an asyncio loop (Playwright's sync API).
     """
     from playwright.sync_api import sync_playwright
 
+    from render_pool.engine.markdown.reader import markdown_image_sources
     from render_pool.runtime import browser
 
     def timed(fn: Callable[[], object]) -> list[float]:
@@ -261,6 +265,7 @@ def breakdown(reps: int) -> dict[str, dict[str, list[float]]]:
     try:
         for name, md in DOCUMENTS.items():
             html, opts = pages[name]
+            out[name]["images"] = timed(functools.partial(markdown_image_sources, md))
             out[name]["html"] = timed(lambda md=md: page_html(md))
             out[name]["new page"] = timed(
                 lambda h=html, o=opts: browser.render_pdf(h, pdf_options=o))
@@ -410,12 +415,13 @@ async def _measure(svc: Service, plan: Plan, steps: dict[str, dict[str, list[flo
     for name in DOCUMENTS:
         p50 = {k: percentile(v, 50) for k, v in steps[name].items()}
         split_rows.append([name, f"{percentile(warm[('pdf', name, 1)].latencies, 50):.3f}",
-                           f"{p50['html']:.3f}", f"{p50['new page']:.3f}",
+                           f"{p50['images']:.3f}", f"{p50['html']:.3f}", f"{p50['new page']:.3f}",
                            f"{p50['reused page']:.3f}",
                            f"{p50['reused page'] / p50['new page']:.2f}"])
     table("Where the warm PDF time goes (p50 s, 1 client; the steps are timed in the bench "
           "process before the HTTP runs, so columns come from different moments)",
-          ["document", "HTTP end to end", "Markdown to HTML", "print, new page (as served)",
+          ["document", "HTTP end to end", "image-source scan", "Markdown to HTML",
+           "print, new page (as served)",
            "print, one reused page", "reused/new"], split_rows)
 
     docx_rows = [warm[("docx", name, c)].row(name, c) for name in DOCUMENTS for c in (1, 2)]

@@ -83,6 +83,7 @@ class _Holder:
         self.page: Any = None
         self.page_jobs = 0
         self.launches = 0
+        self.launched_at = 0.0  # time.monotonic() of the last launch
         self.atexit_registered = False
 
 
@@ -129,14 +130,27 @@ def chromium_path() -> str:
 
 
 # ------------------------------------------------------------------ processes
-def browser_pids() -> list[int]:
-    """Pids of the Chromium processes this process started (its descendants): tests, metrics."""
-    return sorted(pid for pid in descendants(os.getpid()) if "chrom" in name(pid).lower())
+def browser_pids(max_age: float = 0.0) -> list[int]:
+    """Pids of the Chromium processes this process started (its descendants): tests, metrics.
+
+    ``max_age``: a walk of this process's tree at most that many seconds old will do (see
+    :func:`render_pool.runtime.procfs.descendants`); 0, the default, walks it afresh."""
+    return sorted(pid for pid in descendants(os.getpid(), max_age)
+                  if "chrom" in name(pid).lower())
 
 
-def browser_memory_mb() -> float:
-    """RSS of this process's Chromium tree in MB (shared pages counted per process: a bound)."""
-    return sum(rss_kb(pid) for pid in browser_pids()) / 1024
+def browser_memory_mb(max_age: float = 0.0) -> float:
+    """RSS of this process's Chromium tree in MB (shared pages counted per process: a bound);
+    ``max_age`` as for :func:`browser_pids` (the sizes are always read afresh)."""
+    return sum(rss_kb(pid) for pid in browser_pids(max_age)) / 1024
+
+
+# How old a walk of the process tree the after-job memory check may reuse (seconds). Why:
+# the walk reads /proc/PID/task/TID/children of every thread of the driver and of Chromium
+# (hundreds of reads, 4-6 ms of each warm print on a busy host). The sizes are still read
+# afresh every job; only a renderer process started within this time is counted a little
+# later.
+_MEMORY_WALK_AGE = 1.0
 
 
 def _kill_tree() -> None:
@@ -188,6 +202,7 @@ def _launch() -> None:
     context.route("**/*", _block_network)
     _state.browser, _state.context, _state.jobs = browser, context, 0
     _state.launches += 1
+    _state.launched_at = time.monotonic()
     if not _state.atexit_registered:
         atexit.register(close_browser)
         _state.atexit_registered = True
@@ -249,7 +264,8 @@ def _maybe_recycle() -> None:
         log.info("chromium recycled after %d jobs", _state.jobs)
         _close_browser_only()
         return
-    mem = browser_memory_mb()
+    # a walk from before this browser's launch would miss its processes: never reuse one
+    mem = browser_memory_mb(min(_MEMORY_WALK_AGE, time.monotonic() - _state.launched_at))
     if mem > limits.max_rss_mb:
         log.info("chromium recycled at %.0f MB (bound %d MB)", mem, limits.max_rss_mb)
         _close_browser_only()
@@ -338,10 +354,18 @@ def _render_once(html: str, pdf_options: dict[str, Any], timeout_s: float) -> by
         _watchdog.disarm()
         if not done or _state.page_jobs >= max(1, limits.page_reuse_jobs):
             _state.page = None
-            try:
-                page.close()
-            except Exception:
-                log.debug("page close failed", exc_info=True)
+            _close_page(page, wait=not done)
+
+
+def _close_page(page: Any, *, wait: bool) -> None:
+    """Close a page; ``wait=False`` only asks Chromium to close it (Playwright's
+    ``run_before_unload``: the page runs its unload handlers, of which it has none with
+    JavaScript off, and is gone a moment later) instead of waiting 20-60 ms for the target
+    to be destroyed on the job's path. A failed page is closed and waited for."""
+    try:
+        page.close(run_before_unload=not wait)
+    except Exception:
+        log.debug("page close failed", exc_info=True)
 
 
 def render_pdf(html: str, *, pdf_options: dict[str, Any], timeout_s: float | None = None) -> bytes:

@@ -21,6 +21,8 @@ import marko
 from marko import inline
 from marko.ext import footnote
 from marko.helpers import MarkoExtension
+from marko.parser import Parser
+from marko.source import Source
 
 from render_pool.engine.common.data_uri import decode_data_uri, image_extension
 from render_pool.engine.common.slugs import Slugger
@@ -93,11 +95,52 @@ class _FootnoteDef(footnote.FootnoteDef):
 _MATH = MarkoExtension(elements=[InlineMath, _FootnoteDef])
 _PARSER: marko.Markdown | None = None
 
+# marko's own line patterns, compiled once: marko passes them as strings and compiles each
+# on every use (tens of thousands of times for a short document); dropped when it grows
+# past the bound (patterns built from a document's text, e.g. its code fences, also pass).
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+_PATTERNS_MAX = 512
+
+
+class _Source(Source):
+    """marko's parsing cursor with its two hottest helpers made cheaper, same results: a
+    string pattern is looked up in :data:`_PATTERNS` instead of going through ``re.compile``
+    (about a tenth of the parse), and the line prefix is joined from a list."""
+
+    def _expect_re(self, regexp: re.Pattern[str] | str, pos: int) -> re.Match[str] | None:
+        if isinstance(regexp, str):
+            pattern = _PATTERNS.get(regexp)
+            if pattern is None:
+                if len(_PATTERNS) >= _PATTERNS_MAX:
+                    _PATTERNS.clear()
+                pattern = _PATTERNS[regexp] = re.compile(regexp)
+            regexp = pattern
+        return regexp.match(self._buffer, pos)
+
+    @property
+    def prefix(self) -> str:
+        return "".join([state._prefix for state in self._states])
+
+
+class _Parser(Parser):
+    """marko's parser reading through :class:`_Source` (``Parser.parse`` as marko 2.2 has
+    it, with the cursor class swapped)."""
+
+    def parse(self, text: str) -> Any:
+        source = _Source(text)
+        source.parser = self
+        doc = self.block_elements["Document"]()
+        doc.source_span = (0, len(source._buffer))
+        with source.under_state(doc):
+            doc.children = self.parse_source(source)
+            self.parse_inline(doc, source)
+        return doc
+
 
 def _parser() -> marko.Markdown:
     global _PARSER
     if _PARSER is None:
-        _PARSER = marko.Markdown(extensions=["gfm", "footnote", _MATH])
+        _PARSER = marko.Markdown(parser=_Parser, extensions=["gfm", "footnote", _MATH])
     return _PARSER
 
 
@@ -356,11 +399,18 @@ def _merge(nodes: list[Inline]) -> list[Inline]:
     return out
 
 
-def _parse(text: str) -> tuple[dict[str, str], Any]:
+def _checked_body(text: str) -> tuple[dict[str, str], str]:
+    """Front matter and the body the parser reads: line ends normalised, NULs replaced, the
+    nesting limits checked (40003 before the parser meets hostile nesting)."""
     text = text.removeprefix("\ufeff").replace("\x00", "\ufffd")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     meta, body = _split_front_matter(text)
-    check_nesting(body)  # 40003 before the parser meets hostile nesting
+    check_nesting(body)
+    return meta, body
+
+
+def _parse(text: str) -> tuple[dict[str, str], Any]:
+    meta, body = _checked_body(text)
     return meta, _parser().parse(body)
 
 
@@ -419,13 +469,29 @@ def _walk_marko(el: Any, found: list[str]) -> None:
             _walk_marko(child, found)
 
 
+_IMAGE_HINT = re.compile(r"!\[|<img", re.I)
+
+
+def _may_have_images(text: str) -> bool:
+    """False only when no image can be in ``text``: a Markdown image starts with ``![`` and
+    an HTML one with ``<img`` (the tag :data:`_IMG_TAG` finds), whatever contains them."""
+    return _IMAGE_HINT.search(text) is not None
+
+
 def markdown_image_sources(text: str) -> list[str]:
     """Every image source the Markdown references, in order, without duplicates.
 
     Why: the service fetches remote images before rendering (writers never touch the
     network). Covers Markdown images (also in tables, lists and footnotes) and ``<img src>``
     in raw HTML. ``data:`` URIs are left out: :func:`attach_images` decodes them itself.
+
+    Markdown without ``![`` and without ``<img`` has no image, so it is only checked, not
+    parsed: the service asks this before every render, and the parse is most of the Python
+    time of a short document.
     """
+    if not _may_have_images(text):
+        _checked_body(text)  # the same 40003 for hostile nesting as a parse
+        return []
     _meta, root = _parse(text)
     found: list[str] = []
     _walk_marko(root, found)
