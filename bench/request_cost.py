@@ -316,6 +316,65 @@ def in_process_steps(docs: dict[str, bytes], reps: int) -> dict[str, list[float]
     return steps
 
 
+def loop_steps(docs: dict[str, bytes], reps: int) -> dict[str, list[float]]:
+    """Per document what the service does on its event loop around the pool job, each step
+    alone (s): the multipart body parsed and its parts read back
+    (``tornado_app.upload_spool.MultipartBody``), the form's fields checked and the options
+    built (``checked_form``, ``with_service_limits``), the job pickled for the worker's pipe,
+    and the answer's envelope encoded; and, in the worker, the input sniffed."""
+    from concurrent.futures import process as futures_process
+    from multiprocessing.reduction import ForkingPickler
+
+    from render_pool.engine import jobs
+    from render_pool.engine.sniff import detect_kind
+    from render_pool.runtime.pool import _bounded_call
+    from tornado_app.documents.base import _decode_fields
+    from tornado_app.documents.convert import checked_form, with_service_limits
+    from tornado_app.http import _ENCODER
+    from tornado_app.multipart import boundary_of
+    from tornado_app.settings import Settings
+    from tornado_app.upload_spool import MultipartBody
+
+    settings = Settings()
+    steps: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as spool:
+        for name, data in docs.items():
+            body, ctype = multipart({}, {"file": ("one.docx", data)})
+
+            def form(body: bytes = body, ctype: str = ctype) -> Any:
+                upload = MultipartBody(boundary_of(ctype) or b"", Path(spool), 1 << 20)
+                upload.feed(body)
+                parts = upload.parts()
+                try:
+                    parts.send(None)  # a small form is read back without awaiting
+                except StopIteration as done:
+                    fields, files = done.value
+                upload.discard()
+                return _decode_fields(fields), files
+
+            fields, files = form()
+            options = with_service_limits(checked_form(fields, files)[2], settings)
+            item = futures_process._CallItem(0, _bounded_call, (
+                jobs.convert_document, (data, "markdown", "word2markdown", options),
+                {"for_upload": False}, True), {})
+            converted = jobs.convert_document(data, "markdown")
+            answer = {"code": 0, "msg": "ok", "data": {
+                "content": converted.content, "media_type": converted.media_type,
+                "warnings": converted.warnings, "notes": converted.notes}}
+            steps[f"{name}: multipart body parsed and read back (event loop)"] = _timed(
+                form, reps)
+            steps[f"{name}: form checked, options built (event loop)"] = _timed(
+                lambda fields=fields, files=files: with_service_limits(
+                    checked_form(fields, files)[2], settings), reps)
+            steps[f"{name}: job pickled for the worker (event loop)"] = _timed(
+                lambda item=item: ForkingPickler.dumps(item), reps)
+            steps[f"{name}: answer encoded (event loop)"] = _timed(
+                lambda answer=answer: _ENCODER.encode(answer), reps)
+            steps[f"{name}: input sniffed (worker)"] = _timed(
+                lambda data=data: detect_kind(data), reps)
+    return steps
+
+
 def _wrk_rows(service: Service, seconds: float, rounds: int, connections: int
               ) -> tuple[list[list[object]], dict[str, float]]:
     """``/health`` and ``me`` under wrk, interleaved; rows and the figures for the summary."""
@@ -348,6 +407,7 @@ def run(quick: bool = False) -> None:
     rounds, per_round = (3, 20) if quick else (7, 40)
     docs = documents()
     steps = in_process_steps(docs, 20 if quick else 60)
+    steps.update(loop_steps(docs, 200 if quick else 1000))
     with tempfile.TemporaryDirectory() as tmp:
         service = Service.start(Path(tmp))
         try:

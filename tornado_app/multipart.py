@@ -20,6 +20,7 @@ No I/O and no Tornado here: :class:`MultipartParser` calls a :class:`PartSink`.
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from dataclasses import dataclass
 from typing import Protocol
@@ -71,22 +72,29 @@ def boundary_of(content_type: str) -> bytes | None:
         raise MultipartError("the multipart boundary is not ASCII") from None
 
 
+# one parameter of a header value: up to the next ``;`` outside a quoted string; in a quoted
+# string a backslash escapes the character after it, and an unclosed one runs to the end.
+# Each alternative starts with a character no other can start with: linear, no backtracking.
+_PARAM = re.compile(r'(?:[^;"]+|"(?:[^"\\]+|\\.)*\\?(?:"|\Z))*', re.S)
+
+
 def _split_params(value: str) -> list[str]:
-    """``value`` split at each ``;`` outside a quoted string (one pass)."""
+    """``value`` split at each ``;`` outside a quoted string (see :data:`_PARAM`). Why a
+    pattern: walking the value character by character in Python cost about 4 us a header,
+    two headers every upload (tests/test_multipart_params.py holds that walk as the
+    reference both split alike)."""
+    if '"' not in value:
+        return value.split(";")
     items: list[str] = []
-    start, quoted, escaped = 0, False, False
-    for i, ch in enumerate(value):
-        if escaped:
-            escaped = False
-        elif quoted and ch == "\\":
-            escaped = True
-        elif ch == '"':
-            quoted = not quoted
-        elif ch == ";" and not quoted:
-            items.append(value[start:i])
-            start = i + 1
-    items.append(value[start:])
-    return items
+    pos, size = 0, len(value)
+    while True:
+        match = _PARAM.match(value, pos)
+        assert match is not None  # the pattern matches the empty string
+        end = match.end()
+        items.append(value[pos:end])
+        if end >= size:
+            return items
+        pos = end + 1  # past the ``;`` the parameter stopped at
 
 
 def _unquote(value: str) -> str:

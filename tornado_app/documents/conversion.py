@@ -60,7 +60,8 @@ async def read_and_write(pool: RenderPool, company_id: str, data: bytes, export:
                          ) -> jobs.Converted:
     """The conversion's pool job; a scan's OCR pages spread over the pool in between. The
     service and the command line (``python -m tornado_app convert``) both convert here."""
-    fanout = replace(options, read=replace(options.read, ocr_fanout=True))
+    fanout = (options if options.read.ocr_fanout  # asked already (with_service_limits)
+              else replace(options, read=replace(options.read, ocr_fanout=True)))
     try:
         converted: jobs.Converted = await pool.run(
             jobs.convert_document, data, export, engine, fanout, for_upload=for_upload,

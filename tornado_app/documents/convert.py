@@ -157,13 +157,17 @@ def conversion_options(fields: dict[str, str], settings: Settings) -> jobs.Conve
 
 def with_service_limits(options: jobs.ConvertOptions, settings: Settings
                         ) -> jobs.ConvertOptions:
-    """``options`` with the service's reader limits of ``settings``."""
+    """``options`` with the service's reader limits of ``settings``. They ask too for a
+    scan's pages to be recognised in pool jobs of their own (``ocr_fanout``), as
+    :func:`~tornado_app.documents.conversion.read_and_write`, where every conversion with
+    these options goes, asks: so it need not copy them again (the reader's options were
+    copied twice a request, each a ``dataclasses.replace`` of ten fields)."""
     read = replace(
         options.read, max_cells=settings.sheet_max_cells,
         # below the job's own limit, so LibreOffice is stopped before the worker is
         office_timeout=min(settings.office_timeout_seconds,
                            max(1.0, settings.job_timeout_seconds - 5)),
-        ocr_languages=settings.ocr_languages)
+        ocr_languages=settings.ocr_languages, ocr_fanout=True)
     return replace(options, read=read)
 
 
