@@ -49,6 +49,7 @@ from render_pool.engine.model import (
     Paragraph,
     PartRef,
     Placeholder,
+    Table,
     Text,
     plain_text,
     walk_document,
@@ -77,6 +78,7 @@ _TRACK_VALUES = ("accept", "all", "reject")
 _NO_FMT: frozenset[str] = frozenset()
 _BOLD = frozenset({"b"})
 _NO_KIDS: dict[object, etree._Element] = {}
+_ONE_FONT: set[str | None] = {None}  # the fonts of a text without run properties (read only)
 _WP_ = _W + "p"  # the tags the walk meets most, compared whole before any other test
 _WR = _W + "r"
 _WT = _W + "t"
@@ -113,6 +115,18 @@ def _para_props(ppr: etree._Element) -> dict[object, etree._Element]:
         if tag in _PARA_PROPS and tag not in found:
             found[tag] = child
     return found
+
+
+def _lone_text(run: etree._Element) -> str | None:
+    """The text of ``run`` when it is a ``w:r`` holding one ``w:t`` and nothing else (no
+    properties) and the text is not empty; None for any other child of a paragraph (an
+    empty text is left to the general walk, as :mod:`simple_inlines` leaves it)."""
+    if run.tag != _WR or len(run) != 1:
+        return None
+    t = run[0]
+    if t.tag != _WT:
+        return None
+    return t.text or None
 
 
 def _props_key(el: etree._Element) -> tuple[object, ...]:
@@ -298,7 +312,11 @@ class DocxReader:
         body = self.main_root.find(_W + "body")
         self.body = body
         self.doc.blocks = self.blocks(body)
-        roll_up(self.doc.blocks)  # lists, quotes: the positions of their paragraphs
+        # lists, quotes: the positions of their paragraphs. A table has its own (from
+        # _collect) and nothing in one has any (only the body's children are located), so
+        # the walk of its cells could only give the lists and tables inside the empty list
+        # of positions they have: tables are left out of it.
+        roll_up([b for b in self.doc.blocks if type(b) is not Table])
         if self.include_furniture:
             self._furniture()
         self._fix_internal_links()
@@ -439,6 +457,11 @@ class DocxReader:
         ppr = kids[0] if kids and kids[0].tag == _WPPR else first_child(p, _WPPR)
         props = self._props_of(ppr)
         style, level, title, num_id, ilvl = props
+        size = len(kids)
+        if (size == 2 and ppr is kids[0]) or (size == 1 and ppr is None):
+            text = _lone_text(kids[-1])  # most cells, list items and headings
+            if text is not None and self._lone_text_entry(text, props, entries):
+                return
         if not (title or level):  # most paragraphs: their content read in one pass
             pieces = simple_inlines.collect(self, kids)
             if pieces is not None and self._simple_paragraph(pieces, props, entries):
@@ -461,7 +484,8 @@ class DocxReader:
                 break
         if title or level:
             if has_content:
-                self._heading(min(level or 1, 6), state, num_id, ilvl, entries, title)
+                self._heading(min(level or 1, 6), state.segs, state.bookmarks, num_id, ilvl,
+                              entries, title)
             if state.pending:  # text boxes, charts: blocks after it
                 entries.extend(BlockEntry(b) for b in state.pending)
             return
@@ -550,6 +574,29 @@ class DocxReader:
         self._add_paragraph(Paragraph(inlines), num_id, ilvl, checked, style, entries)
         return True
 
+    def _lone_text_entry(self, text: str, props: _ParaProps, entries: list[Entry]) -> bool:
+        """The entry of a paragraph whose only content is a run of ``text`` alone, without
+        properties (see :func:`_lone_text`; most cells, list items and headings): what the
+        general walk and :meth:`_heading` make of a heading, and what
+        :func:`simple_inlines.collect` and :meth:`_simple_paragraph` make of another
+        paragraph, without their lists. False, having changed nothing, for a paragraph that
+        may be code: the general paths decide those."""
+        style, level, title, num_id, ilvl = props
+        shown = (text.replace("\t", " ") if "\t" in text else text).strip()
+        if title or level:
+            if shown:  # else nothing shows: no heading (the general path)
+                self._heading(min(level or 1, 6), [Seg(Text(text), _NO_FMT, None)], [],
+                              num_id, ilvl, entries, title)
+            return True
+        if not shown:
+            return True  # nothing shows: no entry (see _simple_paragraph)
+        if self._maybe_code(style, _ONE_FONT):
+            return False
+        inlines: list[Inline] = [Text(shown)]
+        checked = self._take_checkbox(inlines)
+        self._add_paragraph(Paragraph(inlines), num_id, ilvl, checked, style, entries)
+        return True
+
     def _maybe_code(self, style: Style | None, fonts: set[str | None]) -> bool:
         """Whether a paragraph with text in ``fonts`` passes the first tests of
         :meth:`_is_code` (a code style, or every font a typewriter face)."""
@@ -600,10 +647,12 @@ class DocxReader:
             return None, 0
         return num_id, max(0, min(ilvl or 0, 8))
 
-    def _heading(self, level: int, state: ParaState, num_id: str | None, ilvl: int,
-                 entries: list[Entry], title: bool) -> None:
-        segs = [s for s in state.segs if not isinstance(s.node, Anchor)]
-        bookmarks = [s.node.name for s in state.segs if isinstance(s.node, Anchor)]
+    def _heading(self, level: int, all_segs: list[Seg], marks: list[str], num_id: str | None,
+                 ilvl: int, entries: list[Entry], title: bool) -> None:
+        """The entry of a heading of the segments ``all_segs`` (its anchors among them) with
+        the bookmarks ``marks`` started in it."""
+        segs = [s for s in all_segs if not isinstance(s.node, Anchor)]
+        bookmarks = [s.node.name for s in all_segs if isinstance(s.node, Anchor)]
         inlines = _plain_inlines(segs, heading=True)
         if inlines is None:
             inlines = trimmed(build_inlines(self._clean_segs(segs, heading=True)))
@@ -617,7 +666,7 @@ class DocxReader:
         else:
             text = plain_text(inlines).strip()
         anchor = self.slugger(text)
-        for name in bookmarks + state.bookmarks:
+        for name in bookmarks + marks:
             self.bookmark_heading.setdefault(name, anchor)
         if title and "title" not in self.doc.meta and text:
             self.doc.meta["title"] = text

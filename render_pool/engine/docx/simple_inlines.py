@@ -136,11 +136,13 @@ def _runs(reader: DocxReader, children: list[etree._Element], pieces: Pieces, li
                     parts.append(nodes[-1])  # checked above: a str
                 parts.append(text)
             else:
-                pieces.join_last()
+                if parts:  # what pieces.join_last does, in line
+                    nodes[-1] = "".join(parts)
+                    parts.clear()
                 nodes.append(text)
                 fmts.append(fmt)
                 links.append(link)
-            if text.strip():
+            if not text.isspace():  # it shows (text.strip(), without a copy: not empty)
                 fonts.add(font)
                 if "code" not in fmt:
                     pieces.prose = True
