@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, cast
 from render_pool.engine import jobs
 from render_pool.engine.asset_files import AssetFile, render_markdown_files
 from render_pool.engine.common.cover import CoverPage
-from render_pool.engine.markdown.limits import MarkdownLimits, check_markdown
+from render_pool.engine.markdown.limits import MarkdownLimits
 from render_pool.engine.pdf.themes import list_themes
 from store.stored_content import attachment
 from tornado_app.documents.base import (
@@ -274,8 +274,8 @@ async def _render_form(svc: Services, company_id: str, fields: dict[str, str],
     )
     pool = pool_of(svc)
     # parsing cost and nesting checked in the pool before any parse (40003 at once)
-    await pool.run(check_markdown, text, markdown_limits(svc.settings), tenant=company_id)
-    sources = await pool.run(jobs.markdown_images, text, tenant=company_id)
+    sources = await pool.run(jobs.markdown_images, text, markdown_limits(svc.settings),
+                             tenant=company_id)
     fetched, refused = await gather_images(svc, sources, folder)
     rendered: jobs.Rendered = await pool.run(render_markdown_files, text, request, fetched,
                                              refused, tenant=company_id)
