@@ -102,6 +102,9 @@ class Numbering:
         self.counters: dict[str, dict[int, int]] = {}
         self._started: set[str] = set()
         self._styles_num = styles_num or {}
+        # numId -> its abstract definition's id (see _abstract_id): the definitions never
+        # change once parsed, so the copies of fresh() share it
+        self._abstract_ids: dict[str, str | None] = {}
         if root is None:
             return
         for ab in root.iter(_W + "abstractNum"):
@@ -143,6 +146,15 @@ class Numbering:
         return twin
 
     def _abstract_id(self, num_id: str) -> str | None:
+        """The id of the abstract definition ``num_id`` uses, through numbering style links;
+        kept per numId, as every list item asks for it several times."""
+        try:
+            return self._abstract_ids[num_id]
+        except KeyError:
+            found = self._abstract_ids[num_id] = self._find_abstract_id(num_id)
+            return found
+
+    def _find_abstract_id(self, num_id: str) -> str | None:
         inst = self.nums.get(num_id)
         if inst is None:
             return None

@@ -84,6 +84,7 @@ _WR = _W + "r"
 _WT = _W + "t"
 _WRPR = _W + "rPr"
 _WPPR = _W + "pPr"
+_WTCPR = _W + "tcPr"
 _WHYPERLINK = _W + "hyperlink"
 # properties and marks that hold no content (those _collect_one passes over, by full tag)
 _NOT_CONTENT = frozenset(_W + local for local in (
@@ -372,6 +373,38 @@ class DocxReader:
         finally:
             self.depth -= 1
 
+    def _cell_blocks(self, tc: etree._Element) -> list[Block]:
+        """The blocks of a table cell (``w:tc``). Most cells of a report hold (their
+        properties and) one paragraph of one plain run, with neither numbering nor a heading
+        level: that paragraph is made here, as :meth:`blocks` would make it, without its
+        entries; any other cell, or one that may be code, a quote or a checkbox, takes
+        :meth:`blocks`."""
+        kids = tc[:]
+        count = len(kids)
+        if self.depth < 40 and (count == 1 or (count == 2 and kids[0].tag == _WTCPR)) and (
+                kids[-1].tag == _WP_):
+            pkids = kids[-1][:]  # as _paragraph reads them: the properties, a lone run
+            size = len(pkids)
+            ppr = pkids[0] if size == 2 and pkids[0].tag == _WPPR else None
+            text = _lone_text(pkids[-1]) if ppr is not None or size == 1 else None
+            if text is not None:
+                para = self._plain_cell_paragraph(text, self._props_of(ppr))
+                if para is not None:
+                    return [para]
+        return self.blocks(tc)
+
+    def _plain_cell_paragraph(self, text: str, props: _ParaProps) -> Paragraph | None:
+        """The paragraph :meth:`_lone_text_entry` makes of a cell's lone ``text`` when it
+        makes one block entry of it, else None (headings, list items, quotes, checkboxes,
+        possible code, nothing shown: :meth:`blocks` decides those)."""
+        style, level, title, num_id, _ = props
+        if title or level or num_id is not None or (style is not None and style.quote):
+            return None
+        shown = (text.replace("\t", " ") if "\t" in text else text).strip()
+        if not shown or shown[0] in _CHECK_CHARS or self._maybe_code(style, _ONE_FONT):
+            return None
+        return Paragraph([Text(shown)])
+
     def _collect(self, container: etree._Element, entries: list[Entry]) -> None:
         """The entries of ``container``'s children; those of the body's children located at
         the child's position (``PartRef``: the main part, the child's index from 0)."""
@@ -405,7 +438,8 @@ class DocxReader:
         local = _local(el)
         if local == "tbl":
             keep = self.track == "all"
-            table = read_table(el, self.blocks, keep_deleted_rows=keep, warn=self.doc.warn)
+            table = read_table(el, self._cell_blocks, keep_deleted_rows=keep,
+                               warn=self.doc.warn)
             if len(table.rows) == 1 and len(table.rows[0].cells) == 1:
                 # a one-cell table is a layout frame: keep its content in the flow
                 entries.extend(BlockEntry(b) for b in table.rows[0].cells[0].blocks)
