@@ -14,11 +14,14 @@ from collections.abc import Callable
 from render_pool.engine.markdown.render import (
     _BODY,
     _HEADING,
-    _NEEDS_ESCAPE,
+    _NEWLINES,
     _TABLE_CELL,
+    _TEXT_SPECIAL,
     MarkdownRenderer,
     _cell_texts,
+    _escape_special,
     _escape_text,
+    _needs_escape,
     _normal_texts,
 )
 from render_pool.engine.model import (
@@ -140,8 +143,11 @@ def test_text_tables_write_what_the_grid_path_writes() -> None:
 
 
 def test_a_text_escaping_changes_is_a_text_the_check_catches() -> None:
-    """The short paths skip :func:`_escape_text` for texts :data:`_NEEDS_ESCAPE` passes."""
+    """The short paths (and :func:`_escape_text` itself) skip the escaping substitutions
+    for texts :func:`_needs_escape` passes: any text those substitutions change, it
+    catches."""
     for code in range(0x3000):
         for text in (chr(code), f"a{chr(code)}amp;", f"{chr(code)}#96;"):
-            if _escape_text(text) != text:
-                assert _NEEDS_ESCAPE(text), repr(text)
+            if _TEXT_SPECIAL.sub(_escape_special, _NEWLINES.sub(" ", text)) != text:
+                assert _needs_escape(text), repr(text)
+                assert _escape_text(text) != text, repr(text)

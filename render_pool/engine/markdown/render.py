@@ -68,6 +68,9 @@ _FORMATS_OR_LINK = (*_FORMATS, Link)
 # would decode inside a destination
 _DEST_AMP = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]{1,31};)")
 _LINE_START_NUM = re.compile(r"^(\d{1,9})([.)])")
+# a destination holding any of these is written in <...>, where "\", "<" and ">" are escaped
+_DEST_BRACKETED = re.compile(r"[\s<>()\\\x00-\x1f]").search
+_DEST_ESCAPE = re.compile(r"([\\<>])").sub
 
 
 # the ASCII characters of Unicode categories P and S (most edges of emphasis are ASCII: no
@@ -187,8 +190,8 @@ def _strip_breaks(nodes: list[Inline]) -> list[Inline]:
     if not nodes:
         return nodes
     first, last = nodes[0], nodes[-1]
-    if (type(first) is Text and first.text[:1].strip()
-            and type(last) is Text and last.text[-1:].strip()):
+    if (type(first) is Text and first.text and not first.text[0].isspace()
+            and type(last) is Text and last.text and not last.text[-1].isspace()):
         return nodes  # most paragraphs: text at both ends, not blank
     start, end = 0, len(nodes)
     while start < end and _blank_edge(nodes[start]):
@@ -210,6 +213,9 @@ class _Ctx:
 _BODY = _Ctx()
 _HEADING = _Ctx(in_heading=True)
 _TABLE_CELL = _Ctx(in_table=True)
+# the context of a link's text, by (in_table, in_heading) of the context around the link
+_IN_LINK = {(table, heading): _Ctx(table, True, heading)
+            for table in (False, True) for heading in (False, True)}
 
 
 # an emphasis run whose delimiters are chosen once its neighbours are known: (mark, HTML
@@ -220,8 +226,18 @@ _DELIMS: dict[type, tuple[str, str]] = {Emph: ("*", "em"), Strong: ("**", "stron
                                          Strike: ("~~", "del")}
 
 
+# the delimiter characters a neighbour of an emphasis run must not be (tuple: None is no
+# neighbour)
+_DELIM_CHARS = ("*", "~")
+_ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
+
+
 def _flanks_ok(mark: str, body: str, before: str | None, after: str | None) -> bool:
     """Would ``mark + body + mark`` between ``before`` and ``after`` parse as emphasis?"""
+    if body[:1] in _ASCII_ALNUM and body[-1:] in _ASCII_ALNUM:
+        # most runs: an ASCII letter or digit at both edges is neither space, punctuation,
+        # a backslash nor a delimiter, so only the neighbours can spoil the match
+        return before not in _DELIM_CHARS and after not in _DELIM_CHARS
     ch = mark[0]
     if not body:
         return False
@@ -319,16 +335,27 @@ def _normal_texts(nodes: list[Inline]) -> list[str] | None:
     return texts
 
 
-# whether a text needs _escape_text at all (most texts do not): any character it rewrites
-_NEEDS_ESCAPE = re.compile(r"[`~\\*_\[\]<|$&\r\n]").search
+def _needs_escape(text: str) -> bool:
+    """Whether ``text`` holds a character :func:`_escape_text` may rewrite (most texts do
+    not). A chain of ``in`` tests, not a regex search: each is a ``memchr`` over the text,
+    together about half the cost of one search of a character class."""
+    return ("\\" in text or "*" in text or "_" in text or "[" in text or "]" in text
+            or "<" in text or "|" in text or "$" in text or "&" in text or "`" in text
+            or "~" in text or "\n" in text or "\r" in text)
+
+
+# the backtick runs of a code span's text (the fence must be longer than the longest)
+_BACKTICKS = re.compile(r"`+").findall
 
 
 def _code_span(text: str, in_table: bool) -> str:
     text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
     if not text:
         return ""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
+    if "`" not in text:  # most spans: a one-backtick fence, no runs to measure
+        fence = "`"
+    else:
+        fence = "`" * (max(map(len, _BACKTICKS(text))) + 1)
     if text.startswith("`") or text.endswith("`") or (
         text.startswith(" ") and text.endswith(" ") and text.strip()
     ):
@@ -343,9 +370,12 @@ def _link_dest(url: str, in_table: bool) -> str:
     something a parser or browser decodes as a character reference becomes ``&amp;`` (else
     ``<jav&#x61;script:...>`` would read back as ``javascript:``), line breaks are
     percent-encoded, and a URL with spaces, brackets or controls is written in ``<...>``."""
-    url = _DEST_AMP.sub("&amp;", url.replace("\n", "%0A").replace("\r", "%0D"))
-    if url == "" or re.search(r"[\s<>()\\\x00-\x1f]", url):
-        url = "<" + re.sub(r"([\\<>])", r"\\\1", url) + ">"
+    if "\n" in url or "\r" in url:
+        url = url.replace("\n", "%0A").replace("\r", "%0D")
+    if "&" in url:
+        url = _DEST_AMP.sub("&amp;", url)
+    if url == "" or _DEST_BRACKETED(url) is not None:
+        url = "<" + _DEST_ESCAPE(r"\\\1", url) + ">"
     if in_table:
         url = url.replace("|", "\\|")
     return url
@@ -381,6 +411,8 @@ def _escape_text(text: str) -> str:
     """``text`` so that it reads back as the same text: line breaks become spaces, ``\\ * _
     [ ] < | $`` and an ``&`` that starts an entity get a backslash, a backtick and a tilde
     become entities."""
+    if not _needs_escape(text):  # most texts: as they are
+        return text
     if "\r" in text or "\n" in text:
         text = _NEWLINES.sub(" ", text)
     return _TEXT_SPECIAL.sub(_escape_special, text)
@@ -432,7 +464,7 @@ class MarkdownRenderer:
             return _escape_text(nodes[0].text)
         texts = _normal_texts(nodes)
         if texts is not None:  # most paragraphs: nothing for _normalize to change
-            return self._normal_inlines(nodes, ctx, _NEEDS_ESCAPE("".join(texts)) is None)
+            return self._normal_inlines(nodes, ctx, not _needs_escape("".join(texts)))
         return self._normalized_inlines(nodes, ctx)
 
     def _normalized_inlines(self, nodes: list[Inline], ctx: _Ctx) -> str:
@@ -520,7 +552,7 @@ class MarkdownRenderer:
     def _link(self, node: Link, ctx: _Ctx) -> str:
         if ctx.in_link:
             return self.inlines(node.children, ctx)
-        inner = _Ctx(ctx.in_table, True, ctx.in_heading)
+        inner = _IN_LINK[ctx.in_table, ctx.in_heading]
         text = self.inlines(_strip_breaks(node.children), inner) or _escape_text(node.target)
         if not is_safe_link(node.target):
             return text
@@ -595,8 +627,14 @@ class MarkdownRenderer:
             text = children[0].text
             # what the general path makes of it: a blank text is dropped, an escaped text
             # has no line break
-            return _escape_line_start(_escape_text(text)) if text.strip() else ""
-        body = self.inlines(_strip_breaks(children), _BODY)
+            # (blank: empty or all space, tested without the copy strip would make)
+            return _escape_line_start(_escape_text(text)) if text and not text.isspace() else ""
+        nodes = _strip_breaks(children)
+        texts = _normal_texts(nodes) if len(nodes) > 1 else None
+        if texts is not None:  # most paragraphs: what self.inlines would do, one call less
+            body = self._normal_inlines(nodes, _BODY, not _needs_escape("".join(texts)))
+        else:
+            body = self.inlines(nodes, _BODY)
         return _escape_line_starts(body).strip("\n")
 
     def _heading(self, node: Heading) -> str:
@@ -657,6 +695,8 @@ class MarkdownRenderer:
             body = self.blocks(blocks, tight=tight)
         if not body:
             return (marker + " " + task).rstrip()
+        if "\n" not in body:  # most items: one line, nothing to indent
+            return f"{marker} {task}{'___' if body == '---' else body}"
         lines = body.split("\n")
         if lines[0] == "---":
             lines[0] = "___"  # "- ---" would be a thematic break, not an item
@@ -724,7 +764,7 @@ class MarkdownRenderer:
         """What :meth:`table` makes of a table :func:`_cell_texts` passed: each cell's text
         escaped and trimmed (escaped only if some text of the table needs it), rows as
         long as the longest."""
-        if _NEEDS_ESCAPE("".join(["".join(row) for row in texts])) is not None:
+        if _needs_escape("".join(["".join(row) for row in texts])):
             texts = [[_escape_text(text) for text in row] for row in texts]
         width = max(map(len, texts))
         if width == 0:
