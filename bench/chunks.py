@@ -108,7 +108,7 @@ def header_repeats(doc: Document, chunks: list[dict[str, Any]]) -> Counter[str]:
     from render_pool.engine.chunks.tables import part_table
     from render_pool.engine.chunks.tokens import count_words
     from render_pool.engine.chunks.units import repeated_header
-    from render_pool.engine.markdown.render import MarkdownRenderer
+    from render_pool.engine.markdown.render import MarkdownRenderer, pipe_ok
 
     renderer = MarkdownRenderer(doc, lambda src: src)
     out: Counter[str] = Counter()
@@ -116,10 +116,11 @@ def header_repeats(doc: Document, chunks: list[dict[str, Any]]) -> Counter[str]:
         if not isinstance(block, Table) or not block.rows:
             continue
         parts = sum(pos in c["blocks"] for c in chunks)
-        header, _ = repeated_header(block, renderer, count_words, BUDGET)
+        pipe = pipe_ok(block)
+        header, _ = repeated_header(block, renderer, count_words, BUDGET, pipe)
         if parts > 1 and header:
-            words = Counter(text_words(part_table(renderer, block,
-                                                  Table(header, len(header)))))
+            words = Counter(text_words(part_table(renderer, Table(header, len(header)),
+                                                  pipe)))
             for _ in range(parts - 1):
                 out.update(words)
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from render_pool.engine.markdown.render import MarkdownRenderer, pipe_ok
+from render_pool.engine.markdown.render import MarkdownRenderer
 from render_pool.engine.model import Table
 
 __all__ = ["part_table"]
@@ -20,10 +20,11 @@ __all__ = ["part_table"]
 _BLANK_LINE = re.compile(r"\n(?=[ \t]*\n)")
 
 
-def part_table(renderer: MarkdownRenderer, whole: Table, part: Table) -> str:
-    """The Markdown of ``part``, rows of ``whole``: a pipe table when ``whole`` is one,
-    else HTML (kept free of blank lines, which would end the HTML block, as the Markdown
-    renderer does)."""
-    if not part.rows or pipe_ok(whole):
+def part_table(renderer: MarkdownRenderer, part: Table, pipe: bool) -> str:
+    """The Markdown of ``part``, rows of a table whose form is ``pipe`` (``pipe_ok`` of the
+    whole table, decided once per table: asked per part, it made a table's chunks cost the
+    square of its rows): a pipe table, else HTML (kept free of blank lines, which would end
+    the HTML block, as the Markdown renderer does)."""
+    if not part.rows or pipe:
         return renderer.table(part)
     return _BLANK_LINE.sub("&#10;", renderer.html.table(part))

@@ -59,6 +59,7 @@ class TablePart:
     table: Table
     header: list[TableRow]
     header_tokens: int
+    pipe: bool  # pipe_ok of the whole table: every part is written in its form
 
 
 @dataclass
@@ -183,17 +184,18 @@ class _Builder:
     def table(self, t: Table) -> None:
         if not t.rows:
             return
-        header, header_tokens = repeated_header(t, self.w, self.count, self.budget)
+        pipe = pipe_ok(t)
+        header, header_tokens = repeated_header(t, self.w, self.count, self.budget, pipe)
         hr = len(header)
-        part = TablePart(t, header, header_tokens)
+        part = TablePart(t, header, header_tokens, pipe)
         body = t.rows[hr:]
         groups = _row_groups(body)
         if not groups:  # only header rows: the table is one unit
             self.add("text", self.w.block(t), t.prov)
             return
         for i, rows in enumerate(groups):  # tokens: the table with these rows less its header
-            text = part_table(self.w, t, Table([*header, *rows], hr,
-                                               t.caption if i == 0 else []))
+            text = part_table(self.w, Table([*header, *rows], hr,
+                                            t.caption if i == 0 else []), pipe)
             tokens = max(1, self.count(text) - header_tokens)
             prov = merged(*(c.prov for r in rows for c in r.cells)) or t.prov
             unit = Unit("row", text, tokens, self.block, self.here(), self.section,
@@ -249,15 +251,15 @@ class _Builder:
         self.add("note", text, [])
 
 
-def repeated_header(t: Table, renderer: MarkdownRenderer, count: Counter, budget: int
-                    ) -> tuple[list[TableRow], int]:
+def repeated_header(t: Table, renderer: MarkdownRenderer, count: Counter, budget: int,
+                    pipe: bool) -> tuple[list[TableRow], int]:
     """The rows every part of ``t`` repeats, and their tokens: its header rows (the first row
     of a pipe table without any, which Markdown shows as its header) and the rows their
     cells span down into (a two-line header with merged cells: repeated without those rows,
     a header cell would cover each part's first row and push its cells under the wrong
     columns), unless they take more than half the budget (a header that would crowd out
     every part is not repeated)."""
-    hr = min(t.header_rows or (1 if pipe_ok(t) else 0), len(t.rows))
+    hr = min(t.header_rows or (1 if pipe else 0), len(t.rows))
     if hr:  # the first boundary no cell's row span crosses, at or after the header rows
         end = 0
         for group in _row_groups(t.rows):
@@ -266,7 +268,7 @@ def repeated_header(t: Table, renderer: MarkdownRenderer, count: Counter, budget
                 break
         hr = end
     header = t.rows[:hr]
-    tokens = count(part_table(renderer, t, Table(header, hr))) if header else 0
+    tokens = count(part_table(renderer, Table(header, hr), pipe)) if header else 0
     return ([], 0) if tokens > budget // 2 else (header, tokens)
 
 
@@ -291,9 +293,7 @@ def _by_chars(word: str, limit: int, count: Counter) -> list[str]:
     cut at ``&`` or ``%``, not inside ``oid``: a cut inside a run leaves a word in no chunk)."""
     out: list[str] = []
     while word:
-        n = len(word)
-        while n > 1 and count(word[:n]) > limit:
-            n = max(1, n * 3 // 4)
+        n = _longest_within(word, limit, count)
         cut = n
         while 0 < cut < len(word) and _WORD_CHAR.match(word[cut - 1]) \
                 and _WORD_CHAR.match(word[cut]):
@@ -302,6 +302,29 @@ def _by_chars(word: str, limit: int, count: Counter) -> list[str]:
         out.append(word[:n])
         word = word[n:]
     return out
+
+
+def _longest_within(word: str, limit: int, count: Counter) -> int:
+    """The length of the longest start of ``word`` of at most ``limit`` tokens (at least 1):
+    grown by doubling from ``limit`` characters, then bisected. Why not shrinking from the
+    whole word: each step counted the whole rest of the word, so a long run (a data URI of
+    an image) cost the square of its length."""
+    size = len(word)
+    good = min(size, max(1, limit))
+    while good > 1 and count(word[:good]) > limit:
+        good = max(1, good * 3 // 4)
+    if good == size or count(word[:good]) > limit:
+        return good
+    bad = size + 1  # the shortest start known to be over, or past the end
+    while bad - good > 1:
+        probe = min(good * 2, size) if bad > size else (good + bad) // 2
+        if count(word[:probe]) <= limit:
+            good = probe
+            if good == size:
+                return good
+        else:
+            bad = probe
+    return good
 
 
 def _pack_pieces(pieces: list[tuple[str, str]], limit: int, count: Counter,

@@ -111,9 +111,9 @@ class _Chunker:
                     rows.extend(units[j].rows)
                     j += 1
                 t = part.table
-                pieces.append(part_table(self.w, t, Table(
+                pieces.append(part_table(self.w, Table(
                     [*part.header, *rows], len(part.header),
-                    t.caption if u.first_rows else [])))
+                    t.caption if u.first_rows else []), part.pipe))
                 i = j
                 continue
             if pieces and i and u.group is not None and units[i - 1].group is u.group:
