@@ -244,7 +244,8 @@ class Package:
                         target = target.lstrip("/")
                     else:
                         target = posixpath.normpath(posixpath.join(folder, target))
-                out[el.get("Id", "")] = Rel(el.get("Id", ""), rtype, target, external)
+                rid = el.get("Id", "")
+                out[rid] = Rel(rid, rtype, target, external)
         self._rels_cache[part] = out
         return out
 

@@ -43,13 +43,13 @@ from render_pool.engine.model import (
     Inline,
     LineBreak,
     Link,
+    ListBlock,
     Math,
     MathBlock,
     NoteRef,
     Paragraph,
     PartRef,
     Placeholder,
-    Table,
     Text,
     plain_text,
     walk_document,
@@ -95,6 +95,9 @@ _WNUMPR = _W + "numPr"
 _WNUMID = _W + "numId"
 _WILVL = _W + "ilvl"
 _WVAL = _W + "val"
+# the same name as bytes, for the look-ups every paragraph makes: lxml takes either and
+# answers alike, but encodes (and checks) a str key on every call, about a fifth of the cost
+_WVAL_BYTES = _WVAL.encode()
 
 
 def _local(el: Any) -> str:
@@ -104,7 +107,14 @@ def _local(el: Any) -> str:
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
+_WINSTR = _W + "instrText"
+_WFLDSIMPLE = _W + "fldSimple"
+_WANCHOR = _W + "anchor"
+# the bookmarks a field refers to: a hyperlink's \\l "name", a REF or PAGEREF name
+_REF_NAMES = re.compile(r'\\l\s+"?([^"\s]+)"?|(?:REF|PAGEREF)\s+(\S+)').finditer
 _PARA_PROPS = frozenset({_WPSTYLE, _WOUTLINE, _WNUMPR})
+# the body's blocks provenance.roll_up gives a location (tables have theirs: see read)
+_ROLLED = (ListBlock, BlockQuote)
 
 
 def _para_props(ppr: etree._Element) -> dict[object, etree._Element]:
@@ -132,15 +142,14 @@ def _lone_text(run: etree._Element) -> str | None:
 
 def _props_key(el: etree._Element) -> tuple[object, ...]:
     """What a properties element (``w:rPr``) says, as a key: the tag and attributes of each
-    child in order, and of their children. Run formats depend on nothing else, and this
-    costs a fraction of ``etree.tostring``, which writes every namespace the document
-    declares into each string."""
+    child in order. Run formats depend on nothing else (``DocxReader._read_run_fmt`` reads
+    the children's attributes, never what they hold), and this costs a fraction of
+    ``etree.tostring``, which writes every namespace the document declares into each
+    string."""
     out: list[object] = []
     for child in el[:]:
         out.append(child.tag)
         out.append(tuple(child.items()))
-        if len(child):
-            out.append(_props_key(child))
     return tuple(out)
 
 
@@ -242,8 +251,11 @@ def _wval(el: etree._Element | None, default: str | None = None) -> str | None:
     return default if el is None else el.get(_WVAL, default)
 
 
-# a paragraph's style, heading level, whether a title, numbering instance and level
-_ParaProps = tuple[Style | None, int | None, bool, str | None, int]
+# a paragraph's style, heading level, whether a title, numbering instance and level, and
+# whether it may be code when its texts are in no run font of their own (what
+# DocxReader._maybe_code says of it with the fonts {None}: most paragraphs' question, and it
+# depends on the style alone)
+_ParaProps = tuple[Style | None, int | None, bool, str | None, int, bool]
 
 
 def _heading_level(pkids: dict[object, etree._Element], style: Style | None
@@ -305,6 +317,9 @@ class DocxReader:
         self.internal_links = False  # whether a hyperlink's target starts with "#"
         self._fmt_cache: dict[tuple[object, ...], tuple[frozenset[str], str | None]] = {}
         self._style_props: dict[str | None, _ParaProps] = {}  # see _props_of
+        # see _numbered_props: (style id, numId, ilvl) -> what the properties say
+        self._num_props: dict[tuple[str | None, str | None, str | None], _ParaProps] = {}
+        self._item_kinds: dict[tuple[str, int], tuple[bool, str] | None] = {}  # _item_kind
 
     # ------------------------------------------------------------ entry point
     def read(self) -> Document:
@@ -317,7 +332,8 @@ class DocxReader:
         # _collect) and nothing in one has any (only the body's children are located), so
         # the walk of its cells could only give the lists and tables inside the empty list
         # of positions they have: tables are left out of it.
-        roll_up([b for b in self.doc.blocks if type(b) is not Table])
+        # Only lists and quotes hold blocks here: roll_up passes over any other block.
+        roll_up([b for b in self.doc.blocks if type(b) in _ROLLED])
         if self.include_furniture:
             self._furniture()
         self._fix_internal_links()
@@ -349,12 +365,16 @@ class DocxReader:
         for root in roots:
             if root is None:
                 continue
-            for h in root.iter(_W + "hyperlink"):
-                if h.get(_W + "anchor"):
-                    names.add(h.get(_W + "anchor"))
-            for el in root.iter(_W + "instrText", _W + "fldSimple"):
-                instr = el.text if el.tag == _W + "instrText" else el.get(_W + "instr")
-                for m in re.finditer(r'\\l\s+"?([^"\s]+)"?|(?:REF|PAGEREF)\s+(\S+)', instr or ""):
+            # one walk of the tree for the three tags (a walk each cost twice the time)
+            for el in root.iter(_WHYPERLINK, _WINSTR, _WFLDSIMPLE):
+                tag = el.tag
+                if tag == _WHYPERLINK:
+                    anchor = el.get(_WANCHOR)
+                    if anchor:
+                        names.add(anchor)
+                    continue
+                instr = el.text if tag == _WINSTR else el.get(_W + "instr")
+                for m in _REF_NAMES(instr or ""):
                     names.add(m.group(1) or m.group(2))
         return names
 
@@ -397,11 +417,12 @@ class DocxReader:
         """The paragraph :meth:`_lone_text_entry` makes of a cell's lone ``text`` when it
         makes one block entry of it, else None (headings, list items, quotes, checkboxes,
         possible code, nothing shown: :meth:`blocks` decides those)."""
-        style, level, title, num_id, _ = props
-        if title or level or num_id is not None or (style is not None and style.quote):
+        style, level, title, num_id, _, lone_code = props
+        if title or level or num_id is not None or lone_code or (
+                style is not None and style.quote):
             return None
         shown = (text.replace("\t", " ") if "\t" in text else text).strip()
-        if not shown or shown[0] in _CHECK_CHARS or self._maybe_code(style, _ONE_FONT):
+        if not shown or shown[0] in _CHECK_CHARS:
             return None
         return Paragraph([Text(shown)])
 
@@ -419,8 +440,11 @@ class DocxReader:
             return
         for pos, el in enumerate(container[:]):
             before = len(entries)
-            if el.tag == _WP_:  # most children: what _collect_one would do first
+            tag = el.tag
+            if tag == _WP_:  # most children: what _collect_one would do first
                 self._paragraph(el, entries)
+            elif tag in _NOT_CONTENT:  # a bookmark's end, the section: no entry
+                continue
             else:
                 self._collect_one(el, entries)
             added = len(entries) - before
@@ -490,7 +514,7 @@ class DocxReader:
         kids = p[:]  # the children, once: the properties and the inline walk both need them
         ppr = kids[0] if kids and kids[0].tag == _WPPR else first_child(p, _WPPR)
         props = self._props_of(ppr)
-        style, level, title, num_id, ilvl = props
+        style, level, title, num_id, ilvl, _ = props
         size = len(kids)
         if (size == 2 and ppr is kids[0]) or (size == 1 and ppr is None):
             text = _lone_text(kids[-1])  # most cells, list items and headings
@@ -567,25 +591,58 @@ class DocxReader:
         sid = None
         if ppr is not None:
             styled = False
-            for child in ppr[:]:
+            numpr = None
+            try:
+                child: etree._Element | None = ppr[0]
+            except IndexError:  # empty properties
+                child = None
+            while child is not None:  # neighbour by neighbour: cheaper than lxml's list
                 tag = child.tag
                 if tag == _WPSTYLE:
                     if not styled:  # the first, as _para_props takes it
-                        sid = child.get(_WVAL)
+                        sid = child.get(_WVAL_BYTES)
                         styled = True
-                elif tag == _WNUMPR or tag == _WOUTLINE:
+                elif tag == _WNUMPR:
+                    if numpr is None:  # the first, as _para_props takes it
+                        numpr = child
+                elif tag == _WOUTLINE:
                     return self._read_props(_para_props(ppr))
+                child = child.getnext()
+            if numpr is not None:
+                return self._numbered_props(sid, numpr, ppr)
         found = self._style_props.get(sid)
         if found is None:
             pkids = _para_props(ppr) if ppr is not None else _NO_KIDS
             found = self._style_props[sid] = self._read_props(pkids)
         return found
 
+    def _numbered_props(self, sid: str | None, numpr: etree._Element, ppr: etree._Element
+                        ) -> _ParaProps:
+        """:meth:`_props_of` of properties with numbering (``numpr``, the first
+        ``w:numPr``) and no direct outline level: what they say depends on the style id and
+        the values of the numbering's first ``w:numId`` and ``w:ilvl`` alone, and is kept by
+        those (a list of a report repeats a few of them over all its items)."""
+        num_el = lvl_el = None
+        for child in numpr[:]:
+            tag = child.tag
+            if tag == _WNUMID:
+                if num_el is None:
+                    num_el = child
+            elif tag == _WILVL and lvl_el is None:
+                lvl_el = child
+        key = (sid, None if num_el is None else num_el.get(_WVAL_BYTES),
+               None if lvl_el is None else lvl_el.get(_WVAL_BYTES))
+        found = self._num_props.get(key)
+        if found is None:
+            found = self._num_props[key] = self._read_props(_para_props(ppr))
+        return found
+
     def _read_props(self, pkids: dict[object, etree._Element]) -> _ParaProps:
         """:meth:`_props_of` of the properties ``pkids`` (see :func:`_para_props`)."""
         style = self._para_style(pkids)
         level, title = _heading_level(pkids, style)
-        return (style, level, title, *self._numbering_of(pkids, style))
+        num_id, ilvl = self._numbering_of(pkids, style)
+        return (style, level, title, num_id, ilvl, self._maybe_code(style, _ONE_FONT))
 
     def _simple_paragraph(self, pieces: simple_inlines.Pieces, props: _ParaProps,
                           entries: list[Entry]) -> bool:
@@ -596,8 +653,10 @@ class DocxReader:
         fonts = pieces.fonts
         if not fonts and not pieces.notes:
             return True  # nothing shows, no anchor, nothing pending: no entry (general path)
-        style, _, _, num_id, ilvl = props
-        if fonts and (not pieces.prose or self._maybe_code(style, fonts)):
+        style, _, _, num_id, ilvl, lone_code = props
+        if fonts and (not pieces.prose or (
+                lone_code if len(fonts) == 1 and None in fonts  # most: no run font
+                else self._maybe_code(style, fonts))):
             return False
         for kind, nid in pieces.notes:
             self._read_note(kind, nid)
@@ -615,7 +674,7 @@ class DocxReader:
         :func:`simple_inlines.collect` and :meth:`_simple_paragraph` make of another
         paragraph, without their lists. False, having changed nothing, for a paragraph that
         may be code: the general paths decide those."""
-        style, level, title, num_id, ilvl = props
+        style, level, title, num_id, ilvl, lone_code = props
         shown = (text.replace("\t", " ") if "\t" in text else text).strip()
         if title or level:
             if shown:  # else nothing shows: no heading (the general path)
@@ -624,7 +683,7 @@ class DocxReader:
             return True
         if not shown:
             return True  # nothing shows: no entry (see _simple_paragraph)
-        if self._maybe_code(style, _ONE_FONT):
+        if lone_code:
             return False
         inlines: list[Inline] = [Text(shown)]
         checked = self._take_checkbox(inlines)
@@ -645,18 +704,31 @@ class DocxReader:
     def _add_paragraph(self, para: Paragraph, num_id: str | None, ilvl: int,
                        checked: bool | None, style: Style | None, entries: list[Entry]) -> None:
         """A paragraph's entry: a list item, a checkbox item, a quote or the block."""
-        if num_id is not None and self.numbering.is_list(num_id):
-            lvl = self.numbering.level(num_id, ilvl)
+        if num_id is not None and (kind := self._item_kind(num_id, ilvl)) is not None:
             value, _ = self.numbering.advance(num_id, ilvl)
-            ordered = lvl is not None and lvl.fmt not in ("bullet", "none")
-            entries.append(ItemEntry(ilvl, self.numbering.list_key(num_id), ordered, value,
-                                     [para], checked))
+            entries.append(ItemEntry(ilvl, kind[1], kind[0], value, [para], checked))
         elif checked is not None:
             entries.append(ItemEntry(0, "__checkbox__", False, 1, [para], checked))
         elif style is not None and style.quote:
             entries.append(QuoteEntry(para))
         else:
             entries.append(BlockEntry(para))
+
+    def _item_kind(self, num_id: str, ilvl: int) -> tuple[bool, str] | None:
+        """Whether an item of list ``num_id`` at level ``ilvl`` is ordered, and the list it
+        belongs to; None when ``num_id`` is no list. The definitions do not change while
+        reading (only the counters do): kept per (num_id, ilvl), as every item asks."""
+        key = (num_id, ilvl)
+        if key in self._item_kinds:
+            return self._item_kinds[key]
+        numbering = self.numbering
+        found = None
+        if numbering.is_list(num_id):
+            lvl = numbering.level(num_id, ilvl)
+            found = (lvl is not None and lvl.fmt not in ("bullet", "none"),
+                     numbering.list_key(num_id))
+        self._item_kinds[key] = found
+        return found
 
     def _numbering_of(self, pkids: dict[object, etree._Element], style: Style | None
                       ) -> tuple[str | None, int]:

@@ -111,13 +111,14 @@ def _runs(reader: DocxReader, children: list[etree._Element], pieces: Pieces, li
     for c in children:
         tag = c.tag
         if tag == _WR:
-            size = len(c)
-            if size == 1:
-                rpr = None
-                t = c[0]
-            elif size == 2 and (rpr := c[0]).tag == _WRPR:
-                t = c[1]
-            else:
+            # its last child, and what comes before it: nothing, or properties and nothing
+            # (two steps to a neighbour cost less than lxml's count of the children)
+            try:
+                t = c[-1]
+            except IndexError:  # an empty run
+                return False
+            rpr = t.getprevious()
+            if rpr is not None and (rpr.tag != _WRPR or rpr.getprevious() is not None):
                 return False
             if t.tag != _WT:
                 if t.tag not in _NOTE_MARKS and not _note(reader, t, pieces, link):
