@@ -259,11 +259,15 @@ def tornado_latencies(port: int, token: str, docs: dict[str, bytes], rounds: int
     return asyncio.run(measure())
 
 
-def _timed(fn: Any, reps: int) -> list[float]:
+def _timed(fn: Any, reps: int, idle: float = 0.0) -> list[float]:
+    """``fn``'s time in each of ``reps`` calls after three unmeasured ones (s), each call
+    after ``idle`` seconds asleep when given."""
     for _ in range(3):
         fn()
     out = []
     for _ in range(reps):
+        if idle:
+            time.sleep(idle)
         t0 = time.perf_counter()
         fn()
         out.append(time.perf_counter() - t0)
@@ -271,7 +275,8 @@ def _timed(fn: Any, reps: int) -> list[float]:
 
 
 def in_process_steps(docs: dict[str, bytes], reps: int) -> dict[str, list[float]]:
-    """Per document the conversion alone and through the pool, an empty pool job, and the
+    """Per document the conversion alone (back to back, and each after 1 ms asleep: the
+    caches a worker meets between requests) and through the pool, an empty pool job, and the
     floor under it: an empty job's round trip through a bare single-worker
     ``ProcessPoolExecutor``, by its ``submit`` and handed over directly as the pool does
     (render_pool.runtime.pool._SlotExecutor) (s)."""
@@ -281,6 +286,10 @@ def in_process_steps(docs: dict[str, bytes], reps: int) -> dict[str, list[float]
     steps = {f"{name}: conversion in process": _timed(
         lambda data=data: jobs.convert_document(data, "markdown"), reps)
         for name, data in docs.items()}
+    # as a pool worker meets a job between requests: its caches cooled by 1 ms asleep
+    steps.update({f"{name}: conversion in process, 1 ms asleep before each": _timed(
+        lambda data=data: jobs.convert_document(data, "markdown"), reps, idle=0.001)
+        for name, data in docs.items()})
     pool = RenderPool(2, memory_limit_mb=1500)
     bare = _SlotExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
 
