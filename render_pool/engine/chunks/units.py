@@ -16,10 +16,11 @@ figure next to it, so no chunk ends with either.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from render_pool.engine.chunks.tables import part_table
-from render_pool.engine.chunks.tokens import Counter
+from render_pool.engine.chunks.tokens import Counter, join_floor, prefix_rule, within
 from render_pool.engine.markdown.render import MarkdownRenderer, pipe_ok
 from render_pool.engine.model import (
     Block,
@@ -47,8 +48,10 @@ _CAPTION = re.compile(r"^\s*(?:table|tab\.|figure|fig\.|chart|exhibit|listing|ab
 # where prose may be cut: whitespace after a sentence's end (kept as the join), or after a
 # CJK full stop even without whitespace
 _SENTENCE_END = re.compile(r"(?<=[.!?\u2026])[\"'\u201d\u2019)\]]*\s+|(?<=[\u3002\uff01\uff1f])\s*")
+_STOP = re.compile(r"[.!?\u2026\u3002\uff01\uff1f]")  # what _SENTENCE_END looks behind for
 _SPACE = re.compile(r"\s+")
 _WORD_CHAR = re.compile(r"\w")
+_WORD_RUN = re.compile(r"\w*")
 
 
 @dataclass
@@ -100,10 +103,11 @@ class _Builder:
         """A unit of ``text`` (nothing for blank text), cut when over the budget."""
         if not text.strip():
             return
-        unit = Unit(kind, text, self.count(text), self.block, self.here(), self.section,
+        unit = Unit(kind, text, 0, self.block, self.here(), self.section,
                     list(prov), glue=glue, group=group, sep=sep)
         limit = self.budget - self.glued_tokens()
-        if unit.tokens <= limit:
+        if within(self.count, text, limit):  # a unit over it is cut, never counted whole
+            unit.tokens = self.count(text)
             self.units.append(unit)
         elif code is not None:
             self.units.extend(self.cut_code(unit, code, max(limit, 1)))
@@ -127,21 +131,21 @@ class _Builder:
         """``unit`` cut into pieces of at most ``limit`` tokens: at sentence ends, then at
         words, then at characters."""
         pieces: list[tuple[str, str]] = []  # (separator before it, text)
-        for sep, sentence in _split(unit.text, _SENTENCE_END):
-            if self.count(sentence) <= limit:
+        for sep, sentence in _split(unit.text, _sentence_ends(unit.text)):
+            if within(self.count, sentence, limit):
                 pieces.append((sep, sentence))
                 continue
-            for i, (wsep, word) in enumerate(_split(sentence, _SPACE)):
+            for i, (wsep, word) in enumerate(_split(sentence, _SPACE.finditer(sentence))):
                 wsep = sep if i == 0 else wsep
-                if self.count(word) <= limit:
+                if within(self.count, word, limit):
                     pieces.append((wsep, word))
                 else:
                     pieces.extend((wsep if k == 0 else "", part) for k, part in
                                   enumerate(_by_chars(word, limit, self.count)))
         out: list[Unit] = []
         group = object()
-        for sep, text in _pack_pieces(pieces, limit, self.count):
-            out.append(Unit(unit.kind, text, self.count(text), unit.block, unit.path,
+        for sep, text, tokens in _pack_pieces(pieces, limit, self.count):
+            out.append(Unit(unit.kind, text, tokens, unit.block, unit.path,
                             unit.section, unit.prov, group=group, sep=sep or " "))
         return out
 
@@ -150,13 +154,13 @@ class _Builder:
         fenced again."""
         lines: list[tuple[str, str]] = []
         for line in block.text.split("\n"):
-            if self.count(line) + 8 <= limit:
+            if within(self.count, line, limit - 8):
                 lines.append(("\n", line))
             else:
                 lines.extend(("\n" if k == 0 else "", part) for k, part in
                              enumerate(_by_chars(line, max(limit - 8, 1), self.count)))
         out: list[Unit] = []
-        for _, text in _pack_pieces(lines, max(limit - 8, 1), self.count, fence=True):
+        for _, text, _ in _pack_pieces(lines, max(limit - 8, 1), self.count, fence=True):
             md = self.w.block(CodeBlock(text, block.language))
             out.append(Unit("code", md, self.count(md), unit.block, unit.path, unit.section,
                             unit.prov))
@@ -219,7 +223,8 @@ class _Builder:
                 self.add("code", self.w.block(b), b.prov, code=b)
             elif isinstance(b, HorizontalRule):
                 pass  # no words; a rule between chunks says nothing
-            elif isinstance(b, BlockQuote) and self.count(self.w.block(b)) > self.budget:
+            elif isinstance(b, BlockQuote) and not within(self.count, self.w.block(b),
+                                                          self.budget):
                 for inner in b.blocks:  # a long quote: its blocks, each quoted
                     self.add("text", self.w.block(BlockQuote([inner])),
                              getattr(inner, "prov", None) or b.prov)
@@ -272,11 +277,12 @@ def repeated_header(t: Table, renderer: MarkdownRenderer, count: Counter, budget
     return ([], 0) if tokens > budget // 2 else (header, tokens)
 
 
-def _split(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
-    """``text`` cut where ``pattern`` matches: (the matched separator before, piece)."""
+def _split(text: str, matches: Iterable[re.Match[str]]) -> list[tuple[str, str]]:
+    """``text`` cut at ``matches`` (a pattern's, in order): (the matched separator before,
+    piece)."""
     out: list[tuple[str, str]] = []
     sep, start = "", 0
-    for m in pattern.finditer(text):
+    for m in matches:
         if m.start() > start:
             out.append((sep, text[start:m.start()]))
             sep, start = m.group(0), m.end()
@@ -287,25 +293,47 @@ def _split(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _sentence_ends(text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_SENTENCE_END`` in ``text``, as its ``finditer`` finds them, tried
+    only right after a sentence's end mark (every match looks behind for one). Why: the
+    lookbehinds tried at every character made a long run without any (an embedded image's
+    data URI) cost far more than the search for the marks."""
+    end = 0
+    for stop in _STOP.finditer(text):
+        if stop.end() < end:
+            continue
+        found = _SENTENCE_END.match(text, stop.end())
+        if found is not None:
+            end = found.end()
+            yield found
+
+
 def _by_chars(word: str, limit: int, count: Counter) -> list[str]:
-    """``word`` cut into pieces of at most ``limit`` tokens (by halving the step), each cut
-    between a run of letters and digits and a mark where the piece has one (a long link is
-    cut at ``&`` or ``%``, not inside ``oid``: a cut inside a run leaves a word in no chunk)."""
+    """``word`` cut into pieces of at most ``limit`` tokens, each cut between a run of
+    letters and digits and a mark where the piece has one (a long link is cut at ``&`` or
+    ``%``, not inside ``oid``: a cut inside a run leaves a word in no chunk). Pieces are
+    taken by position, never by cutting off the rest of the word (a copy of the rest per
+    piece cost the square of a data URI's length)."""
+    rule = prefix_rule(count, word)
     out: list[str] = []
-    while word:
-        n = _longest_within(word, limit, count)
-        cut = n
-        while 0 < cut < len(word) and _WORD_CHAR.match(word[cut - 1]) \
-                and _WORD_CHAR.match(word[cut]):
-            cut -= 1
-        n = cut or n
-        out.append(word[:n])
-        word = word[n:]
+    pos = 0
+    while pos < len(word):
+        if rule is None:
+            end = pos + _longest_within(word[pos:], limit, count)
+        else:
+            end = rule(pos, limit)
+        if end < len(word) and _WORD_CHAR.match(word[end]):
+            run = _WORD_RUN.match(word[pos:end][::-1])  # the piece's last run, read back
+            cut = end - (run.end() if run else 0)
+            end = cut if cut > pos else end
+        out.append(word[pos:end])
+        pos = end
     return out
 
 
 def _longest_within(word: str, limit: int, count: Counter) -> int:
-    """The length of the longest start of ``word`` of at most ``limit`` tokens (at least 1):
+    """The length of the longest start of ``word`` of at most ``limit`` tokens (at least 1),
+    for a counter without a prefix rule (``tokens.prefix_rule``; the built-in ones have one):
     grown by doubling from ``limit`` characters, then bisected. Why not shrinking from the
     whole word: each step counted the whole rest of the word, so a long run (a data URI of
     an image) cost the square of its length."""
@@ -328,16 +356,24 @@ def _longest_within(word: str, limit: int, count: Counter) -> int:
 
 
 def _pack_pieces(pieces: list[tuple[str, str]], limit: int, count: Counter,
-                 fence: bool = False) -> list[tuple[str, str]]:
-    """Consecutive pieces joined (with their separators) while within ``limit``."""
-    out: list[tuple[str, str]] = []
+                 fence: bool = False) -> list[tuple[str, str, int]]:
+    """Consecutive pieces joined (with their separators) while within ``limit``, each with
+    its tokens. Two pieces whose tokens alone are over it by more than a join can take away
+    (:func:`join_floor`) are not joined to be counted: the pieces of a data URI are each
+    near the limit."""
+    floor = join_floor(count)
+    out: list[tuple[str, str, int]] = []
     for sep, text in pieces:
+        tokens = count(text)
         if out:
-            joined = out[-1][1] + sep + text
-            if count(joined) <= limit:
-                out[-1] = (out[-1][0], joined)
-                continue
-        out.append(("" if fence else sep, text))
+            first, prev, prev_tokens = out[-1]
+            if not (floor and prev_tokens + tokens - 1 > limit):
+                joined = prev + sep + text
+                joined_tokens = count(joined)
+                if joined_tokens <= limit:
+                    out[-1] = (first, joined, joined_tokens)
+                    continue
+        out.append(("" if fence else sep, text, tokens))
     return out
 
 

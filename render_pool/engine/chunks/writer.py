@@ -183,9 +183,10 @@ class _Chunker:
         out: list[Chunk] = []
         for units in self.sections():
             parts = self.pack(units)
+            sections = {u.section for u in units}  # once per section, not per part
             for part in parts:
                 chunk = Chunk(part, units[-1].path, whole=len(parts) == 1,
-                              sections={u.section for u in units})
+                              sections=set(sections))
                 if self.merge and out and self.mergeable(out[-1], chunk):
                     prev = out[-1]
                     prev.units.extend(chunk.units)
@@ -200,8 +201,17 @@ class _Chunker:
                 chunk.overlap = self.tail(out[i - 1].text)
                 if chunk.overlap:
                     chunk.text = chunk.overlap + "\n\n" + chunk.text
-            chunk.tokens = self.count(chunk.text)
+            chunk.tokens = self.tokens_of(chunk)
         return out
+
+    def tokens_of(self, chunk: Chunk) -> int:
+        """Tokens of ``chunk.text``: a chunk of one unit other than table rows (whose text is
+        the unit's own) has its unit's, counted already (a piece of a data URI is not
+        counted again); any other is counted."""
+        units = chunk.units
+        if not chunk.overlap and len(units) == 1 and units[0].kind != "row":
+            return units[0].tokens
+        return self.count(chunk.text)
 
     def mergeable(self, a: Chunk, b: Chunk) -> bool:
         """Whether ``a`` and ``b``, small whole sections (each at most half the room), may
