@@ -137,13 +137,9 @@ def read_table(
             first = tc[0] if len(tc) else None  # first_child(tc, _TCPR), its first test inline
             tcpr = first if first is None or first.tag == _TCPR else first_child(tc, _TCPR)
             if tcpr is None or not len(tcpr):  # most cells: no span, no merge
-                cell = TableCell(cell_blocks(tc))  # what the general steps below make of it
-                if active:  # a vertical merge is open: this cell ends it in its column
-                    active.pop(col, None)
-                cells.append(cell)
-                col += 1
-                continue
-            span_el, vmerge, hmerge = _first_of(tcpr, _GRID_SPAN, _V_MERGE, _H_MERGE)
+                span_el = vmerge = hmerge = None
+            else:
+                span_el, vmerge, hmerge = _first_of(tcpr, _GRID_SPAN, _V_MERGE, _H_MERGE)
             span = _int_val(span_el, 1)
             if hmerge is not None and hmerge.get(_VAL, "continue") == "continue" and cells:
                 cells[-1].colspan += span
