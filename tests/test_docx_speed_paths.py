@@ -8,8 +8,8 @@ document or reads in fewer steps must give the output the plain reading gives.
   differ in an attribute do not;
 - a run is read by its last child and the one before it: empty runs, runs with their
   properties after the text and runs of two texts still read as before;
-- a table cell without properties of its own is made in one step: spans and merges beside
-  such cells still hold.
+- a table cell's properties are looked for first where Word writes them (its first child):
+  spans and merges beside cells without properties still hold.
 """
 
 from __future__ import annotations
