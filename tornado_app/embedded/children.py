@@ -7,10 +7,10 @@ import ctypes
 import signal
 
 
-def die_with_parent() -> None:
-    """``preexec_fn`` of an embedded server: SIGTERM when the process (strictly: the thread)
+def die_with_parent(sig: int = signal.SIGTERM) -> None:
+    """``preexec_fn`` of an embedded server: ``sig`` when the process (strictly: the thread)
     that started it dies, so a killed service leaves no server behind. (Render-pool workers
     watch their parent themselves: ``render_pool.runtime.pool``.)"""
     with contextlib.suppress(Exception):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        libc.prctl(1, sig)  # PR_SET_PDEATHSIG

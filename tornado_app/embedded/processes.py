@@ -8,7 +8,9 @@ A leaf of :mod:`tornado_app.embedded`: the launchers (``servers``, ``secantus``,
 from __future__ import annotations
 
 import contextlib
+import functools
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -64,13 +66,16 @@ class Child:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def spawn(name: str, argv: list[str], log_path: Path | None) -> subprocess.Popen[bytes]:
-    """Start a server process whose output goes to ``log_path``; it dies with this process
-    (``PR_SET_PDEATHSIG``) and runs in a session of its own."""
+def spawn(name: str, argv: list[str], log_path: Path | None,
+          parent_death_signal: int = signal.SIGTERM) -> subprocess.Popen[bytes]:
+    """Start a server process whose output goes to ``log_path``; it gets
+    ``parent_death_signal`` when this process dies (``PR_SET_PDEATHSIG``) and runs in a
+    session of its own."""
     with open(log_path, "ab") if log_path else contextlib.nullcontext(subprocess.DEVNULL) as out:
         return subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            preexec_fn=die_with_parent, start_new_session=True,
+            preexec_fn=functools.partial(die_with_parent, parent_death_signal),
+            start_new_session=True,
         )
 
 
