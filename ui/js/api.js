@@ -342,18 +342,33 @@ export async function docsGet(path) {
 
 /**
  * POST a JSON body to a conversion-API (v2) endpoint; resolves to `data`. An aborted call
- * (`signal`) rejects with code ABORTED, so a caller can tell it from a failure.
+ * (`signal`) rejects with code ABORTED, so a caller can tell it from a failure. With
+ * `limitSeconds`, a call that has no whole answer by then is given up (the request is
+ * aborted) and rejects with code TIMEOUT: a stalled server or a dropped request then ends
+ * in words instead of a wait without end.
  */
-export async function docsJson(path, body, { signal } = {}) {
-  const init = { method: 'POST', headers: headers({ 'Content-Type': 'application/json' }), cache: 'no-store', body: JSON.stringify(body), signal };
+export async function docsJson(path, body, { signal, limitSeconds = 0 } = {}) {
+  const call = new AbortController();
+  const cancel = () => call.abort();
+  if (signal) {
+    if (signal.aborted) call.abort();
+    else signal.addEventListener('abort', cancel, { once: true });
+  }
+  let late = false;
+  const timer = limitSeconds > 0 ? setTimeout(() => { late = true; call.abort(); }, limitSeconds * 1000) : null;
+  const init = { method: 'POST', headers: headers({ 'Content-Type': 'application/json' }), cache: 'no-store', body: JSON.stringify(body), signal: call.signal };
   let resp;
   let data;
   try {
     resp = await fetch(path, init);
     data = await readJson(resp);
   } catch {
+    if (late) throw new ApiError({ code: 'TIMEOUT', message: `The server did not answer within ${limitSeconds} s.` });
     if (signal && signal.aborted) throw new ApiError({ code: 'ABORTED', message: 'Cancelled.' });
     throw new ApiError({ status: 0, code: 'NETWORK', message: 'The server could not be reached. Check your connection and try again.' });
+  } finally {
+    clearTimeout(timer);
+    if (signal) signal.removeEventListener('abort', cancel);
   }
   if (missingEndpoint(resp.status, data)) throw new Unavailable(path);
   if (resp.status === 401) sessionLost();

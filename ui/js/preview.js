@@ -49,9 +49,17 @@ export function showInFrame(frame, fragment, emptyText = 'Nothing to preview yet
   frame.srcdoc = frameDocument(fragment.trim() ? fragment : empty);
 }
 
-/** The service's preview of `markdown`: `{html, warnings}` (rejects with the ApiError). */
+// How long a preview may take before the app gives up on it: the service stops a preview
+// that runs past its own job limit (120 s by default) and says so (50401); this adds 30 s
+// for a wait in its queue and the way back. Past it the answer is lost (a stalled service, a
+// proxy that dropped the request), not late. The app cannot read the service's setting:
+// GET /config, which holds it, is for ADMINs.
+const PREVIEW_LIMIT_SECONDS = 150;
+
+/** The service's preview of `markdown`: `{html, warnings}` (rejects with the ApiError; code
+ * TIMEOUT when the service has not answered within PREVIEW_LIMIT_SECONDS). */
 export function fetchPreview(markdown, { signal } = {}) {
-  return docsJson('/md/preview', { markdown }, { signal });
+  return docsJson('/md/preview', { markdown }, { signal, limitSeconds: PREVIEW_LIMIT_SECONDS });
 }
 
 /**

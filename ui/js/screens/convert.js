@@ -33,15 +33,37 @@ function chunkList(content) {
 }
 
 // export=markdown: the Markdown as the service's own reader and HTML writer show it
-// (POST /md/preview), in a sandboxed frame; a failure is one line above it
+// (POST /md/preview), in a sandboxed frame. "Rendering…" stays only until the service answers
+// or the preview's time limit passes (preview.js); a failure is one line above the frame with
+// a Try again button, and only the latest attempt's answer is shown.
 function renderedMarkdown(content) {
   const frame = previewFrame('The converted Markdown, rendered', 'md-preview md-preview-rendered');
   const status = h('p', { class: 'preview-status small', role: 'status' });
-  showInFrame(frame, '', 'Rendering…');
-  fetchPreview(content)
-    .then((data) => showInFrame(frame, data.html || '', 'The document is empty.'))
-    .catch((err) => { status.textContent = `Not rendered: ${err.message} The Markdown source is in the next tab.`; showInFrame(frame, '', 'Not rendered.'); });
-  return h('div', {}, status, frame);
+  const retry = h('button', { type: 'button', class: 'btn btn-secondary btn-sm', hidden: true }, 'Try again');
+  let attempt = 0;
+  function show() {
+    attempt += 1;
+    const mine = attempt;
+    status.textContent = '';
+    retry.hidden = true;
+    showInFrame(frame, '', 'Rendering…');
+    fetchPreview(content)
+      .then((data) => { if (mine === attempt) showInFrame(frame, data.html || '', 'The document is empty.'); })
+      .catch((err) => {
+        if (mine !== attempt) return;
+        status.textContent = `Not rendered: ${err.message} The Markdown source is in the next tab.`;
+        showInFrame(frame, '', 'Not rendered.');
+        retry.hidden = false;
+      });
+  }
+  retry.addEventListener('click', () => {
+    // the button goes while the preview is asked for again: keep the keyboard in the panel
+    const panel = retry.closest('[role=tabpanel]');
+    if (panel && document.activeElement === retry) panel.focus({ preventScroll: true });
+    show();
+  });
+  show();
+  return h('div', {}, h('div', { class: 'preview-failure' }, status, retry), frame);
 }
 
 function render(view) {
