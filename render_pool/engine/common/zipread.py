@@ -9,7 +9,9 @@ whole file, since the headers can lie.
 An ordinary entry (stored or deflated, its local header agreeing with the directory, its
 bytes matching its declared size and CRC, within every cap) is unpacked in one step instead:
 the stream would return the same bytes, and an entry that is anything else is read by the
-stream, which says what is wrong with it as before.
+stream, which says what is wrong with it as before. A plain zip's directory is read from its
+bytes too (:mod:`render_pool.engine.common.zipdir`), to the same entries :mod:`zipfile`
+reads, which reads any other.
 
 Whatever :mod:`zipfile` or a decompressor raises on damaged bytes (:data:`ZIP_DAMAGE`), while
 the directory is read or an entry is opened or unpacked, leaves here as the one
@@ -21,7 +23,6 @@ it reads of them in one call, so a few hundred bytes could fill memory before an
 from __future__ import annotations
 
 import bz2
-import hashlib
 import io
 import lzma
 import struct
@@ -30,6 +31,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from render_pool.engine.common.zipdir import read_directory
 from render_pool.errors import CorruptDocument, TooLarge
 
 # a local file header (APPNOTE 4.3.7): signature, versions, flags, method, time, date, CRC,
@@ -88,11 +90,17 @@ class BoundedZip:
     def __init__(self, data: bytes, limits: ZipLimits, label: str) -> None:
         self.limits = limits
         self.label = label
-        try:
-            self._zip = zipfile.ZipFile(io.BytesIO(data))
-            infos = self._zip.infolist()
-        except ZIP_DAMAGE as exc:
-            raise CorruptDocument(f"{label} is a corrupt zip: {exc}") from None
+        self._bytes = data
+        # a plain zip's directory read from its bytes, any other by zipfile (see zipdir);
+        # the ZipFile the stream reads through is then made when an entry needs it
+        self._zip: zipfile.ZipFile | None = None
+        infos = read_directory(data)
+        if infos is None:
+            try:
+                self._zip = zipfile.ZipFile(io.BytesIO(data))
+                infos = self._zip.infolist()
+            except ZIP_DAMAGE as exc:
+                raise CorruptDocument(f"{label} is a corrupt zip: {exc}") from None
         if len(infos) > limits.max_entries:
             raise TooLarge(f"{label} has too many parts ({len(infos)}).")
         for info in infos:
@@ -107,6 +115,7 @@ class BoundedZip:
         self.infos = infos
         self.remaining = limits.max_total  # bytes the next reads may still unpack
         self._data = memoryview(data)
+        self._packed_of: dict[zipfile.ZipInfo, memoryview | None] = {}  # see _packed
 
     def _ratio_too_high(self, unpacked: int, compressed: int) -> bool:
         return ratio_exceeded(unpacked, compressed, max_ratio=self.limits.max_ratio,
@@ -123,7 +132,15 @@ class BoundedZip:
         """The entry's packed bytes, when :meth:`_quick` can read it: a local header that
         agrees with the directory (what :meth:`zipfile.ZipFile.open` checks), no encryption
         or patch flags, stored or deflated; None for anything else (the stream reads it,
-        and says what is wrong)."""
+        and says what is wrong). Found once per entry: a cache's look-up of an entry asks
+        for them up to three times (:meth:`stored`, :meth:`read_known`, :meth:`read`)."""
+        try:
+            return self._packed_of[info]  # by the entry itself (ZipInfo hashes by identity)
+        except KeyError:
+            found = self._packed_of[info] = self._find_packed(info)
+            return found
+
+    def _find_packed(self, info: zipfile.ZipInfo) -> memoryview | None:
         if info.flag_bits & _UNREADABLE_FLAGS or info.compress_type not in _QUICK_METHODS:
             return None
         start = info.header_offset
@@ -134,8 +151,9 @@ class BoundedZip:
             return None
         name_at = start + _LOCAL_HEADER.size
         raw_name = bytes(self._data[name_at:name_at + header[10]])
-        try:
-            name = raw_name.decode("utf-8" if header[3] & _UTF8_NAME else "cp437")
+        try:  # ASCII reads the same in cp437, and its codec is found without a look-up
+            name = raw_name.decode("utf-8" if header[3] & _UTF8_NAME else
+                                   "ascii" if raw_name.isascii() else "cp437")
         except UnicodeDecodeError:
             return None
         if name != info.orig_filename:
@@ -180,20 +198,19 @@ class BoundedZip:
         self.remaining -= len(data)
         return data
 
-    def stored_key(self, info: zipfile.ZipInfo) -> bytes | None:
-        """A digest of the entry as stored (method, CRC, size, packed bytes), computed
-        without unpacking it: two entries with the same key hold the same bytes, and read
-        alike. None for an entry :meth:`read` does not unpack in one step. For caches of
-        what is built from an entry (see :meth:`read_known`)."""
+    def stored(self, info: zipfile.ZipInfo) -> tuple[tuple[int, int, int], memoryview] | None:
+        """The entry as stored, taken without unpacking it: its method, CRC and size, and
+        its packed bytes. Two entries stored alike hold the same bytes, and read alike.
+        None for an entry :meth:`read` does not unpack in one step. For caches of what is
+        built from an entry (see :meth:`read_known`)."""
         packed = self._packed(info)
         if packed is None:
             return None
-        head = b"%d:%d:%d:" % (info.compress_type, info.CRC, info.file_size)
-        return hashlib.blake2b(head + packed, digest_size=20).digest()
+        return (info.compress_type, info.CRC, info.file_size), packed
 
     def read_known(self, info: zipfile.ZipInfo) -> bool:
         """Count a read of an entry whose bytes are known already: one with the
-        :meth:`stored_key` of an entry :meth:`read` gave ``file_size`` bytes for before.
+        :meth:`stored` form of an entry :meth:`read` gave ``file_size`` bytes for before.
         True when that read would succeed now (the budget is charged as :meth:`read`
         would), False when it would fail: then :meth:`read` must run and say why."""
         if self._packed(info) is None or self._exceeds(info.file_size, info.compress_size):
@@ -207,6 +224,8 @@ class BoundedZip:
         cap = min(self.limits.max_entry, self.remaining)
         out = bytearray()
         try:
+            if self._zip is None:  # the directory was read from the bytes: zipfile reads
+                self._zip = zipfile.ZipFile(io.BytesIO(self._bytes))  # it alike
             for chunk in entry_chunks(self._zip, self._data, info):
                 out += chunk
                 if len(out) > cap:

@@ -9,9 +9,12 @@ of the reader sees one vocabulary, and resolves relationships between parts.
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from lxml import etree
 
@@ -140,14 +143,51 @@ def parse_xml(data: bytes, name: str = "") -> etree._Element:
         raise CorruptDocument(f"Malformed XML in the DOCX package: {exc}") from None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Rel:
-    """One relationship of a part: its type, resolved target and whether it leaves the package."""
+    """One relationship of a part: its type, resolved target and whether it leaves the package
+    (read only: the relationships of a part are shared by every package that holds the same
+    bytes, see :meth:`Package.rels`)."""
 
     rid: str
     type: str
     target: str
     external: bool
+
+
+T = TypeVar("T")
+CACHE_ENTRIES = 32  # per cache of :meth:`Package.built`; a worker meets few templates
+# the largest part (packed) a cache of Package.built keeps, with its packed bytes
+CACHED_PART_MAX = 256 * 1024
+# a cache of Package.built holds, by this key, the packed bytes a value was built from (b""
+# when the key is a digest of the bytes themselves) and the value
+CacheKey = tuple[object, ...]
+# a part's relationships by its stored form and the folder they resolve from
+_RELS: dict[CacheKey, tuple[bytes, dict[str, Rel]]] = {}
+
+
+def _read_rels(root: etree._Element | None, folder: str) -> dict[str, Rel]:
+    """The relationships of a ``.rels`` part (None: absent) keyed by id, their internal
+    targets resolved from ``folder`` to part names."""
+    out: dict[str, Rel] = {}
+    if root is None:
+        return out
+    for el in root:
+        tag = el.tag  # the local name by string work: QName builds an object a call
+        if not isinstance(tag, str) or tag.rpartition("}")[2] != "Relationship":
+            continue
+        rtype = el.get("Type", "")
+        rtype = _STRICT_REL_RENAMES.get(rtype, rtype)
+        target = el.get("Target", "")
+        external = el.get("TargetMode", "") == "External"
+        if not external:
+            if target.startswith("/"):
+                target = target.lstrip("/")
+            else:
+                target = posixpath.normpath(posixpath.join(folder, target))
+        rid = el.get("Id", "")
+        out[rid] = Rel(rid, rtype, target, external)
+    return out
 
 
 class Package:
@@ -180,12 +220,12 @@ class Package:
             raise KeyError(name)
         return self.zip.read(info)
 
-    def stored_key(self, name: str) -> bytes | None:
-        """A digest of part ``name`` as stored in the zip, taken without unpacking it
-        (:meth:`BoundedZip.stored_key`): equal keys, equal bytes. None when the part is
-        absent or is not an ordinary entry."""
+    def stored(self, name: str) -> tuple[tuple[int, int, int], memoryview] | None:
+        """Part ``name`` as stored in the zip, taken without unpacking it
+        (:meth:`BoundedZip.stored`): its method, CRC and size, and its packed bytes. None
+        when the part is absent or is not an ordinary entry."""
         info = self._infos.get(name.lstrip("/").lower())
-        return None if info is None else self.zip.stored_key(info)
+        return None if info is None else self.zip.stored(info)
 
     def size(self, name: str) -> int:
         """The unpacked size the zip directory declares for part ``name`` (KeyError when
@@ -196,7 +236,7 @@ class Package:
         return info.file_size
 
     def read_known(self, name: str) -> bool:
-        """Count a read of part ``name`` whose bytes a cache knows by :meth:`stored_key`
+        """Count a read of part ``name`` whose bytes a cache knows by :meth:`stored`
         (:meth:`BoundedZip.read_known`): True when :meth:`read` would succeed, its bytes
         counted against the budget; False when it must be read to say what is wrong."""
         info = self._infos.get(name.lstrip("/").lower())
@@ -220,32 +260,69 @@ class Package:
         self._xml_cache[name.lstrip("/").lower()] = root
         return root
 
+    # ------------------------------------------------------------ per-worker caches
+    def built(self, name: str | None, build: Callable[[etree._Element | None], T],
+              cache: dict[CacheKey, tuple[bytes, T]], salt: bytes = b"",
+              keep: Callable[[T], bool] | None = None) -> T:
+        """``build`` of the parsed part ``name`` (None when absent), from ``cache`` when the
+        same bytes (with the same ``salt``: what else the value depends on) were built
+        before; a value is kept only when ``keep`` says so (all when None). Values in
+        ``cache`` are shared by every package of those bytes: read only.
+
+        A part is known by its stored form (:meth:`stored`): its method, CRC and size key
+        the cache, and its packed bytes are compared with those the value was built from,
+        so a part seen before is neither unpacked nor hashed (a Word style sheet is 350 KB,
+        12 KB packed), and a value is only ever used for the very bytes it was built from,
+        which passed the XML guard when they were first parsed. Its read is still counted
+        against the budget (:meth:`read_known`), and a part whose read would fail is read,
+        to fail as it would have. A part that is not an ordinary zip entry is keyed by a
+        digest of its bytes; one packed larger than :data:`CACHED_PART_MAX` is not kept."""
+        if not name or not self.has(name):
+            return build(None)
+        if self.is_parsed(name):  # already read for another purpose: no second read
+            return build(self.xml(name))
+        form = self.stored(name)
+        key: CacheKey | None = None
+        if form is not None and len(form[1]) <= CACHED_PART_MAX:
+            key = (form[0], salt)
+            found = cache.get(key)
+            if found is not None and found[0] == bytes(form[1]) and self.read_known(name):
+                return found[1]
+        data = self.read(name)
+        proof = b""
+        if key is None or len(data) != self.size(name):  # not the bytes the form promises
+            key = (hashlib.blake2b(data + salt, digest_size=20).digest(),)
+            found = cache.get(key)
+            if found is not None:
+                return found[1]
+            if len(data) > CACHED_PART_MAX:
+                key = None
+        elif form is not None:
+            proof = bytes(form[1])
+        value = build(self.xml_from(name, data))
+        if key is not None and (keep is None or keep(value)):
+            if len(cache) >= CACHE_ENTRIES:
+                cache.clear()
+            cache[key] = (proof, value)
+        return value
+
     # ------------------------------------------------------------ relationships
     def rels(self, part: str) -> dict[str, Rel]:
-        """Relationships of ``part`` keyed by id, targets resolved to part names."""
+        """Relationships of ``part`` keyed by id, targets resolved to part names (read
+        only). Kept per worker by the bytes of the ``.rels`` part and the folder its targets
+        resolve from (:meth:`built`): documents from one source carry the same package
+        and main part relationships, and reading them costs more than a short body."""
         part = part.lstrip("/")
-        if part in self._rels_cache:
-            return self._rels_cache[part]
+        found = self._rels_cache.get(part)
+        if found is not None:
+            return found
         folder, base = posixpath.split(part)
         rels_name = posixpath.join(folder, "_rels", base + ".rels")
-        out: dict[str, Rel] = {}
-        root = self.xml(rels_name)
-        if root is not None:
-            for el in root:
-                tag = el.tag  # the local name by string work: QName builds an object a call
-                if not isinstance(tag, str) or tag.rpartition("}")[2] != "Relationship":
-                    continue
-                rtype = el.get("Type", "")
-                rtype = _STRICT_REL_RENAMES.get(rtype, rtype)
-                target = el.get("Target", "")
-                external = el.get("TargetMode", "") == "External"
-                if not external:
-                    if target.startswith("/"):
-                        target = target.lstrip("/")
-                    else:
-                        target = posixpath.normpath(posixpath.join(folder, target))
-                rid = el.get("Id", "")
-                out[rid] = Rel(rid, rtype, target, external)
+
+        def build(root: etree._Element | None) -> dict[str, Rel]:
+            return _read_rels(root, folder)
+
+        out = self.built(rels_name, build, _RELS, salt=folder.encode())
         self._rels_cache[part] = out
         return out
 

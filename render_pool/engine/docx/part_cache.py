@@ -1,86 +1,106 @@
-"""Per-worker caches of what a DOCX reader builds from its style sheet and numbering parts.
+"""Per-worker caches of what a DOCX reader builds from its style sheet, numbering and notes
+parts.
 
 Why: documents from one source (pandoc, a company template, Word's normal.dotm) carry the
 same ``styles.xml`` and ``numbering.xml`` byte for byte, and resolving a style sheet of a
-few hundred styles costs more than reading a short document's body. The key is a hash of
-the part as stored in the zip (its method, CRC, size and packed bytes: the same packed bytes
-unpack to the same bytes), so a cached value is only ever used for the very bytes it was
-built from (which passed the XML guard when they were first parsed), and a part seen before
-is neither unpacked nor hashed in full; its read still counts against the package's
-budget (:meth:`Package.read_known`). Cached values are read-only: a
+few hundred styles costs more than reading a short document's body. A part is known by how
+it is stored in the zip (its method, CRC and size, and its packed bytes compared: the same
+packed bytes unpack to the same bytes; :meth:`Package.built`), so a cached value is only ever
+used for the very bytes it was built from (which passed the XML guard when they were first
+parsed), and a part seen before is neither unpacked nor hashed; its read still counts
+against the package's budget (:meth:`Package.read_known`). Cached values are read-only: a
 reader gets the resolved :class:`Styles` itself and a :class:`Numbering` of its own that
-shares the parsed definitions but keeps its own counters.
+shares the parsed definitions but keeps its own counters. A notes part is kept only when it
+holds no note to read (the separators Word and pandoc write into every document): what the
+reader needs of it then is the bookmarks it refers to, not its tree.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
-from typing import TypeVar
+import re
 
 from lxml import etree
 
 from render_pool.engine.docx.numbering import Numbering
-from render_pool.engine.docx.package import Package
+from render_pool.engine.docx.package import CacheKey, Package, W
 from render_pool.engine.docx.styles import Styles
 
-T = TypeVar("T")
-MAX_ENTRIES = 32  # per cache; a worker meets few distinct templates, and entries are small
+_W = f"{{{W}}}"
+_WHYPERLINK = _W + "hyperlink"
+_WINSTR = _W + "instrText"
+_WFLDSIMPLE = _W + "fldSimple"
+_WANCHOR = _W + "anchor"
+_WINSTR_ATTR = _W + "instr"
+_WTYPE = _W + "type"
+_WID = _W + "id"
+_NOTE_LOCALS = ("footnote", "endnote")
+_NORMAL_NOTE = (None, "normal")
+# the bookmarks a field refers to: a hyperlink's \\l "name", a REF or PAGEREF name
+_REF_NAMES = re.compile(r'\\l\s+"?([^"\s]+)"?|(?:REF|PAGEREF)\s+(\S+)').finditer
 
-_STYLES: dict[bytes, Styles] = {}
-_NUMBERING: dict[bytes, Numbering] = {}
-
-
-def _key(kind: bytes, body: bytes, salt: bytes) -> bytes:
-    """A cache key: ``kind`` keeps keys of the stored form and of the bytes apart."""
-    return hashlib.blake2b(body + salt, digest_size=20, person=kind).digest()
-
-
-def _cached(pkg: Package, name: str | None, build: Callable[[etree._Element | None], T],
-            cache: dict[bytes, T], salt: bytes = b"") -> tuple[T, bytes]:
-    """``build`` of the part ``name`` (None when absent) and the part's key; from ``cache``
-    when the same bytes were built before. The key is taken from the part as stored in the
-    zip, so a part seen before is neither unpacked nor hashed in full (a Word style sheet
-    is 350 KB); its read is still counted against the package's budget, and a part whose
-    read would fail is read, to fail as it would have. A part that is not an ordinary zip
-    entry is keyed by its bytes."""
-    if not name or not pkg.has(name):
-        return build(None), b""
-    if pkg.is_parsed(name):  # already read for another purpose: no second read
-        return build(pkg.xml(name)), b""
-    stored = pkg.stored_key(name)
-    if stored is not None:
-        key = _key(b"stored", stored, salt)
-        found = cache.get(key)
-        if found is not None and pkg.read_known(name):
-            return found, key
-    data = pkg.read(name)
-    if stored is None or len(data) != pkg.size(name):  # not the bytes the key promises
-        key = _key(b"bytes", data, salt)
-        found = cache.get(key)
-        if found is not None:
-            return found, key
-    value = build(pkg.xml_from(name, data))
-    if len(cache) >= MAX_ENTRIES:
-        cache.clear()
-    cache[key] = value
-    return value, key
+_STYLES: dict[CacheKey, tuple[bytes, Styles]] = {}
+_NUMBERING: dict[CacheKey, tuple[bytes, Numbering]] = {}
+# the notes to read of a notes part, by id, and the bookmarks the part refers to
+Notes = tuple[dict[str, etree._Element], frozenset[str]]
+_NOTES: dict[CacheKey, tuple[bytes, Notes]] = {}  # of parts without a note to read
 
 
-def styles_for(pkg: Package, name: str | None) -> tuple[Styles, bytes]:
-    """The resolved style sheet of part ``name`` and its key (b"" when not cached)."""
-    return _cached(pkg, name, Styles, _STYLES)
+def referenced_bookmarks(root: etree._Element) -> set[str]:
+    """The bookmark names a part's hyperlinks and fields refer to (a hyperlink's anchor, a
+    hyperlink field's ``\\l`` name, a REF or PAGEREF field's name)."""
+    names: set[str] = set()
+    # one walk of the tree for the three tags (a walk each cost twice the time)
+    for el in root.iter(_WHYPERLINK, _WINSTR, _WFLDSIMPLE):
+        tag = el.tag
+        if tag == _WHYPERLINK:
+            anchor = el.get(_WANCHOR)
+            if anchor:
+                names.add(anchor)
+            continue
+        instr = el.text if tag == _WINSTR else el.get(_WINSTR_ATTR)
+        for m in _REF_NAMES(instr or ""):
+            names.add(m.group(1) or m.group(2))
+    return names
 
 
-def numbering_for(pkg: Package, name: str | None, styles: Styles, styles_key: bytes
-                  ) -> Numbering:
-    """A fresh :class:`Numbering` of part ``name`` (its list styles from ``styles``)."""
+def _read_notes(root: etree._Element | None) -> Notes:
+    """The notes of a footnotes or endnotes part to read (normal ones, by id) and the
+    bookmarks the part refers to."""
+    items: dict[str, etree._Element] = {}
+    if root is None:
+        return items, frozenset()
+    for n in root:
+        tag = n.tag
+        if isinstance(tag, str) and tag.rpartition("}")[2] in _NOTE_LOCALS and n.get(
+                _WTYPE) in _NORMAL_NOTE:
+            items[n.get(_WID, "")] = n
+    return items, frozenset(referenced_bookmarks(root))
+
+
+def notes_for(pkg: Package, name: str) -> Notes:
+    """The notes to read of notes part ``name`` ("" or absent: none), by id, and the
+    bookmarks the part refers to; a part without a note to read is known by its bytes after
+    its first reading (see the module)."""
+    items, names = pkg.built(name, _read_notes, _NOTES, keep=_holds_no_note)
+    return (items if items else {}), names
+
+
+def _holds_no_note(notes: Notes) -> bool:
+    return not notes[0]
+
+
+def styles_for(pkg: Package, name: str | None) -> Styles:
+    """The resolved style sheet of part ``name``."""
+    return pkg.built(name, Styles, _STYLES)
+
+
+def numbering_for(pkg: Package, name: str | None, styles: Styles) -> Numbering:
+    """A fresh :class:`Numbering` of part ``name`` (its list styles from ``styles``: what
+    it depends on besides the part, so part of its key)."""
     styles_num = styles.numbered
 
     def build(root: etree._Element | None) -> Numbering:
         return Numbering(root, styles_num)
 
-    if not styles_key and styles_num:  # the style sheet was not keyed: do not cache
-        return build(pkg.xml(name) if name else None)
-    template, _ = _cached(pkg, name, build, _NUMBERING, salt=styles_key)
-    return template.fresh()
+    salt = repr(sorted(styles_num.items())).encode() if styles_num else b""
+    return pkg.built(name, build, _NUMBERING, salt=salt).fresh()

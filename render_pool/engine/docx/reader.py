@@ -107,11 +107,6 @@ def _local(el: Any) -> str:
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
-_WINSTR = _W + "instrText"
-_WFLDSIMPLE = _W + "fldSimple"
-_WANCHOR = _W + "anchor"
-# the bookmarks a field refers to: a hyperlink's \\l "name", a REF or PAGEREF name
-_REF_NAMES = re.compile(r'\\l\s+"?([^"\s]+)"?|(?:REF|PAGEREF)\s+(\S+)').finditer
 _PARA_PROPS = frozenset({_WPSTYLE, _WOUTLINE, _WNUMPR})
 # the body's blocks provenance.roll_up gives a location (tables have theirs: see read)
 _ROLLED = (ListBlock, BlockQuote)
@@ -294,23 +289,20 @@ class DocxReader:
         self.main_root: etree._Element = main_root
         styles_rel = self.pkg.rel_by_type(self.part, "styles")
         # both cached per worker by the parts' bytes (see part_cache)
-        self.styles, styles_key = part_cache.styles_for(
+        self.styles = part_cache.styles_for(
             self.pkg, styles_rel[0].target if styles_rel else None)
         num_rel = self.pkg.rel_by_type(self.part, "numbering")
         self.numbering = part_cache.numbering_for(
-            self.pkg, num_rel[0].target if num_rel else None, self.styles, styles_key)
+            self.pkg, num_rel[0].target if num_rel else None, self.styles)
         self.notes_src: dict[str, tuple[str, dict[str, etree._Element]]] = {}
+        # the bookmarks hyperlinks and fields refer to, in the body and the notes parts
+        self.referenced: set[str] = part_cache.referenced_bookmarks(main_root)
         for kind, prefix in (("footnotes", "fn"), ("endnotes", "en")):
             rels = self.pkg.rel_by_type(self.part, kind)
-            root = self.pkg.xml(rels[0].target) if rels else None
-            items: dict[str, etree._Element] = {}
-            if root is not None:
-                for n in root:
-                    if _local(n) in ("footnote", "endnote") and n.get(_W + "type") in (
-                            None, "normal"):
-                        items[n.get(_W + "id", "")] = n
-            self.notes_src[prefix] = (rels[0].target if rels else "", items)
-        self.referenced: set[str] = self._referenced_bookmarks()
+            target = rels[0].target if rels else ""
+            items, names = part_cache.notes_for(self.pkg, target)  # cached when no notes
+            self.notes_src[prefix] = (target, items)
+            self.referenced |= names
         self.bookmark_heading: dict[str, str] = {}
         self.slugger = Slugger()
         self.depth = 0
@@ -358,25 +350,6 @@ class DocxReader:
             local = _local(el)
             if local in wanted and (el.text or "").strip():
                 self.doc.meta[wanted[local]] = el.text.strip()
-
-    def _referenced_bookmarks(self) -> set[str]:
-        names: set[str] = set()
-        roots = [self.main_root] + [self.pkg.xml(p) for p, _ in self.notes_src.values() if p]
-        for root in roots:
-            if root is None:
-                continue
-            # one walk of the tree for the three tags (a walk each cost twice the time)
-            for el in root.iter(_WHYPERLINK, _WINSTR, _WFLDSIMPLE):
-                tag = el.tag
-                if tag == _WHYPERLINK:
-                    anchor = el.get(_WANCHOR)
-                    if anchor:
-                        names.add(anchor)
-                    continue
-                instr = el.text if tag == _WINSTR else el.get(_W + "instr")
-                for m in _REF_NAMES(instr or ""):
-                    names.add(m.group(1) or m.group(2))
-        return names
 
     # ------------------------------------------------------------ blocks
     def blocks(self, container: etree._Element) -> list[Block]:
