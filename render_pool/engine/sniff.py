@@ -16,6 +16,7 @@ import zipfile
 
 from render_pool.engine.common.ole import root_names
 from render_pool.engine.common.text_decode import decode_text
+from render_pool.engine.common.zipdir import read_directory
 from render_pool.engine.common.zipread import ZIP_DAMAGE, entry_chunks
 from render_pool.errors import CorruptDocument, UnsupportedFormat
 
@@ -187,13 +188,26 @@ def _damaged_start(data: bytes) -> None:
     raise _damaged(kind, where)
 
 
-def _zip_kind(data: bytes) -> str:
+def _zip_names(data: bytes) -> list[str]:
+    """The entry names of the zip ``data``, in directory order: a plain zip's read from its
+    bytes (:mod:`render_pool.engine.common.zipdir`, the same names :mod:`zipfile` gives),
+    any other by :mod:`zipfile`; a directory that cannot be read is 40003."""
+    infos = read_directory(data)
+    if infos is not None:
+        return [info.filename for info in infos]
     try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-        names = zf.namelist()
+        return zipfile.ZipFile(io.BytesIO(data)).namelist()
     except ZIP_DAMAGE as exc:
         raise _unreadable_directory(data, exc) from None
+
+
+def _zip_kind(data: bytes) -> str:
+    names = _zip_names(data)
     if "mimetype" in names:
+        try:  # an OpenDocument or EPUB: its entry is read through zipfile
+            zf = zipfile.ZipFile(io.BytesIO(data))
+        except ZIP_DAMAGE as exc:
+            raise _unreadable_directory(data, exc) from None
         info = zf.getinfo("mimetype")
         if info.file_size < 200:
             try:  # in bounded steps (zipfile's read unpacks bzip2 and LZMA in one call)
