@@ -14,6 +14,7 @@ import json
 import os
 import re
 import threading
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -161,6 +162,7 @@ def page(browser, base_url) -> Iterator[Any]:
     pg.on("console", lambda msg: problems.append(f"console: {msg.text}")
           if msg.type == "error" and "Failed to load resource" not in msg.text else None)
     pg.problems = problems
+    track_api_calls(pg)
     yield pg
     if os.environ.get("UI_DEBUG_SHOTS"):
         pg.screenshot(path=str(ARTIFACTS / "debug-last.png"), full_page=True)
@@ -169,6 +171,47 @@ def page(browser, base_url) -> Iterator[Any]:
 
 
 # ------------------------------------------------------------------------------ helpers
+def _is_api_call(request: Any, page: Any) -> bool:
+    """A fetch of the app's own page, not a job's event stream (open while the job runs)."""
+    return (request.resource_type in ("fetch", "xhr") and request.frame == page.main_frame
+            and not request.url.split("?", 1)[0].endswith("/events"))
+
+
+def track_api_calls(page: Any) -> None:
+    """Count the page's API calls in flight (see :func:`settle`)."""
+    page.api_calls = set()
+    page.api_calls_changed = 0.0
+
+    def started(request: Any) -> None:
+        if _is_api_call(request, page):
+            page.api_calls.add(request)
+            page.api_calls_changed = time.monotonic()
+
+    def ended(request: Any) -> None:
+        if request in page.api_calls:
+            page.api_calls.discard(request)
+            page.api_calls_changed = time.monotonic()
+
+    page.on("request", started)
+    page.on("requestfinished", ended)
+    page.on("requestfailed", ended)
+
+
+def settle(page: Any, quiet: float = 0.5, timeout: float = 15.0) -> None:
+    """Wait until every API call the app made has answered and none has started for
+    ``quiet`` seconds: what a screen asks for on opening has come back and been drawn.
+
+    Playwright's "networkidle" waits for every frame of the page too; a sandboxed preview
+    frame that Chromium leaves unloaded when the machine is busy held it back past its time
+    limit with no call of the app in flight (tests/test_ui_polish.py, 2026-11-29)."""
+    deadline = time.monotonic() + timeout
+    while page.api_calls or time.monotonic() - page.api_calls_changed < quiet:
+        if time.monotonic() > deadline:
+            urls = sorted(r.url for r in page.api_calls)
+            raise AssertionError(f"API calls still in flight after {timeout} s: {urls}")
+        page.wait_for_timeout(50)  # lets Playwright deliver the request events
+
+
 ADMIN_TOKENS: dict[str, str] = {}  # base URL -> a session of ACME's admin, for http()
 
 

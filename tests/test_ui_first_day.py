@@ -163,7 +163,7 @@ def test_axe_finds_no_critical_or_serious_violation_on_any_screen_or_dialog(page
     check_both_sizes(page, "signin", problems)
     page.goto("/ui/#/setup")
     page.locator("#view h1").first.wait_for()
-    page.wait_for_load_state("networkidle")
+    e2e.settle(page)
     check_both_sizes(page, "setup", problems)
     sign_in(page)
     headings = {"convert": "Convert a document", "markdown": None, "batches": None,
@@ -174,7 +174,7 @@ def test_axe_finds_no_critical_or_serious_violation_on_any_screen_or_dialog(page
         page.locator("#view h1").first.wait_for()
         if heading:
             page.get_by_role("heading", name=heading, level=1).wait_for()
-        page.wait_for_load_state("networkidle")
+        e2e.settle(page)
         check_both_sizes(page, route, problems)
 
     # the Convert result

@@ -273,7 +273,7 @@ def test_primary_action_of_each_screen_is_in_the_first_screenful_on_a_phone(
     for route, name in PRIMARY.items():
         page.goto(f"/ui/#/{route}")
         page.locator(f'#nav-list a[data-route="{route}"][aria-current="page"]').wait_for()
-        page.wait_for_load_state("networkidle")
+        e2e.settle(page)
         page.evaluate("window.scrollTo(0, 0)")
         button = page.get_by_role("button", name=name, exact=True).first
         box = button.bounding_box()

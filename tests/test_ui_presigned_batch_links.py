@@ -63,7 +63,7 @@ def test_batch_rows_show_the_presigned_lifetime_and_no_direct_link_on_a_private_
     row = results.locator("table.batch-table tbody tr", has_text="guide/index.md")
     presigned = row.get_by_role("link", name=re.compile("^Presigned"))
     presigned.wait_for()
-    page.wait_for_load_state("networkidle")  # what the app asks about the bucket has come back
+    e2e.settle(page)  # what the app asks about the bucket has come back
     # the lifetime in words a person reads: "until" a date
     said = presigned.inner_text()
     assert re.search(r"until .*\b20\d\d\b", said), said
