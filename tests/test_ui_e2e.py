@@ -201,9 +201,13 @@ def settle(page: Any, quiet: float = 0.5, timeout: float = 15.0) -> None:
     """Wait until every API call the app made has answered and none has started for
     ``quiet`` seconds: what a screen asks for on opening has come back and been drawn.
 
-    Playwright's "networkidle" waits for every frame of the page too; a sandboxed preview
-    frame that Chromium leaves unloaded when the machine is busy held it back past its time
-    limit with no call of the app in flight (tests/test_ui_polish.py, 2026-11-29)."""
+    Playwright's "networkidle" is about frames, not the app: once a child frame commits a
+    new document (the preview frame's ``srcdoc`` set anew), the page is not idle again until
+    Playwright has seen that frame go idle, and a frame it never sees go idle holds every
+    later wait back (a page whose frame's new document keeps a request open shows it). The
+    phone-screenful test of tests/test_ui_polish.py timed out so, right after the Markdown
+    screen, in a full run on 2026-11-29; the preview frame runs out of process and was seen
+    left unlaid-out on a busy machine before."""
     deadline = time.monotonic() + timeout
     while page.api_calls or time.monotonic() - page.api_calls_changed < quiet:
         if time.monotonic() > deadline:
