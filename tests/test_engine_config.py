@@ -47,7 +47,8 @@ def test_the_settings_hand_the_engines_their_programs(monkeypatch, tmp_path):
     monkeypatch.setenv("LANG", "C.UTF-8")
     settings = Settings.from_env({"SOFFICE_PATH": " /opt/lo/program/soffice ",
                                   "OFFICE_SANDBOX": "OFF", "OCR_ENGINE": "cli",
-                                  "TESSDATA_PREFIX": str(tmp_path)})
+                                  "TESSDATA_PREFIX": str(tmp_path),
+                                  "OFFICE_MEMORY_MB": "3000"})
     pool = pool_from_settings(settings)
     try:
         setup = pool.worker_setup
@@ -57,7 +58,7 @@ def test_the_settings_hand_the_engines_their_programs(monkeypatch, tmp_path):
     given = setup.engine_config
     assert {k: v for k, v in given.items() if k != "environment"} == {
         "soffice_path": "/opt/lo/program/soffice", "office_sandbox": "off",
-        "ocr_engine": "cli", "tessdata_dir": str(tmp_path)}
+        "office_memory_mb": 3000, "ocr_engine": "cli", "tessdata_dir": str(tmp_path)}
     assert given["environment"]["LANG"] == "C.UTF-8"
     assert "S3_SECRET_KEY" not in given["environment"]
     with engine_config.configured(**given):
@@ -65,6 +66,7 @@ def test_the_settings_hand_the_engines_their_programs(monkeypatch, tmp_path):
         assert office_sandbox.mode() == "off"
         assert tesseract.engine_name() == "cli"
         assert tesseract.tessdata_dir() == f"{tmp_path}/"
+        assert office_lo.memory_bounded(["soffice"])[1] == 3000
 
 
 def test_unknown_engine_settings_and_values_are_errors():

@@ -515,6 +515,13 @@ class Settings:
                                             "5 s under `JOB_TIMEOUT_SECONDS`), then its process "
                                             "group is killed and 50401", group=POOL, low=1,
                                             clamp=True)
+    office_memory_mb: int = setting(4096, "size", "memory limit of one LibreOffice "
+                                    "conversion (`RLIMIT_AS`, set as it starts, in place of "
+                                    "`POOL_WORKER_MEMORY_MB`): LibreOffice reserves far more "
+                                    "address space than it uses, and a 67 KB presentation "
+                                    "needed over 3,000 MB; past it the file answers 40003, "
+                                    "which names the limit; `0`: the worker's limit applies",
+                                    group=POOL, unit=_MB, low=0, clamp=True)
     # the LibreOffice and Tesseract settings below reach the pool's workers through
     # render_pool/engine/config.py (documents.setup.pool_from_settings), whose defaults these are
     soffice_path: str = setting("", "text", "the LibreOffice executable for ODT, ODS, ODP, DOC, "

@@ -33,6 +33,10 @@ class EngineConfig:
       on the PATH (``SOFFICE_PATH``).
     - ``office_sandbox``: ``required``: LibreOffice runs only in its bubblewrap sandbox
       (none: those formats are refused); ``off``: without it (``OFFICE_SANDBOX``).
+    - ``office_memory_mb``: the address-space limit (``RLIMIT_AS``) one LibreOffice
+      conversion runs under, in place of the worker's own (``POOL_WORKER_MEMORY_MB``):
+      LibreOffice reserves address space it never touches, and a 67 KB presentation needed
+      more than 3,000 MB of it; 0: the worker's limit, inherited (``OFFICE_MEMORY_MB``).
     - ``ocr_engine``: ``api``: Tesseract in the worker through tesserocr (the command line
       when tesserocr is not installed); ``cli``: the ``tesseract`` command (``OCR_ENGINE``).
     - ``tessdata_dir``: the folder of Tesseract's ``.traineddata`` packs; empty: where the
@@ -44,6 +48,7 @@ class EngineConfig:
 
     soffice_path: str = ""
     office_sandbox: OfficeSandbox = "required"
+    office_memory_mb: int = 4096
     ocr_engine: OcrEngine = "api"
     tessdata_dir: str = ""
     environment: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))

@@ -52,6 +52,7 @@ def engine_config_from_settings(st: Settings) -> dict[str, Any]:
     """The keyword arguments of :func:`render_pool.engine.config.configure` the settings
     give: the programs LibreOffice and OCR run, and the environment they may inherit."""
     return {"soffice_path": st.soffice_path, "office_sandbox": st.office_sandbox,
+            "office_memory_mb": st.office_memory_mb,
             "ocr_engine": st.ocr_engine, "tessdata_dir": st.tessdata_prefix,
             "environment": child_environment()}
 

@@ -6,7 +6,7 @@ rules.
 How LibreOffice runs (as Gotenberg runs it):
 
 - inside the pool job, so never more instances than pool slots, and the pool's time limit
-  and memory bound apply to it (it is a child of the worker: a killed worker takes it along);
+  applies to it (it is a child of the worker: a killed worker takes it along);
 - with a private profile per worker process (``-env:UserInstallation``), created once with
   macros disabled (``DisableMacrosExecution``, security level "very high"), links to other
   files and the web never updated, untrusted referer links blocked and every proxy pointed
@@ -17,7 +17,10 @@ How LibreOffice runs (as Gotenberg runs it):
   sandbox means no conversion (50001); with ``OFFICE_SANDBOX=off`` it runs as before, in a
   network namespace of its own (``unshare -rn``) where the kernel allows it;
 - under its own time limit (``office_timeout``): past it the whole process group is killed
-  and the profile thrown away, so the next conversion starts a fresh one.
+  and the profile thrown away, so the next conversion starts a fresh one;
+- under its own memory limit (``office_memory_mb``, an address-space limit set by
+  ``prlimit`` as it starts) instead of the worker's: LibreOffice reserves far more address
+  space than it uses, so under the worker's 1,500 MB it failed on ordinary presentations.
 
 Before LibreOffice sees an OpenDocument zip, it passes the zip-bomb and XML-bomb guards
 (``safe_zip.verified_zip``) and LibreOffice gets the verified copy; an encrypted OpenDocument
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -54,6 +58,7 @@ from render_pool.errors import ConversionFailed, ConversionTimeout, CorruptDocum
 DEFAULT_TIMEOUT = 60.0  # without the service (tests, scripts); it passes OFFICE_TIMEOUT_SECONDS
 # LibreOffice output read back; not a setting: POOL_WORKER_MEMORY_MB bounds what follows
 MAX_OUTPUT = 200 * 1024 * 1024
+_MB = 1024 * 1024
 # source kind -> (OOXML kind, LibreOffice filter)
 TARGETS = {
     "odt": ("docx", "docx:MS Word 2007 XML"), "doc": ("docx", "docx:MS Word 2007 XML"),
@@ -166,6 +171,20 @@ def sandboxed_command(job: Path, name: str, filter_name: str, profile: Path) -> 
     return office_sandbox.wrap(inner, job, profile)
 
 
+def memory_bounded(cmd: list[str]) -> tuple[list[str], int]:
+    """``cmd`` started under LibreOffice's own address-space limit (``office_memory_mb``,
+    never above this process's hard limit) in place of the one this worker passes on;
+    with the limit in MiB it will run under (0: none)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    wanted = engine_config.current().office_memory_mb * _MB
+    if wanted > 0 and hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    tool = shutil.which("prlimit")  # util-linux, on every Debian system
+    if wanted <= 0 or tool is None:  # the worker's own limit, inherited
+        return cmd, 0 if soft == resource.RLIM_INFINITY else soft // _MB
+    return [tool, f"--as={wanted}", "--", *cmd], wanted // _MB
+
+
 def run_libreoffice(data: bytes, kind: str, timeout: float = DEFAULT_TIMEOUT, *,
                     sandboxed: bool = True) -> tuple[bytes, list[str]]:
     """``data`` (of ``kind``, taken as it is) converted by LibreOffice to DOCX, XLSX or PPTX
@@ -183,6 +202,7 @@ def run_libreoffice(data: bytes, kind: str, timeout: float = DEFAULT_TIMEOUT, *,
         else:
             cmd = command(source, outdir, filter_name, profile)
             env = {"PATH": "/usr/bin:/bin", **engine_config.current().environment, "HOME": tmp}
+        cmd, limit_mb = memory_bounded(cmd)
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 cwd=tmp, env=env)
@@ -196,9 +216,13 @@ def run_libreoffice(data: bytes, kind: str, timeout: float = DEFAULT_TIMEOUT, *,
         result = outdir / f"input.{target}"
         if not result.exists():
             tail = output.decode("utf-8", "replace").strip().splitlines()[-1:] if output else []
+            # LibreOffice says nothing telling when it runs out of address space (a store
+            # error, an "unspecified application error"), so the limit is named as a cause
+            memory = (f", or needs more than the {limit_mb:,} MB of memory LibreOffice may use "
+                      "here" if limit_mb else "")
             raise CorruptDocument(f"The {kind.upper()} file cannot be read: it is damaged or "
-                                  "password-protected" + (f" ({tail[0][:200]})" if tail else "")
-                                  + ".")
+                                  f"password-protected{memory}"
+                                  + (f" ({tail[0][:200]})" if tail else "") + ".")
         if result.stat().st_size > MAX_OUTPUT:
             raise TooLarge(f"The {kind.upper()} file converts to more than the size limit.")
         return result.read_bytes(), [tmp, str(profile)]
