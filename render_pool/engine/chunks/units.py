@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 
 from render_pool.engine.chunks.tables import part_table
 from render_pool.engine.chunks.tokens import Counter, join_floor, prefix_rule, within
@@ -82,6 +82,9 @@ class Unit:
     rows: list[TableRow] = field(default_factory=list)  # a row unit's rows
     first_rows: bool = False  # a row unit holding the table's first rows (with the caption)
     over: bool = False  # alone over the budget and not cut (a table row)
+    # a note the reader gave no location: where it is cited, the location of a chunk that
+    # holds nothing located but it (see ``_Builder.note``)
+    cited_at: list[Location] = field(default_factory=list)
 
 
 class _Builder:
@@ -99,12 +102,14 @@ class _Builder:
 
     # ------------------------------------------------------------ emit
     def add(self, kind: str, text: str, prov: list[Location], *, glue: bool = False,
-            group: object = None, sep: str = "\n\n", code: CodeBlock | None = None) -> None:
+            group: object = None, sep: str = "\n\n", code: CodeBlock | None = None,
+            cited_at: list[Location] | None = None) -> None:
         """A unit of ``text`` (nothing for blank text), cut when over the budget."""
         if not text.strip():
             return
         unit = Unit(kind, text, 0, self.block, self.here(), self.section,
-                    list(prov), glue=glue, group=group, sep=sep)
+                    list(prov), glue=glue, group=group, sep=sep,
+                    cited_at=list(cited_at or []))
         limit = self.budget - self.glued_tokens()
         if within(self.count, text, limit):  # a unit over it is cut, never counted whole
             unit.tokens = self.count(text)
@@ -146,7 +151,8 @@ class _Builder:
         group = object()
         for sep, text, tokens in _pack_pieces(pieces, limit, self.count):
             out.append(Unit(unit.kind, text, tokens, unit.block, unit.path,
-                            unit.section, unit.prov, group=group, sep=sep or " "))
+                            unit.section, unit.prov, group=group, sep=sep or " ",
+                            cited_at=unit.cited_at))
         return out
 
     def cut_code(self, unit: Unit, block: CodeBlock, limit: int) -> list[Unit]:
@@ -241,19 +247,61 @@ class _Builder:
     # ------------------------------------------------------------ notes
     def notes_of(self, block: Block) -> None:
         """The definitions of the notes ``block`` cites first, right after it."""
-        for node in walk([block]):
-            if isinstance(node, NoteRef) and node.note_id in self.doc.notes \
-                    and node.note_id not in self.notes_placed:
-                self.note(node.note_id)
+        cited = [node.note_id for node in walk([block])
+                 if isinstance(node, NoteRef) and node.note_id in self.doc.notes
+                 and node.note_id not in self.notes_placed]
+        if not cited:
+            return
+        where = _citations(block)
+        for nid in cited:
+            if nid not in self.notes_placed:
+                self.note(nid, where.get(nid, []))
 
-    def note(self, nid: str) -> None:
+    def note(self, nid: str, cited_at: list[Location] | None = None) -> None:
+        """The definition of note ``nid`` as a unit, located where the reader read the note
+        (the locations of its blocks). Where the reader recorded none (the PDF reader keeps
+        no boxes for the notes it takes from a page's foot), the unit keeps ``cited_at``,
+        the location of the block citing the note (its innermost node with a location), for
+        a chunk holding nothing located but notes: it would otherwise have no pages. Only
+        for those: in a chunk with located text, the box of the citing block (often in the
+        chunk before) would widen the chunk's box over text it does not hold."""
         self.notes_placed.add(nid)
-        body = self.w.blocks(self.doc.notes.get(nid, []))
+        blocks = self.doc.notes.get(nid, [])
+        body = self.w.blocks(blocks)
         lines = body.split("\n") if body else [""]
         number = self.w.notes.number(nid)
         text = "\n".join([f"[^{number}]: {lines[0]}".rstrip(),
                           *("    " + ln if ln else "" for ln in lines[1:])])
-        self.add("note", text, [])
+        prov = merged(*(_prov(node) for node in walk(blocks)))
+        self.add("note", text, prov, cited_at=[] if prov else cited_at)
+
+
+def _prov(node: object) -> list[Location]:
+    """The locations a node of the model was read at (blocks and table cells have them)."""
+    prov = getattr(node, "prov", None)
+    return prov if isinstance(prov, list) else []
+
+
+def _citations(block: Block) -> dict[str, list[Location]]:
+    """For each note ``block`` cites, the location of the innermost node around its first
+    citation that has one (a paragraph in a list item, a table cell; else ``block``'s)."""
+    out: dict[str, list[Location]] = {}
+    # depth first, in document order (as ``walk``), each node with the location in effect
+    stack: list[tuple[object, list[Location]]] = [(block, _prov(block))]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, NoteRef):
+            out.setdefault(node.note_id, where)
+            continue
+        if not is_dataclass(node):
+            continue
+        kids: list[tuple[object, list[Location]]] = []
+        for f in fields(node):
+            value = getattr(node, f.name)
+            if f.name != "prov" and isinstance(value, list):
+                kids.extend((kid, _prov(kid) or where) for kid in value)
+        stack.extend(reversed(kids))
+    return out
 
 
 def repeated_header(t: Table, renderer: MarkdownRenderer, count: Counter, budget: int,

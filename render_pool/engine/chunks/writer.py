@@ -26,7 +26,8 @@ The rules (the units are ``chunks/units.py``'s):
   same section (its budget leaves room for them).
 
 Like every writer it knows nothing of readers: a chunk's pages and locations come from the
-blocks' ``prov``.
+blocks' ``prov`` (a footnote's from its own blocks'; a chunk holding only notes read without
+a location takes where they are cited).
 """
 
 from __future__ import annotations
@@ -283,7 +284,9 @@ def chunk_document(doc: Document, resolve_image: ImageResolver | None = None,
     for chunk in chunker.chunks():
         if not chunk.text.strip():
             continue
-        prov: list[Location] = merged(*(u.prov for u in chunk.units))
+        # a chunk of notes read without a location: where they are cited (chunks/units.py)
+        prov: list[Location] = merged(*(u.prov for u in chunk.units)) \
+            or merged(*(u.cited_at for u in chunk.units))
         over += chunk.tokens > opts.chunk_tokens
         out.append({
             "text": chunk.text,
