@@ -26,7 +26,7 @@ __all__ = ["READERS"]
 def _scan_options(request: ReadRequest) -> PdfOptions:
     return PdfOptions(ocr=request.ocr, ocr_languages=request.ocr_languages,
                       ocr_fanout=request.ocr_fanout, ocr_pages=request.ocr_pages,
-                      pages=request.pages)
+                      pages=request.pages, include_furniture=request.include_furniture)
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class PdfReader:
 
         return read_pdf(data, ocr=options.ocr, ocr_languages=options.ocr_languages,
                         ocr_fanout=options.ocr_fanout, ocr_pages=options.ocr_pages,
-                        pages=options.pages)
+                        pages=options.pages, include_furniture=options.include_furniture)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ class ReadRequest:
     a scan whose pages are recognised in pool jobs of their own (``render_pool.errors.OcrPending``).
     """
 
-    include_furniture: bool = False  # running headers/footers of Word-like documents
+    include_furniture: bool = False  # running headers/footers and page numbers (DOCX, PDF)
     track_changes: str = "accept"  # "accept" or "all" (tracked insertions and deletions shown)
     notes: bool = True  # slide speaker notes
     ocr: str = "auto"  # "auto", "force" or "off" (scanned pages and images)

@@ -27,13 +27,16 @@ class NoOptions:
 
 @dataclass(frozen=True, kw_only=True)
 class PdfOptions:
-    """PDF, and images (read as one-page scans): OCR and the pages to read."""
+    """PDF, and images (read as one-page scans): OCR, the pages to read, and whether the
+    running headers/footers and page numbers taken from the pages are kept (a single image
+    has none)."""
 
     ocr: str = "auto"
     ocr_languages: str = ""
     ocr_fanout: bool = False
     ocr_pages: OcrPages | None = None
     pages: PageRanges | None = None
+    include_furniture: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,14 +7,25 @@ single word must also stand in the same place (the last word of a column may end
 Bare page numbers ("7", "- 7 -", "Page 7", "7 / 12", "vii") in those bands always go, and so
 does one that is the page's lowest (or highest) line in its bottom (top) quarter, set apart
 from the text by a blank line's height (LaTeX puts it well above the bottom band).
+
+Repeated text is furniture only when some page holds it beside other content (its body):
+text that is all a page holds on every page it repeats on (a one-line note copied onto
+every page, a rotated test page printed four ways) stays, as each page's body; a running
+header also on a blank page (a book's verso) goes from that page too. The reader's
+``include_furniture`` keeps what was taken, once per distinct text (:func:`furniture_blocks`),
+in ``Document.furniture``.
 """
 
 from __future__ import annotations
 
 import re
 
+from render_pool.engine import model
 from render_pool.engine.model import Paragraph, plain_text
+from render_pool.engine.pdf.inlines import join_lines, to_inlines
 from render_pool.engine.pdf.layout import Block, Item, Line
+from render_pool.engine.pdf.prov import items_prov
+from render_pool.engine.provenance import merged
 
 BAND = 0.1
 _PAGE_NO = re.compile(
@@ -77,11 +88,17 @@ def _keys(zone: str, ln: Item) -> list[tuple[str, str]]:
     return [(zone, f"{key}@<{round(ln.x0 / 2)}"), (zone, f"{key}@>{round(ln.x1 / 2)}")]
 
 
-def remove_furniture(pages: list[list[Item]], heights: list[float]) -> int:
-    """Drop running headers/footers and page numbers in place; returns lines removed.
+def remove_furniture(pages: list[list[Item]], heights: list[float],
+                     taken: list[Item] | None = None) -> int:
+    """Drop running headers/footers and page numbers in place; returns lines removed, and
+    appends them to ``taken`` (page by page, top to bottom) when given.
 
     Turned text in a side margin (a printer's or archive's stamp) counts as furniture
-    the same way: when the same text (digits ignored) is there on half of the pages."""
+    the same way: when the same text (digits ignored) is there on half of the pages.
+    Repeated text is furniture only when it stands beside body text on some page (body:
+    anything but repeated text and page numbers, a table or an image too); then it goes
+    from every page, a blank page's header too. Text that is the only text of every page
+    it repeats on stays, as each page's body."""
     counts: dict[tuple[str, str], int] = {}
     edges = [_edge_lines(items, h) + [("side", it) for it in items
                                       if isinstance(it, Block) and it.margin]
@@ -90,15 +107,53 @@ def remove_furniture(pages: list[list[Item]], heights: list[float]) -> int:
         for key in {k for zone, ln in found for k in _keys(zone, ln)}:
             counts[key] = counts.get(key, 0) + 1
     need = max(2, (len(pages) + 1) // 2)
-    removed = 0
+    marks: list[tuple[set[int], list[tuple[Item, list[tuple[str, str]]]]]] = []
+    beside: set[tuple[str, str]] = set()  # repeated keys seen beside a page's body
     for items, found in zip(pages, edges, strict=True):
-        drop: set[int] = set()
+        numbers: set[int] = set()
+        repeated: list[tuple[Item, list[tuple[str, str]]]] = []
         for zone, ln in found:
-            text = _text(ln)
-            if (_PAGE_NO.match(text) and zone != "side") \
-                    or max(counts.get(k, 0) for k in _keys(zone, ln)) >= need:
-                drop.add(id(ln))
+            keys = _keys(zone, ln)
+            if _PAGE_NO.match(_text(ln)) and zone != "side":
+                numbers.add(id(ln))
+            elif max(counts.get(k, 0) for k in keys) >= need:
+                repeated.append((ln, [k for k in keys if counts.get(k, 0) >= need]))
+        taken_ids = numbers | {id(ln) for ln, _ in repeated}
+        if any(id(it) not in taken_ids for it in items):
+            beside.update(k for _, keys in repeated for k in keys)
+        marks.append((numbers, repeated))
+    removed = 0
+    for items, (numbers, repeated) in zip(pages, marks, strict=True):
+        drop = numbers | {id(ln) for ln, keys in repeated if beside.intersection(keys)}
         if drop:
             removed += len(drop)
+            if taken is not None:
+                taken.extend(sorted((it for it in items if id(it) in drop),
+                                    key=lambda it: it.top))
             items[:] = [it for it in items if id(it) not in drop]
     return removed
+
+
+def furniture_blocks(taken: list[Item]) -> list[model.Block]:
+    """Paragraphs for the furniture ``taken`` by :func:`remove_furniture`, in order: one
+    per distinct text, its ``prov`` the places it stood on every page it was found on."""
+    out: list[model.Block] = []
+    seen: dict[str, Paragraph] = {}
+    for it in taken:
+        if isinstance(it, Line):
+            inl = to_inlines(join_lines([it.chars]))
+            if not inl:
+                continue
+            para = Paragraph(inl, prov=items_prov([it]))
+        elif isinstance(it.payload, Paragraph):
+            para = Paragraph(it.payload.children, prov=it.payload.prov or items_prov([it]))
+        else:
+            continue
+        text = " ".join(plain_text(para.children).split())
+        first = seen.get(text)
+        if first is not None:
+            first.prov = merged(first.prov, para.prov)
+            continue
+        seen[text] = para
+        out.append(para)
+    return out

@@ -54,7 +54,7 @@ from render_pool.engine.pdf.chars import (
 )
 from render_pool.engine.pdf.columns import ColumnMemory, Gutter, gutter_left_of, text_tables
 from render_pool.engine.pdf.flow_bullets import drawn_bullets
-from render_pool.engine.pdf.furniture import remove_furniture
+from render_pool.engine.pdf.furniture import furniture_blocks, remove_furniture
 from render_pool.engine.pdf.graphics import PageImage, page_images, page_rules
 from render_pool.engine.pdf.layout import Block as FlowBlock
 from render_pool.engine.pdf.layout import Item, order_page
@@ -422,7 +422,7 @@ def _apply_ocr(runner: PageOcr, targets: dict[int, _PageResult], doc: Document,
 
 def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
              ocr_fanout: bool = False, ocr_pages: OcrPages | None = None,
-             pages: PageRanges | None = None) -> Document:
+             pages: PageRanges | None = None, include_furniture: bool = False) -> Document:
     """Read a PDF's text layer into a Document (headings, paragraphs, lists, tables, images).
 
     ``pages`` (``render_pool.engine.page_ranges``) limits the work to those pages: the others are
@@ -434,7 +434,9 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
     ``ocr_languages`` (Tesseract names joined by "+"). With ``ocr_fanout`` and several pages
     to OCR, raises :class:`OcrPending` naming them instead (the caller recognises them in
     the pool and reads again with ``ocr_pages``, see ocr); otherwise they are recognised
-    here. Raises CorruptDocument for empty, non-PDF, corrupt or encrypted input and for scans
+    here. ``include_furniture`` keeps the running headers/footers, page numbers and margin
+    stamps taken from the pages (furniture) in ``Document.furniture``, each text once.
+    Raises CorruptDocument for empty, non-PDF, corrupt or encrypted input and for scans
     without text that OCR could read, and TooLarge above ``MAX_PAGES`` pages.
     """
     if ocr not in OCR_MODES:
@@ -504,7 +506,8 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
                  + " have no text layer (scanned?); only their images were kept")
     _join_tagged_pages(results)
     page_items = [p.items for p in results]
-    remove_furniture(page_items, [p.height for p in results])
+    taken: list[Item] = []
+    remove_furniture(page_items, [p.height for p in results], taken)
     footnotes: dict[str, list[Block]] = {}
     for page in results:
         if not page.tagged:
@@ -521,5 +524,7 @@ def read_pdf(data: bytes, ocr: str = "auto", ocr_languages: str = "",
         doc.notes.update(footnotes)
     dedent_code(doc.blocks)
     resolve_internal_links(doc.blocks, doc.notes, places)
-    to_shown_frames(doc.blocks, frames)
+    if include_furniture:
+        doc.furniture = furniture_blocks(taken)
+    to_shown_frames([*doc.blocks, *doc.furniture], frames)
     return doc
