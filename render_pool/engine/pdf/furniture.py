@@ -10,8 +10,9 @@ from the text by a blank line's height (LaTeX puts it well above the bottom band
 
 Repeated text is furniture only when some page holds it beside other content (its body):
 text that is all a page holds on every page it repeats on (a one-line note copied onto
-every page, a rotated test page printed four ways) stays, as each page's body; a running
-header also on a blank page (a book's verso) goes from that page too. The reader's
+every page, a rotated test page printed four ways) stays, as each page's body, unless it
+lies wholly above or below the page, where no viewer shows it; a running header also on a
+blank page (a book's verso) goes from that page too. The reader's
 ``include_furniture`` keeps what was taken, once per distinct text (:func:`furniture_blocks`),
 in ``Document.furniture``.
 """
@@ -123,8 +124,9 @@ def remove_furniture(pages: list[list[Item]], heights: list[float],
             beside.update(k for _, keys in repeated for k in keys)
         marks.append((numbers, repeated))
     removed = 0
-    for items, (numbers, repeated) in zip(pages, marks, strict=True):
-        drop = numbers | {id(ln) for ln, keys in repeated if beside.intersection(keys)}
+    for items, height, (numbers, repeated) in zip(pages, heights, marks, strict=True):
+        drop = numbers | {id(ln) for ln, keys in repeated
+                          if beside.intersection(keys) or _off_page(ln, height)}
         if drop:
             removed += len(drop)
             if taken is not None:
@@ -132,6 +134,12 @@ def remove_furniture(pages: list[list[Item]], heights: list[float],
                                     key=lambda it: it.top))
             items[:] = [it for it in items if id(it) not in drop]
     return removed
+
+
+def _off_page(item: Item, height: float) -> bool:
+    """Whether ``item`` lies wholly above or below its page (text a viewer never shows):
+    never a page's body, however alone it stands."""
+    return item.bottom <= 0 or item.top >= height
 
 
 def furniture_blocks(taken: list[Item]) -> list[model.Block]:
