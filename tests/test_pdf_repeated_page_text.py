@@ -148,3 +148,14 @@ def test_include_furniture_of_a_request_reaches_the_pdf_reader() -> None:
     assert not read(data).furniture
     kept = read(data, options=ReadRequest(include_furniture=True)).furniture
     assert HEADER in [plain_text(b.children) for b in kept if isinstance(b, Paragraph)]
+
+
+def test_a_line_alone_above_every_page_is_not_their_body() -> None:
+    """Above the page (y past its height): no viewer shows it, and pdftotext reads nothing;
+    pages holding only that line have no body (pypdf's imagemagick-images.pdf is so)."""
+    beside = text_pdf([_line(72, 800, HELLO) + _line(72, 400, f"Body of page {n}.")
+                       for n in (1, 2)])
+    assert HELLO not in _body(beside)
+    assert "Body of page 2." in _body(beside)
+    alone = text_pdf([_line(72, 800, HELLO)] * 2)
+    assert plain_text(read_pdf(alone, ocr="off").blocks) == ""
