@@ -433,3 +433,22 @@ def test_event_loop_is_uvloop_by_default_and_asyncio_on_request(tmp_path):
                        env={**_env(tmp_path / "d3"), "EVENT_LOOP": "twisted"},
                        capture_output=True, text=True, timeout=30, cwd=ROOT)
     assert r.returncode != 0 and "EVENT_LOOP must be one of uvloop, asyncio" in r.stderr
+
+
+def test_serve_on_a_port_in_use_stops_at_once_in_one_line(tmp_path):
+    """The service's port is taken before the embedded servers start (each picks a free port
+    of its own, and one took the service's port in between in a CI run): a port already in
+    use is one line and exit 2, with no embedded server started for nothing."""
+    import socket
+
+    data = tmp_path / "data"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "tornado_app", "serve", "--port", str(port)],
+                           env=_env(data), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    said = [x for x in r.stderr.splitlines() if x.strip() and not x.startswith("{")]
+    assert said == [f"error: port {port} on 127.0.0.1 is in use"], r.stderr
+    assert "embedded server started" not in r.stderr + r.stdout

@@ -17,14 +17,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import tornado.httpserver
+import tornado.netutil
 
 from tornado_app.app import make_app, parse_services
 from tornado_app.convert_cli import add_arguments as add_convert_arguments
@@ -135,6 +138,19 @@ async def stop_requested() -> None:
     await stop.wait()
 
 
+def bind_service_port(port: int, host: str) -> list[socket.socket]:
+    """The service's listening sockets, bound before anything else starts: the embedded
+    servers started next each take a free port of their own (SeaweedFS two, its gRPC port
+    10,000 above the other) and could take this one in between; a port in use stops
+    start-up at once, in one line (ValueError), before seconds of work."""
+    try:
+        return tornado.netutil.bind_sockets(port, address=host)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ValueError(f"port {port} on {host or 'all addresses'} is in use") from None
+        raise
+
+
 async def serve(settings: Settings, port: int, host: str, services: tuple[str, ...],
                 seed: Path | None, embedded: Embedded, *, worker: bool = True) -> None:
     from tornado_app.callers import check_listen_address
@@ -142,6 +158,7 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
 
     check_listen_address(settings, host)  # DOCS_AUTH=none: loopback only
     parse_address(settings.metrics_address)  # a malformed METRICS_ADDRESS stops start-up
+    sockets = bind_service_port(port, host)
     mongo_url, redis_url = start_embedded(settings, embedded, "serve")
     svc: Services = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
     if "docs" in services:
@@ -163,7 +180,7 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
         app, xheaders=False, max_body_size=settings.max_upload_bytes + 1024 * 1024,
         idle_connection_timeout=60, body_timeout=300,
     )
-    server.listen(port, address=host)
+    server.add_sockets(sockets)
     metrics_server = listen_metrics(svc, settings.metrics_address)
     settle_heap(settings.gc_gen0_threshold)
     log.info("serving", extra={"port": port, "host": host, "services": ",".join(services),
@@ -195,13 +212,14 @@ async def work(settings: Settings, port: int, host: str, embedded: Embedded) -> 
     from tornado_app.documents.setup import open_docs_services
     from tornado_app.ops import make_metrics_app
 
+    sockets = bind_service_port(port, host)
     mongo_url, redis_url = start_embedded(settings, embedded, "worker")
     svc: Services = await open_services(settings, mongo_url=mongo_url, redis_url=redis_url)
     await open_docs_services(svc, embedded)
     consumer = JobWorker(svc)
     consumer.start()
     server = tornado.httpserver.HTTPServer(make_metrics_app(svc))
-    server.listen(port, address=host)
+    server.add_sockets(sockets)
     settle_heap(settings.gc_gen0_threshold)
     log.info("worker", extra={"port": port, "host": host, "consumer": consumer.name})
     await stop_requested()
