@@ -140,9 +140,9 @@ async def stop_requested() -> None:
 
 def bind_service_port(port: int, host: str) -> list[socket.socket]:
     """The service's listening sockets, bound before anything else starts: the embedded
-    servers started next each take a free port of their own (SeaweedFS two, its gRPC port
-    10,000 above the other) and could take this one in between; a port in use stops
-    start-up at once, in one line (ValueError), before seconds of work."""
+    servers started next ask the kernel for free ports of their own (SeaweedFS for eight)
+    and could be given this one while it is still free; a port in use stops start-up at
+    once, in one line (ValueError), before seconds of work."""
     try:
         return tornado.netutil.bind_sockets(port, address=host)
     except OSError as exc:
