@@ -27,7 +27,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import tornado.httpserver
-import tornado.netutil
 
 from tornado_app.app import make_app, parse_services
 from tornado_app.convert_cli import add_arguments as add_convert_arguments
@@ -138,17 +137,48 @@ async def stop_requested() -> None:
     await stop.wait()
 
 
+_BACKLOG = 128  # connections waiting to be accepted (Tornado's own default)
+
+
 def bind_service_port(port: int, host: str) -> list[socket.socket]:
-    """The service's listening sockets, bound before anything else starts: the embedded
-    servers started next ask the kernel for free ports of their own (SeaweedFS for eight)
-    and could be given this one while it is still free; a port in use stops start-up at
-    once, in one line (ValueError), before seconds of work."""
+    """The service's sockets, bound (not yet listening) before anything else starts: the
+    embedded servers started next ask the kernel for free ports of their own (SeaweedFS for
+    eight) and could be given this one while it is still free. Until :func:`listen_on` a
+    caller is refused as before (nothing listens); a port in use stops start-up at once, in
+    one line (ValueError), before seconds of work."""
+    sockets: list[socket.socket] = []
     try:
-        return tornado.netutil.bind_sockets(port, address=host)
+        found = socket.getaddrinfo(host or None, port, socket.AF_UNSPEC, socket.SOCK_STREAM,
+                                   0, socket.AI_PASSIVE)
+        for family, kind, proto, _name, address in dict.fromkeys(found):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as Tornado binds: each family its own socket
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.setblocking(False)
+            try:
+                sock.bind(address)
+            except OSError as exc:  # "localhost" on a machine without IPv6, as Tornado skips
+                if exc.errno == errno.EADDRNOTAVAIL and host == "localhost" \
+                        and family == socket.AF_INET6:
+                    sockets.pop().close()
+                    continue
+                raise
     except OSError as exc:
+        for sock in sockets:
+            sock.close()
         if exc.errno == errno.EADDRINUSE:
             raise ValueError(f"port {port} on {host or 'all addresses'} is in use") from None
         raise
+    return sockets
+
+
+def listen_on(server: tornado.httpserver.HTTPServer, sockets: list[socket.socket]) -> None:
+    """Start taking connections on the sockets :func:`bind_service_port` bound."""
+    for sock in sockets:
+        sock.listen(_BACKLOG)
+    server.add_sockets(sockets)
 
 
 async def serve(settings: Settings, port: int, host: str, services: tuple[str, ...],
@@ -180,7 +210,7 @@ async def serve(settings: Settings, port: int, host: str, services: tuple[str, .
         app, xheaders=False, max_body_size=settings.max_upload_bytes + 1024 * 1024,
         idle_connection_timeout=60, body_timeout=300,
     )
-    server.add_sockets(sockets)
+    listen_on(server, sockets)
     metrics_server = listen_metrics(svc, settings.metrics_address)
     settle_heap(settings.gc_gen0_threshold)
     log.info("serving", extra={"port": port, "host": host, "services": ",".join(services),
@@ -219,7 +249,7 @@ async def work(settings: Settings, port: int, host: str, embedded: Embedded) -> 
     consumer = JobWorker(svc)
     consumer.start()
     server = tornado.httpserver.HTTPServer(make_metrics_app(svc))
-    server.add_sockets(sockets)
+    listen_on(server, sockets)
     settle_heap(settings.gc_gen0_threshold)
     log.info("worker", extra={"port": port, "host": host, "consumer": consumer.name})
     await stop_requested()
